@@ -1,0 +1,44 @@
+"""sinkproof: proofs, certificates and counterexamples for attention sinks.
+
+Softmax attention needs a sink for trigger-conditional behaviour; ReLU attention
+does not.  See THEORY.md (the spec) and docs/ for the mathematics.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from .measures import Evaluation, Stats, evaluate
+from .model import AttentionModel, fixed_values
+from .task import TRIG, TriggerTask
+
+__version__ = "0.1.0"
+
+# Layers beyond the core load on first use, so ``import sinkproof`` stays fast
+# (CVXPY and SymPy are heavy).
+_LAZY = {
+    "constructions": ("sinkproof.constructions", None),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        mod = import_module(module)
+        value = mod if attr is None else getattr(mod, attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'sinkproof' has no attribute {name!r}")
+
+
+__all__ = [
+    "TRIG",
+    "AttentionModel",
+    "Evaluation",
+    "Stats",
+    "TriggerTask",
+    "evaluate",
+    "fixed_values",
+    *_LAZY,
+]

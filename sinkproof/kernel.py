@@ -1,0 +1,80 @@
+"""Vectorised forward pass at the last position of many prefixes of one depth.
+
+A causal model's output at position ``t`` depends only on the prefix
+``x_0..x_t``, so evaluating every position of a prefix-closed family reduces to
+evaluating the last position of each distinct prefix once.  Scores come from
+the model's score table (one gather), not from feature products.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import AttentionModel
+
+
+@dataclass(frozen=True)
+class PrefixForward:
+    """The model at the last position ``t`` of ``N`` prefixes of depth ``t``.
+
+    ``keys``: codes of positions ``0..t`` (BOS first), ``(N, t+1)``;
+    ``scores``, ``weights``: ``(H, N, t+1)``; ``log_nonbos``: ``log Σ_{j>=1} α_{tj}``
+    per head ``(H, N)`` (log domain); ``output``, ``target``: ``(N, p)``.
+    """
+
+    keys: np.ndarray
+    scores: np.ndarray
+    weights: np.ndarray
+    log_nonbos: np.ndarray
+    output: np.ndarray
+    target: np.ndarray
+
+    @property
+    def query(self) -> np.ndarray:
+        """Code of the token at position t."""
+        return self.keys[:, -1]
+
+
+def prefix_targets(model: AttentionModel, codes: np.ndarray) -> np.ndarray:
+    """``y_t`` at the last position of each prefix ``(N, t)`` of codes."""
+    task = model.task
+    n, t = codes.shape
+    y = np.zeros((n, task.p))
+    if t >= 2:
+        trig = codes[:, -1] == task.trig_code
+        if np.any(trig):
+            y[trig] = task.content_table[codes[trig, :-1]].sum(axis=1) / (t - 1)
+    return y
+
+
+def _log_sum_exp(s: np.ndarray) -> np.ndarray:
+    m = s.max(axis=-1)
+    safe_m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return safe_m + np.log(np.exp(s - safe_m[..., None]).sum(axis=-1))
+
+
+def forward_prefixes(model: AttentionModel, codes: np.ndarray) -> PrefixForward:
+    """Run ``model`` at the last position of each prefix in ``codes`` ``(N, t)``, ``t >= 1``."""
+    task = model.task
+    n, t = codes.shape
+    keys = np.empty((n, t + 1), dtype=np.int64)
+    keys[:, 0] = task.bos_code
+    keys[:, 1:] = codes
+    table = model.score_table[:, :, t, :, : t + 1]  # (H, a, b, j)
+    s = table[:, keys[:, -1:], keys, np.arange(t + 1)[None, :]]  # (H, N, t+1)
+    if model.kind == "softmax":
+        lse_all = _log_sum_exp(s)
+        w = np.exp(s - lse_all[..., None])
+        log_nonbos = _log_sum_exp(s[..., 1:]) - lse_all
+    else:
+        w = np.maximum(s, 0.0)
+        with np.errstate(divide="ignore"):
+            log_nonbos = np.log(w[..., 1:].sum(axis=-1))
+    v = model.value_table  # (H, k+2, p)
+    out = np.zeros((n, task.p))
+    for h in range(model.H):
+        out += np.einsum("nj,njp->np", w[h], v[h][keys])
+    return PrefixForward(keys, s, w, log_nonbos, out, prefix_targets(model, codes))

@@ -1,0 +1,281 @@
+"""The measures of THEORY.md section 3, evaluated over a family of sequences.
+
+``evaluate(model)`` runs the model exhaustively over the task's family (``S_T``
+by default).  Work grows with the number of distinct prefixes, each weighted by
+its multiplicity (how many (sequence, position) pairs share it), so means are
+means over (sequence, position) pairs exactly as a per-sequence loop would give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._validate import as_real
+from .kernel import PrefixForward, forward_prefixes
+from .model import AttentionModel
+from .progress import Progress
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Per-head minimum, mean and maximum over a set of positions (arrays of shape ``(H,)``).
+
+    ``count`` is the number of (sequence, position) pairs; with none, every entry is nan.
+    """
+
+    min: np.ndarray
+    mean: np.ndarray
+    max: np.ndarray
+    count: float
+
+    def __repr__(self) -> str:
+        def f(a: np.ndarray) -> str:
+            return np.array2string(a, precision=6, separator=", ")
+
+        return f"Stats(min={f(self.min)}, mean={f(self.mean)}, max={f(self.max)}, n={self.count:g})"
+
+
+class _Accumulator:
+    """Running weighted min/mean/max per head."""
+
+    def __init__(self, heads: int) -> None:
+        self.lo = np.full(heads, np.inf)
+        self.hi = np.full(heads, -np.inf)
+        self.total = np.zeros(heads)
+        self.count = 0.0
+
+    def add(self, values: np.ndarray, weight: np.ndarray) -> None:
+        """``values`` ``(H, N)``, ``weight`` ``(N,)``."""
+        if values.shape[1] == 0:
+            return
+        self.lo = np.minimum(self.lo, values.min(axis=1))
+        self.hi = np.maximum(self.hi, values.max(axis=1))
+        finite = np.where(np.isfinite(values), values, 0.0)
+        self.total += finite @ weight
+        self.count += float(weight.sum())
+
+    def stats(self) -> Stats:
+        if self.count == 0:
+            nan = np.full(self.lo.shape, np.nan)
+            return Stats(nan, nan.copy(), nan.copy(), 0.0)
+        return Stats(self.lo, self.total / self.count, self.hi, self.count)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Error and attention measures of one model over a family of sequences.
+
+    ``max_error``: ``max ||f_t - y_t||`` over every position (0 included);
+    ``worst``: a ``(sequence, position)`` where it occurs.  ``bos_*``: BOS weight
+    ``α^h_{t0}`` at non-trigger / trigger positions ``t >= 1``; ``log_nonbos_*``:
+    ``log(1 - α_{t0})`` computed in the log domain (for ReLU: log of the non-BOS
+    weight); ``bos_share_*``: ``α_{t0} / Σ_j α_{tj}`` (equal to BOS mass for
+    softmax; 0 where all weights vanish); ``null_mass_*``: share of weight on keys
+    whose value has norm ``<= eta`` (BOS included).
+    """
+
+    model: AttentionModel
+    max_error: float
+    worst: tuple[tuple[int, ...], int]
+    worst_output: np.ndarray
+    worst_target: np.ndarray
+    bos_nontrigger: Stats
+    bos_trigger: Stats
+    log_nonbos_nontrigger: Stats
+    log_nonbos_trigger: Stats
+    bos_share_nontrigger: Stats
+    bos_share_trigger: Stats
+    null_mass_nontrigger: Stats
+    null_mass_trigger: Stats
+    n_sequences: int
+    n_positions: float
+    n_prefixes: int
+    eta: float = field(default=1e-9)
+
+    @property
+    def sink_score(self) -> np.ndarray:
+        """Mean BOS mass per head over non-trigger positions ``t >= 1``."""
+        return self.bos_nontrigger.mean
+
+    def has_sink(self, delta: float) -> np.ndarray:
+        """Per head: BOS mass ``>= 1 - delta`` at every non-trigger position ``t >= 1``."""
+        return self.bos_nontrigger.min >= 1.0 - delta
+
+    def summary(self) -> dict[str, object]:
+        """The figures as plain Python values (for JSON)."""
+
+        def st(s: Stats) -> dict[str, object]:
+            return dict(min=s.min.tolist(), mean=s.mean.tolist(), max=s.max.tolist(),
+                        count=s.count)
+
+        return dict(
+            kind=self.model.kind,
+            heads=self.model.H,
+            values=self.model.values,
+            norm=self.model.spectral_norms.tolist(),
+            max_error=self.max_error,
+            worst=dict(sequence=list(self.worst[0]), position=self.worst[1]),
+            sink_score=self.sink_score.tolist(),
+            bos_nontrigger=st(self.bos_nontrigger),
+            bos_trigger=st(self.bos_trigger),
+            log_nonbos_nontrigger=st(self.log_nonbos_nontrigger),
+            bos_share_nontrigger=st(self.bos_share_nontrigger),
+            null_mass_nontrigger=st(self.null_mass_nontrigger),
+            n_sequences=self.n_sequences,
+            n_positions=self.n_positions,
+            n_prefixes=self.n_prefixes,
+        )
+
+    def __repr__(self) -> str:
+        seq, pos = self.worst
+        return (
+            f"Evaluation({self.model.kind}, H={self.model.H}: max_error={self.max_error:.6g} "
+            f"at {list(seq)}[t={pos}], sink_score={np.array2string(self.sink_score, precision=6)}, "
+            f"BOS at triggers max={np.array2string(self.bos_trigger.max, precision=6)}, "
+            f"{self.n_sequences} sequences / {self.n_positions:g} positions)"
+        )
+
+    def _repr_markdown_(self) -> str:
+        rows = ["| head | sink score | BOS min (non-trig) | BOS max (trigger) | null mass |",
+                "|---|---|---|---|---|"]
+        for h in range(self.model.H):
+            rows.append(
+                f"| {h} | {self.sink_score[h]:.6g} | {self.bos_nontrigger.min[h]:.6g} | "
+                f"{self.bos_trigger.max[h]:.6g} | {self.null_mass_nontrigger.mean[h]:.6g} |"
+            )
+        seq, pos = self.worst
+        head = (f"**{self.model.kind}**, H={self.model.H}: max error **{self.max_error:.6g}** "
+                f"at `{list(seq)}`, t={pos}\n\n")
+        return head + "\n".join(rows)
+
+
+def _family_blocks(model: AttentionModel, max_rows: int) -> Iterator[tuple[int, np.ndarray, float]]:
+    for t in range(1, model.task.T + 1):
+        for block in model.task.prefix_blocks(t, max_rows=max_rows):
+            yield t, block.codes, block.multiplicity
+
+
+def _explicit_blocks(
+    model: AttentionModel, sequences: Iterable[Sequence[int]]
+) -> tuple[list[tuple[int, np.ndarray, np.ndarray]], int]:
+    """Distinct prefixes of the given sequences, grouped by depth, with their counts."""
+    counts: dict[tuple[int, ...], int] = {}
+    n_seq = 0
+    for seq in sequences:
+        codes = tuple(int(c) for c in model.task.encode(seq))
+        n_seq += 1
+        for t in range(1, len(codes) + 1):
+            key = codes[:t]
+            counts[key] = counts.get(key, 0) + 1
+    if n_seq == 0:
+        raise ValueError("sequences is empty: give at least one sequence")
+    by_depth: dict[int, list[tuple[tuple[int, ...], int]]] = {}
+    for key, c in counts.items():
+        by_depth.setdefault(len(key), []).append((key, c))
+    blocks = []
+    for t in sorted(by_depth):
+        items = by_depth[t]
+        blocks.append((t, np.array([k for k, _ in items], dtype=np.int64),
+                       np.array([c for _, c in items], dtype=float)))
+    return blocks, n_seq
+
+
+def evaluate(
+    model: AttentionModel,
+    sequences: Iterable[Sequence[int]] | None = None,
+    *,
+    eta: float = 1e-9,
+    max_rows: int = 1 << 15,
+    progress: bool | None = None,
+) -> Evaluation:
+    """Evaluate ``model`` on ``sequences`` (default: exhaustively over the task's family).
+
+    Every position of every sequence counts once; position 0 enters the error only.
+    """
+    if not isinstance(model, AttentionModel):
+        raise TypeError(f"model must be an AttentionModel, got {type(model).__name__}")
+    eta = as_real("eta", eta, minimum=0.0)
+    task, H = model.task, model.H
+    if sequences is None:
+        blocks: Iterable[tuple[int, np.ndarray, object]] = _family_blocks(model, max_rows)
+        n_seq = task.n_sequences
+        first_sequence = (0,)
+        work = sum(task.count_sequences(t) * t for t in range(1, task.T + 1))
+    else:
+        explicit, n_seq = _explicit_blocks(model, sequences)
+        first_sequence = task.decode(explicit[0][1][0])
+        blocks = explicit
+        work = sum(codes.size for _, codes, _ in explicit)
+
+    null = np.linalg.norm(model.value_table, axis=-1) <= eta  # (H, k+2)
+    acc = {name: _Accumulator(H) for name in (
+        "bos_n", "bos_t", "lnb_n", "lnb_t", "share_n", "share_t", "null_n", "null_t")}
+
+    # position 0: only BOS, target 0
+    s00 = model.score_table[:, task.bos_code, 0, task.bos_code, 0]
+    w00 = np.ones(H) if model.kind == "softmax" else np.maximum(s00, 0.0)
+    out0 = (w00[:, None] * model.value_table[:, task.bos_code]).sum(axis=0)
+    worst_err = float(np.linalg.norm(out0))
+    worst: tuple[tuple[int, ...], int] = (first_sequence, 0)
+    worst_out, worst_tgt = out0, np.zeros(task.p)
+    n_prefixes = 1
+    n_positions = float(n_seq)
+
+    with Progress(work, "evaluate", progress) as bar:
+        for t, codes, mult in blocks:
+            fw = forward_prefixes(model, codes)
+            weight = np.broadcast_to(np.asarray(mult, dtype=float), (codes.shape[0],))
+            err = np.linalg.norm(fw.output - fw.target, axis=1)
+            i = int(np.argmax(err))
+            if err[i] > worst_err:
+                worst_err = float(err[i])
+                worst = (task.decode(codes[i]), t)
+                worst_out, worst_tgt = fw.output[i], fw.target[i]
+            _accumulate(acc, fw, null, weight, task.trig_code, model.kind)
+            n_prefixes += codes.shape[0]
+            n_positions += float(weight.sum())
+            bar.update(codes.size)
+
+    return Evaluation(
+        model=model,
+        max_error=worst_err,
+        worst=worst,
+        worst_output=np.array(worst_out),
+        worst_target=np.array(worst_tgt),
+        bos_nontrigger=acc["bos_n"].stats(),
+        bos_trigger=acc["bos_t"].stats(),
+        log_nonbos_nontrigger=acc["lnb_n"].stats(),
+        log_nonbos_trigger=acc["lnb_t"].stats(),
+        bos_share_nontrigger=acc["share_n"].stats(),
+        bos_share_trigger=acc["share_t"].stats(),
+        null_mass_nontrigger=acc["null_n"].stats(),
+        null_mass_trigger=acc["null_t"].stats(),
+        n_sequences=n_seq,
+        n_positions=n_positions,
+        n_prefixes=n_prefixes,
+        eta=eta,
+    )
+
+
+def _accumulate(acc: dict[str, _Accumulator], fw: PrefixForward, null: np.ndarray,
+                weight: np.ndarray, trig_code: int, kind: str) -> None:
+    w = fw.weights
+    bos = w[..., 0]
+    total = w.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(total > 0, bos / np.where(total > 0, total, 1.0), 0.0)
+        nm = (w * null[:, fw.keys]).sum(axis=-1)
+        if kind == "relu":
+            nm = np.where(total > 0, nm / np.where(total > 0, total, 1.0), 0.0)
+    is_trig = fw.query == trig_code
+    for suffix, mask in (("n", ~is_trig), ("t", is_trig)):
+        if not np.any(mask):
+            continue
+        wm = weight[mask]
+        acc["bos_" + suffix].add(bos[:, mask], wm)
+        acc["lnb_" + suffix].add(fw.log_nonbos[:, mask], wm)
+        acc["share_" + suffix].add(share[:, mask], wm)
+        acc["null_" + suffix].add(nm[:, mask], wm)
