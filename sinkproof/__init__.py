@@ -19,6 +19,16 @@ __version__ = "0.1.0"
 # (CVXPY and SymPy are heavy).
 _LAZY = {
     "constructions": ("sinkproof.constructions", None),
+    "symbolic": ("sinkproof.symbolic", None),
+    "convex": ("sinkproof.convex", None),
+    "checker": ("sinkproof.checker", None),
+    "search": ("sinkproof.search", "search"),
+    "check": ("sinkproof.claims", "check"),
+    "Claim": ("sinkproof.claims", "Claim"),
+    "sink_map": ("sinkproof.sinkmap", "sink_map"),
+    "strategies": ("sinkproof.strategies", None),
+    "testing": ("sinkproof.testing", None),
+    "experiment": ("sinkproof.experiment", None),
 }
 
 

@@ -1,0 +1,30 @@
+"""Shared test configuration: hypothesis profiles and the ``slow`` marker.
+
+Slow tests run only when ``CI=true`` (as in CI) or ``SINKPROOF_SLOW=1``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci", max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("ci" if os.environ.get("CI") == "true" else "default")
+
+RUN_SLOW = os.environ.get("CI") == "true" or os.environ.get("SINKPROOF_SLOW") == "1"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if RUN_SLOW:
+        return
+    skip = pytest.mark.skip(reason="slow: set SINKPROOF_SLOW=1 (CI runs it)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
