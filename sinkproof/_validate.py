@@ -32,7 +32,7 @@ def as_real(name: str, value: Any, minimum: float | None = None, strict: bool = 
 
 
 def as_real_array(name: str, value: Any, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
-    """Return a fresh float64 copy of ``value``; reject non-numeric, complex and non-finite input."""
+    """A fresh float64 copy of ``value``; rejects non-numeric, complex and non-finite input."""
     try:
         arr = np.array(value, copy=True)
     except Exception as exc:  # ragged lists and the like

@@ -14,7 +14,9 @@ DEFAULT_P = 2
 DEFAULT_T = 6
 
 
-def add_task_options(parser: argparse.ArgumentParser, p: int = DEFAULT_P, T: int = DEFAULT_T) -> None:
+def add_task_options(
+    parser: argparse.ArgumentParser, p: int = DEFAULT_P, T: int = DEFAULT_T
+) -> None:
     """``--p --T --content --positions --triggers --k --seed``."""
     g = parser.add_argument_group("task instance")
     g.add_argument("--p", type=int, default=p, help=f"content dimension (default {p})")

@@ -22,7 +22,7 @@ VALUE_FEATURES = ("token", "position")
 
 @dataclass(frozen=True)
 class ModelClass:
-    """A set of attention models: ``kind``, ``heads``, ``values``, ``positions``, ``value_features``.
+    """A set of attention models, named by kind, heads, values, positions, value features.
 
     ``values="fixed"`` means every head uses ``U_fix``; ``"learned"`` means any ``U``
     (so the fixed-value class is a subset).  ``positions="any"`` means the statement

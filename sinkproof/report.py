@@ -83,7 +83,8 @@ def constructions_section(task: TriggerTask, Ls: tuple[float, ...] = DEFAULT_LS)
             float(ev.bos_trigger.max[0]), float(np.exp(ev.log_nonbos_nontrigger.min[0])),
         ])
     caption = (f"exhaustive over S_T: {task.n_sequences} sequences, {task.n_positions} positions; "
-               "BOS mass at non-trigger positions t >= 1 (min, mean = sink score), at triggers (max); "
+               "BOS mass at non-trigger positions t >= 1 (min, mean = sink score), "
+               "at triggers (max); "
                "min 1-α0 computed in the log domain")
     return [Table("Constructions", ["model", "||A||_2", "max error", "BOS min", "sink score",
                                     "BOS max@trig", "min 1-α0"], rows, caption)]

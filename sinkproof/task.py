@@ -90,7 +90,9 @@ class TriggerTask:
             if content.shape[0] == 0:
                 raise ValueError("content set is empty: give at least one content vector")
             if content.shape[1] != p:
-                raise ValueError(f"content vectors must have length p={p}, got shape {content.shape}")
+                raise ValueError(
+                    f"content vectors must have length p={p}, got shape {content.shape}"
+                )
         content.setflags(write=False)
         object.__setattr__(self, "p", p)
         object.__setattr__(self, "T", T)
@@ -137,7 +139,9 @@ class TriggerTask:
             )
         codes = np.where(arr == TRIG, self.trig_code, arr).astype(np.int64)
         if self.triggers == "single" and np.count_nonzero(codes == self.trig_code) > 1:
-            raise ValueError("more than one trigger in a single-trigger task (use triggers='multi')")
+            raise ValueError(
+                "more than one trigger in a single-trigger task (use triggers='multi')"
+            )
         return codes
 
     def decode(self, codes: Sequence[int]) -> tuple[int, ...]:
