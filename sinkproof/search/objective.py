@@ -1,0 +1,457 @@
+"""Smooth objectives over a batch of prefixes, with analytic gradients in ``A`` and ``U``.
+
+A causal model's output at position ``t`` depends only on the prefix ``x_0..x_t``
+(THEORY.md section 2), so an objective over (sequence, position) pairs is an
+objective over distinct prefixes weighted by their multiplicities.  Every score is
+an entry of the table ``s_h(a, t, b, j) = φ(a,t)^T A_h φ(b,j)``; with ``Φ`` the
+matrix of all rows ``φ(a, t)`` the table is ``Φ A_h Φ^T``, so the gradient in
+``A_h`` is ``Φ^T G_h Φ`` where ``G_h`` collects the gradients of the used entries.
+
+Losses (``loss=``):
+
+- ``"mse"``: multiplicity-weighted mean over positions of ``||f_t - y_t||²``.
+- ``"smoothmax"``: ``τ log Σ_n exp(e_n / τ)`` over distinct prefixes ``n`` (position 0
+  included), ``e_n = ||f - y||² / ε²`` (``ε = max_error``, default 1); an upper bound on
+  ``max_n e_n`` that exceeds it by at most ``τ log N``.
+- ``"penalty"``: the feasibility objective of the search,
+  ``Σ_n hinge(e_n - (1 - margin))² + bos_weight Σ_{n,h} hinge(m_nh - m* + margin)²``;
+  zero exactly when every error is ``<= ε·sqrt(1 - margin)`` and every constrained
+  BOS measure is ``margin`` below its threshold.
+- ``"sink"``: minimise BOS mass at accuracy ``ε``: ``τ log Σ_{n,h} exp(m_nh / τ)
+  + error_weight Σ_n hinge(e_n - (1 - margin))²``.
+
+The BOS measure ``m`` is taken at the batch's constrained prefixes (``where``).  For
+softmax it is the log-odds ``log α_0 - log(1 - α_0) = s_0 - logsumexp(s_{1:t})``
+(monotone in ``α_0``, computed in the log domain, with gradient of order one even
+when ``1 - α_0`` is far below float64 resolution); its threshold is
+``logit(max_bos_mass)``.  For ReLU it is the BOS score ``s_0`` itself
+(``α_0 = max(0, s_0) <= b`` iff ``s_0 <= b`` for ``b >= 0``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from scipy.special import expit
+
+from .._validate import as_real, choice
+from ..kernel import prefix_targets
+from ..measures import _explicit_blocks
+from ..model import KINDS, AttentionModel, fixed_values
+from ..task import TriggerTask
+
+LOSSES = ("mse", "smoothmax", "penalty", "sink")
+WHERE = ("nontrigger", "trigger", "all")
+
+
+# --------------------------------------------------------------------- batches
+@dataclass(frozen=True)
+class PrefixGroup:
+    """Prefixes of one depth ``t`` (``t = 0`` is position 0 alone).
+
+    ``keys``: codes of positions ``0..t``, BOS first, ``(N, t+1)``; ``weight``: how
+    many (sequence, position) pairs share each prefix; ``target``: ``y_t`` ``(N, p)``;
+    ``constrained``: the BOS condition applies at the last position.
+    """
+
+    depth: int
+    keys: np.ndarray
+    weight: np.ndarray
+    target: np.ndarray
+    constrained: np.ndarray
+
+    @property
+    def query(self) -> np.ndarray:
+        """Code of the token at the last position."""
+        return self.keys[:, -1]
+
+
+@dataclass(frozen=True)
+class PrefixBatch:
+    """Distinct prefixes of a family of sequences, grouped by depth (depth 0 included)."""
+
+    task: TriggerTask
+    groups: tuple[PrefixGroup, ...]
+    where: Any = "nontrigger"
+
+    @property
+    def n_prefixes(self) -> int:
+        """Number of distinct prefixes (position 0 counts once)."""
+        return sum(g.keys.shape[0] for g in self.groups)
+
+    @property
+    def n_positions(self) -> float:
+        """Number of (sequence, position) pairs the batch stands for."""
+        return float(sum(g.weight.sum() for g in self.groups))
+
+    @property
+    def n_constrained(self) -> int:
+        """Number of distinct prefixes where the BOS condition applies."""
+        return int(sum(g.constrained.sum() for g in self.groups))
+
+    def constrain(self, where: Any) -> PrefixBatch:
+        """The same prefixes with the BOS condition at ``where``: ``"nontrigger"``,
+        ``"trigger"``, ``"all"`` (positions ``t >= 1``) or a set of ``(sequence, position)``."""
+        masks = _where_masks(self.task, self.groups, where)
+        groups = tuple(replace(g, constrained=m) for g, m in zip(self.groups, masks))
+        return PrefixBatch(self.task, groups, where)
+
+    def __repr__(self) -> str:
+        return (f"PrefixBatch({self.n_prefixes} prefixes, {self.n_positions:g} positions, "
+                f"{self.n_constrained} constrained at {self.where!r}, task={self.task!r})")
+
+
+def _placeholder_model(task: TriggerTask) -> AttentionModel:
+    return AttentionModel(task, "relu", A=np.zeros((task.D, task.D)))
+
+
+def prefix_batch(
+    task: TriggerTask,
+    sequences: Iterable[Sequence[int]] | None = None,
+    where: Any = "nontrigger",
+) -> PrefixBatch:
+    """The prefixes of the whole family ``S_T`` (``sequences=None``; weights are
+    multiplicities) or the distinct prefixes of ``sequences`` with their counts.
+
+    Position 0 is one group of its own, weighted by the number of sequences.
+    """
+    if not isinstance(task, TriggerTask):
+        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    holder = _placeholder_model(task)
+    if sequences is None:
+        n_seq = float(task.n_sequences)
+        blocks = []
+        for t in range(1, task.T + 1):
+            parts = list(task.prefix_blocks(t))
+            codes = np.concatenate([b.codes for b in parts])
+            mult = np.concatenate([np.full(b.codes.shape[0], b.multiplicity) for b in parts])
+            blocks.append((t, codes, mult))
+    else:
+        explicit, count = _explicit_blocks(holder, sequences)
+        n_seq = float(count)
+        blocks = explicit
+    groups = [PrefixGroup(
+        depth=0,
+        keys=np.array([[task.bos_code]], dtype=np.int64),
+        weight=np.array([n_seq]),
+        target=np.zeros((1, task.p)),
+        constrained=np.zeros(1, dtype=bool),
+    )]
+    for t, codes, mult in blocks:
+        keys = np.empty((codes.shape[0], t + 1), dtype=np.int64)
+        keys[:, 0] = task.bos_code
+        keys[:, 1:] = codes
+        groups.append(PrefixGroup(
+            depth=t,
+            keys=keys,
+            weight=np.asarray(mult, dtype=float),
+            target=prefix_targets(holder, codes),
+            constrained=np.zeros(codes.shape[0], dtype=bool),
+        ))
+    return PrefixBatch(task, tuple(groups)).constrain(where)
+
+
+def _where_masks(task: TriggerTask, groups: Sequence[PrefixGroup], where: Any) -> list[np.ndarray]:
+    if isinstance(where, str):
+        choice("where", where, WHERE)
+        masks = []
+        for g in groups:
+            if g.depth == 0:
+                masks.append(np.zeros(g.keys.shape[0], dtype=bool))
+            elif where == "all":
+                masks.append(np.ones(g.keys.shape[0], dtype=bool))
+            else:
+                is_trig = g.query == task.trig_code
+                masks.append(is_trig if where == "trigger" else ~is_trig)
+        return masks
+    wanted = set()
+    try:
+        items = list(where)
+    except TypeError:
+        raise TypeError("where must be 'nontrigger', 'trigger', 'all' or a set of "
+                        "(sequence, position) pairs") from None
+    for item in items:
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise TypeError(f"where: expected (sequence, position) pairs, got {item!r}")
+        seq, pos = item
+        codes = task.encode(seq)
+        if isinstance(pos, bool) or not isinstance(pos, (int, np.integer)):
+            raise TypeError(f"where: position must be an integer, got {pos!r}")
+        if not 1 <= pos <= codes.size:
+            raise ValueError(f"where: position {pos} outside 1..{codes.size} of {list(seq)}")
+        wanted.add(tuple(int(c) for c in codes[:pos]))
+    masks = []
+    for g in groups:
+        rows = [tuple(int(c) for c in row[1:]) in wanted for row in g.keys]
+        masks.append(np.array(rows, dtype=bool))
+    found = sum(int(m.sum()) for m in masks)
+    if found < len(wanted):
+        raise ValueError("where: some (sequence, position) pairs are not in the batch's family")
+    return masks
+
+
+# ----------------------------------------------------------------- parameters
+def feature_rows(task: TriggerTask) -> np.ndarray:
+    """``Φ``: the rows ``φ(a, t)`` for every code ``a`` and position ``t``, ordered
+    ``(a, t)`` as in :attr:`AttentionModel.score_table`, shape ``(k+2)(T+1) × D``."""
+    tok, pos = task.token_table, task.position_table
+    return np.concatenate(
+        [np.repeat(tok, task.T + 1, axis=0), np.tile(pos, (task.n_tokens, 1))], axis=1
+    )
+
+
+def _as_heads(A: Any, U: Any, task: TriggerTask) -> tuple[np.ndarray, np.ndarray]:
+    A = np.asarray(A, dtype=float)
+    if A.ndim == 2:
+        A = A[None]
+    if A.ndim != 3 or A.shape[1:] != (task.D, task.D):
+        raise ValueError(f"A must have shape (H, {task.D}, {task.D}), got {A.shape}")
+    if U is None:
+        U = np.broadcast_to(fixed_values(task.p), (A.shape[0], task.p, task.p + 3))
+    U = np.asarray(U, dtype=float)
+    if U.ndim == 2:
+        U = U[None]
+    if U.shape != (A.shape[0], task.p, task.p + 3):
+        raise ValueError(f"U must have shape ({A.shape[0]}, {task.p}, {task.p + 3}), got {U.shape}")
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(U))):
+        raise ValueError("A and U must be finite")
+    return A, U
+
+
+def _lse(s: np.ndarray) -> np.ndarray:
+    """``logsumexp`` over the last axis (finite inputs, at least one entry)."""
+    m = s.max(axis=-1)
+    return m + np.log(np.exp(s - m[..., None]).sum(axis=-1))
+
+
+# ------------------------------------------------------------- forward pass
+@dataclass
+class _GroupState:
+    group: PrefixGroup
+    flat: np.ndarray  # (N, t+1) indices into the flattened score table
+    s: np.ndarray  # (H, N, t+1)
+    alpha: np.ndarray  # (H, N, t+1)
+    f: np.ndarray  # (N, p)
+    e2: np.ndarray  # (N,) squared error
+    m: np.ndarray | None  # (H, Nc) BOS measure at constrained prefixes
+
+
+def _forward(kind: str, S: np.ndarray, V: np.ndarray, batch: PrefixBatch) -> list[_GroupState]:
+    task = batch.task
+    R = task.n_tokens * (task.T + 1)
+    H = S.shape[0]
+    states = []
+    for g in batch.groups:
+        t = g.depth
+        rows = g.keys * (task.T + 1) + np.arange(t + 1)[None, :]
+        flat = rows[:, -1:] * R + rows
+        s = S.reshape(H, -1)[:, flat]
+        if kind == "softmax":
+            lse = _lse(s)
+            alpha = np.exp(s - lse[..., None])
+        else:
+            alpha = np.maximum(s, 0.0)
+        f = np.einsum("hnj,hnjp->np", alpha, V[:, g.keys])
+        e2 = ((f - g.target) ** 2).sum(axis=1)
+        m = None
+        if t >= 1 and g.constrained.any():
+            sc = s[:, g.constrained]
+            m = sc[..., 0] - _lse(sc[..., 1:]) if kind == "softmax" else sc[..., 0]
+        states.append(_GroupState(g, flat, s, alpha, f, e2, m))
+    return states
+
+
+def bos_threshold(kind: str, max_bos_mass: float) -> float:
+    """Threshold on the BOS measure ``m`` equivalent to ``α_0 <= max_bos_mass``."""
+    b = as_real("max_bos_mass", max_bos_mass, minimum=0.0)
+    if kind == "relu":
+        return b
+    if b <= 0.0:
+        raise ValueError("max_bos_mass must be > 0 for softmax: its BOS weight is never 0")
+    if b >= 1.0:
+        return np.inf
+    return float(np.log(b) - np.log1p(-b))
+
+
+# ------------------------------------------------------------------ losses
+def _smoothmax_weights(x: np.ndarray, tau: float) -> tuple[float, np.ndarray]:
+    """``τ log Σ exp(x/τ)`` and its gradient (the softmax of ``x/τ``)."""
+    z = x / tau
+    lse = float(_lse(z))
+    return tau * lse, np.exp(z - lse)
+
+
+def _hinge2(x: np.ndarray) -> tuple[float, np.ndarray]:
+    """``Σ max(0, x)²`` and its gradient."""
+    h = np.maximum(x, 0.0)
+    return float((h * h).sum()), 2.0 * h
+
+
+def _loss_terms(
+    kind: str, loss: str, states: list[_GroupState], opts: dict[str, Any]
+) -> tuple[float, list[np.ndarray], list[np.ndarray | None]]:
+    """The loss and its gradients in each group's ``e2`` and ``m``."""
+    e2_all = np.concatenate([st.e2 for st in states])
+    sizes = [st.e2.size for st in states]
+    splits = np.cumsum(sizes)[:-1]
+    m_parts = [st.m for st in states if st.m is not None]
+    eps2 = opts["max_error"] ** 2
+    e = e2_all / eps2
+    grad_m_all: np.ndarray | None = None
+    if loss == "mse":
+        w = np.concatenate([st.group.weight for st in states])
+        total = w.sum()
+        value = float((w * e2_all).sum() / total)
+        grad_e2 = w / total
+    elif loss == "smoothmax":
+        value, sw = _smoothmax_weights(e, opts["temperature"])
+        grad_e2 = sw / eps2
+    else:
+        value, gh = _hinge2(e - (1.0 - opts["margin"]))
+        grad_e2 = gh / eps2
+        if loss == "sink":
+            value *= opts["error_weight"]
+            grad_e2 = grad_e2 * opts["error_weight"]
+        if m_parts:
+            m_all = np.concatenate([m.ravel() for m in m_parts])
+            if loss == "sink":
+                vb, grad_m_all = _smoothmax_weights(m_all, opts["temperature"])
+                value += vb
+            elif np.isfinite(opts["threshold"]):
+                vb, gb = _hinge2(m_all - opts["threshold"] + opts["margin"])
+                value += opts["bos_weight"] * vb
+                grad_m_all = opts["bos_weight"] * gb
+    grad_e2_parts = np.split(grad_e2, splits)
+    grad_m: list[np.ndarray | None] = []
+    offset = 0
+    for st in states:
+        if st.m is None or grad_m_all is None:
+            grad_m.append(None)
+            continue
+        grad_m.append(grad_m_all[offset: offset + st.m.size].reshape(st.m.shape))
+        offset += st.m.size
+    return value, grad_e2_parts, grad_m
+
+
+def _options(kind: str, loss: str, options: dict[str, Any]) -> dict[str, Any]:
+    allowed = {"max_error", "max_bos_mass", "temperature", "margin", "bos_weight",
+               "error_weight"}
+    unknown = set(options) - allowed
+    if unknown:
+        raise TypeError(f"unknown objective options: {', '.join(sorted(unknown))}")
+    max_error = options.get("max_error")
+    opts = dict(
+        max_error=1.0 if max_error is None else as_real("max_error", max_error, 0.0, strict=True),
+        temperature=as_real("temperature", options.get("temperature", 0.05), 0.0, strict=True),
+        margin=as_real("margin", options.get("margin", 0.0)),
+        bos_weight=as_real("bos_weight", options.get("bos_weight", 1.0), minimum=0.0),
+        error_weight=as_real("error_weight", options.get("error_weight", 100.0), minimum=0.0),
+    )
+    if loss == "penalty":
+        if options.get("max_bos_mass") is None or max_error is None:
+            raise ValueError("loss='penalty' needs max_error and max_bos_mass")
+        opts["threshold"] = bos_threshold(kind, options["max_bos_mass"])
+    if loss == "sink" and max_error is None:
+        raise ValueError("loss='sink' needs max_error")
+    return opts
+
+
+# --------------------------------------------------------------- public API
+def value_and_grad(
+    task: TriggerTask,
+    kind: str,
+    A: Any,
+    U: Any,
+    batch: PrefixBatch,
+    *,
+    loss: str = "mse",
+    **options: Any,
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """The objective ``loss`` of the model ``(kind, A, U)`` on ``batch`` and its gradients.
+
+    ``A``: ``(H, D, D)`` (or ``(D, D)``); ``U``: ``(H, p, p+3)``, ``(p, p+3)`` or
+    ``None`` (fixed values ``U_fix``).  Returns ``(value, dA (H,D,D), dU (H,p,p+3))``;
+    ``dU`` is the gradient in ``U`` even when the values are fixed (ignore it then).
+    Options: ``max_error`` (``ε``), ``max_bos_mass``, ``temperature`` (``τ``, default
+    0.05), ``margin`` (default 0), ``bos_weight`` (1), ``error_weight`` (100); see the
+    module docstring for each loss.
+    """
+    choice("attention kind", kind, KINDS)
+    choice("loss", loss, LOSSES)
+    if not isinstance(batch, PrefixBatch):
+        raise TypeError(f"batch must be a PrefixBatch, got {type(batch).__name__}")
+    if batch.task != task:
+        raise ValueError("batch was built for a different task")
+    opts = _options(kind, loss, options)
+    A, U = _as_heads(A, U, task)
+    Phi = feature_rows(task)
+    E = task.token_table
+    S = np.einsum("rd,hde,qe->hrq", Phi, A, Phi)
+    V = np.einsum("hpe,ke->hkp", U, E)
+    states = _forward(kind, S, V, batch)
+    value, grad_e2, grad_m = _loss_terms(kind, loss, states, opts)
+
+    H, R = S.shape[0], S.shape[1]
+    G = np.zeros((H, R * R))
+    dV = np.zeros_like(V)
+    for st, ge, gm in zip(states, grad_e2, grad_m):
+        g = st.group
+        df = 2.0 * ge[:, None] * (st.f - g.target)  # (N, p)
+        vk = V[:, g.keys]  # (H, N, t+1, p)
+        dalpha = np.einsum("np,hnjp->hnj", df, vk)
+        contrib = st.alpha[..., None] * df[None, :, None, :]  # (H, N, t+1, p)
+        keys = g.keys.ravel()
+        for h in range(H):
+            flat_c = contrib[h].reshape(-1, task.p)
+            for c in range(task.p):
+                dV[h, :, c] += np.bincount(keys, weights=flat_c[:, c], minlength=task.n_tokens)
+        if kind == "softmax":
+            ds = st.alpha * (dalpha - (st.alpha * dalpha).sum(axis=-1, keepdims=True))
+        else:
+            ds = dalpha * (st.s > 0)
+        if gm is not None:
+            sc = st.s[:, g.constrained]
+            dm = np.zeros_like(sc)
+            dm[..., 0] = gm
+            if kind == "softmax":
+                rest = sc[..., 1:]
+                dm[..., 1:] = -gm[..., None] * np.exp(rest - _lse(rest)[..., None])
+            ds[:, g.constrained] += dm
+        for h in range(H):
+            G[h] += np.bincount(st.flat.ravel(), weights=ds[h].ravel(), minlength=R * R)
+    G = G.reshape(H, R, R)
+    dA = np.einsum("rd,hrq,qe->hde", Phi, G, Phi)
+    dU = np.einsum("hkp,ke->hpe", dV, E)
+    return value, dA, dU
+
+
+@dataclass(frozen=True)
+class BatchMeasures:
+    """Float64 measures of a model on a batch: the largest error ``max ||f - y||``,
+    the largest BOS mass over heads at the constrained prefixes (nan if none), and the
+    largest BOS measure (log-odds for softmax, score for ReLU)."""
+
+    max_error: float
+    max_bos_mass: float
+    max_bos_measure: float
+
+
+def batch_measures(task: TriggerTask, kind: str, A: Any, U: Any, batch: PrefixBatch
+                   ) -> BatchMeasures:
+    """The error and BOS figures of ``(kind, A, U)`` on ``batch`` (no gradients)."""
+    choice("attention kind", kind, KINDS)
+    A, U = _as_heads(A, U, task)
+    Phi = feature_rows(task)
+    S = np.einsum("rd,hde,qe->hrq", Phi, A, Phi)
+    V = np.einsum("hpe,ke->hkp", U, task.token_table)
+    states = _forward(kind, S, V, batch)
+    err = float(np.sqrt(max(float(st.e2.max()) for st in states)))
+    ms = [st.m for st in states if st.m is not None]
+    if not ms:
+        return BatchMeasures(err, float("nan"), float("nan"))
+    m = float(max(float(x.max()) for x in ms))
+    mass = expit(m) if kind == "softmax" else max(m, 0.0)
+    return BatchMeasures(err, float(mass), m)
