@@ -56,6 +56,26 @@ def _log_sum_exp(s: np.ndarray) -> np.ndarray:
         return safe_m + np.log(np.exp(s - safe_m[..., None]).sum(axis=-1))
 
 
+def softmax_with_log_nonbos(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Softmax over the last axis and ``log Σ_{j>=1} α_j`` in the log domain.
+
+    One pass of ``exp`` serves both; rows where the non-BOS sum falls below
+    float64's normal range (a BOS logit hundreds above the rest) are redone with
+    their own shift, so ``log(1 - α_0)`` stays accurate however strong the sink.
+    """
+    m = s.max(axis=-1, keepdims=True)
+    e = np.exp(s - m)
+    z = e.sum(axis=-1)
+    rest = e[..., 1:].sum(axis=-1)
+    w = e / z[..., None]
+    with np.errstate(divide="ignore"):
+        log_nonbos = np.log(rest) - np.log(z)
+    tiny = rest < 1e-290
+    if np.any(tiny):
+        log_nonbos[tiny] = _log_sum_exp(s[tiny][..., 1:]) - _log_sum_exp(s[tiny])
+    return w, log_nonbos
+
+
 def forward_prefixes(model: AttentionModel, codes: np.ndarray) -> PrefixForward:
     """Run ``model`` at the last position of each prefix in ``codes`` ``(N, t)``, ``t >= 1``."""
     task = model.task
@@ -66,9 +86,7 @@ def forward_prefixes(model: AttentionModel, codes: np.ndarray) -> PrefixForward:
     table = model.score_table[:, :, t, :, : t + 1]  # (H, a, b, j)
     s = table[:, keys[:, -1:], keys, np.arange(t + 1)[None, :]]  # (H, N, t+1)
     if model.kind == "softmax":
-        lse_all = _log_sum_exp(s)
-        w = np.exp(s - lse_all[..., None])
-        log_nonbos = _log_sum_exp(s[..., 1:]) - lse_all
+        w, log_nonbos = softmax_with_log_nonbos(s)
     else:
         w = np.maximum(s, 0.0)
         with np.errstate(divide="ignore"):

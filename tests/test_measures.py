@@ -127,3 +127,14 @@ def test_bad_evaluate_input():
         sp.evaluate("model")
     with pytest.raises(ValueError, match="exceeds T"):
         sp.evaluate(model, [[0, 0, 0, 0]])
+
+
+@pytest.mark.parametrize("L", [30.0, 700.0, 2000.0])
+def test_family_log_nonbos_survives_extreme_sinks(L):
+    task = sp.TriggerTask(p=2, T=4)
+    ev = sp.evaluate(sp.constructions.softmax_solution(task, L))
+    # at a content position t the non-BOS mass is t / (e^L + t)
+    lo, hi = ev.log_nonbos_nontrigger.min[0], ev.log_nonbos_nontrigger.max[0]
+    assert lo == pytest.approx(-L - np.log1p(np.exp(-L)), rel=1e-12)
+    assert hi == pytest.approx(np.log(4) - L - np.log1p(4 * np.exp(-L)), rel=1e-12)
+    assert ev.bos_nontrigger.min[0] == pytest.approx(1.0)
