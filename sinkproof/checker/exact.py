@@ -1,0 +1,70 @@
+"""Exact rational arithmetic for the checks, and the signal of a failed inequality."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+from .schema import format_rational
+
+Vector = Sequence[Fraction]
+
+
+class InequalityFailed(Exception):
+    """A well-formed certificate whose inequality does not hold (the CLI exits 1, not 2)."""
+
+
+def dot(u: Vector, v: Vector) -> Fraction:
+    """Exact inner product."""
+    if len(u) != len(v):
+        raise ValueError(f"vectors of lengths {len(u)} and {len(v)} cannot be multiplied")
+    return sum((a * b for a, b in zip(u, v)), Fraction(0))
+
+
+def norm_sq(u: Vector) -> Fraction:
+    """Exact squared Euclidean norm ``u·u``."""
+    return dot(u, u)
+
+
+def show(x: Fraction) -> str:
+    """A rational with its decimal value, for messages: ``"99/100 (0.99)"``."""
+    x = Fraction(x)
+    text = format_rational(x)
+    return text if x.denominator == 1 else f"{text} (~{float(x):.6g})"
+
+
+def check_leq(lhs: Fraction, rhs: Fraction, what: str) -> None:
+    """Require ``lhs <= rhs`` exactly; otherwise raise :class:`InequalityFailed` naming ``what``."""
+    if not lhs <= rhs:
+        raise InequalityFailed(f"{what}: {show(lhs)} <= {show(rhs)} is false")
+
+
+def check_lt(lhs: Fraction, rhs: Fraction, what: str) -> None:
+    """Require ``lhs < rhs`` exactly."""
+    if not lhs < rhs:
+        raise InequalityFailed(f"{what}: {show(lhs)} < {show(rhs)} is false")
+
+
+def check_eq(lhs: Fraction, rhs: Fraction, what: str) -> None:
+    """Require ``lhs == rhs`` exactly."""
+    if lhs != rhs:
+        raise InequalityFailed(f"{what}: {show(lhs)} == {show(rhs)} is false")
+
+
+def check_scaled_norm_leq(d: Fraction, w: Vector, value: Fraction, what: str) -> None:
+    """Require ``d·||w|| <= value`` with ``d >= 0``, without square roots.
+
+    Equivalent exact form: ``value >= 0`` and ``d²·(w·w) <= value²``.
+    """
+    if d < 0:
+        raise InequalityFailed(f"{what}: distance {show(d)} is negative")
+    if value < 0:
+        raise InequalityFailed(f"{what}: {show(value)} >= 0 is false (needed for d·||w|| <= it)")
+    if norm_sq(w) == 0:
+        raise InequalityFailed(f"{what}: w = 0 separates nothing")
+    lhs = d * d * norm_sq(w)
+    if not lhs <= value * value:
+        raise InequalityFailed(
+            f"{what}: d·||w|| <= w·v fails: d²·||w||² = {show(lhs)} "
+            f"> (w·v)² = {show(value * value)}"
+        )

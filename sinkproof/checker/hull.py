@@ -1,0 +1,219 @@
+"""Checker for Theorem 3 certificates: kinds ``hull`` (one position) and ``hull-family``.
+
+A *situation* is the set ``S`` of distinct tokens among ``x_1..x_t``; with
+values token-only, ``conv{v_x : x ∈ S}`` is the hull of Theorem 3.  An entry
+either bounds the distance from 0 to the hull — a direction ``w ≠ 0`` and a
+rational ``d > 0`` with ``d·||w|| <= w·v_x`` for every ``x ∈ S`` (checked as
+``w·v_x >= 0`` and ``d²·(w·w) <= (w·v_x)²``) — and then ``α_t0 >= 1 - f·ε/d`` with
+``f = 1`` when ``v_b = 0`` (fixed values) and ``f = 2`` otherwise; or it shows
+``0 ∈ conv`` by exact convex weights, and then Theorem 3 gives no bound.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from itertools import combinations
+from typing import Any
+
+from ..errors import CertificateError
+from .exact import (
+    InequalityFailed,
+    check_eq,
+    check_leq,
+    check_lt,
+    check_scaled_norm_leq,
+    dot,
+    show,
+)
+from .instance import TRIGGER, Instance, read_instance, read_tokens
+from .schema import (
+    child,
+    need,
+    need_dict,
+    need_int,
+    need_list,
+    need_rational,
+    need_str,
+    need_vector,
+    parse_rational,
+)
+from .verdict import Verdict
+
+MAX_TOKEN_TYPES = 20
+"""Largest ``k + 1`` (content vectors and trigger) a family certificate may enumerate."""
+
+
+def _token_name(code: int) -> str:
+    return "TRIG" if code == TRIGGER else str(code)
+
+
+def _situation_name(tokens: tuple[int, ...]) -> str:
+    return "{" + ", ".join(_token_name(c) for c in tokens) + "}"
+
+
+def _read_situation(entry: Any, inst: Instance, path: str) -> tuple[int, ...]:
+    tokens = need_list(entry, "tokens", path, min_length=1)
+    for i, tok in enumerate(tokens):
+        if isinstance(tok, bool) or not isinstance(tok, int) or tok not in inst.values:
+            raise CertificateError(f"{path}.tokens[{i}]: {tok!r} is not a token of the instance")
+    key = tuple(sorted(set(tokens)))
+    if len(key) != len(tokens):
+        raise CertificateError(f"{path}.tokens: repeated token")
+    return key
+
+
+def check_situation(entry: Any, tokens: tuple[int, ...], inst: Instance, eps: Fraction,
+                    path: str) -> Fraction | None:
+    """Check one situation's entry; return its certified bound, or ``None`` when 0 ∈ hull."""
+    name = _situation_name(tokens)
+    if "zero_combination" in entry:
+        lam = need_vector(entry, "zero_combination", path, length=len(tokens))
+        for code, weight in zip(tokens, lam):
+            check_leq(Fraction(0), weight, f"{path}: weight of token {_token_name(code)} >= 0")
+        check_eq(sum(lam, Fraction(0)), Fraction(1), f"{path}: zero combination sums to 1")
+        for i in range(inst.p):
+            total = sum((w * inst.values[c][i] for c, w in zip(tokens, lam)), Fraction(0))
+            check_eq(total, Fraction(0),
+                     f"{path}: coordinate {i} of the zero combination of {name}")
+        if entry.get("bound") is not None:
+            raise InequalityFailed(f"{path}: claims a bound although 0 lies in the hull of {name}")
+        return None
+    w = need_vector(entry, "w", path, length=inst.p)
+    d = need_rational(entry, "d", path)
+    bound = need_rational(entry, "bound", path)
+    check_lt(Fraction(0), d, f"{path}: distance d > 0")
+    for code in tokens:
+        check_scaled_norm_leq(d, w, dot(w, inst.values[code]),
+                              f"{path}: token {_token_name(code)} of {name}")
+    factor = 1 if inst.bos_is_zero else 2
+    # bound <= 1 - f·ε/d, multiplied by d > 0
+    check_leq(bound * d, d - factor * eps, f"{path}: bound <= 1 - {factor}·ε/d, times d")
+    return bound
+
+
+def _eps(cert: dict[str, Any]) -> Fraction:
+    eps = need_rational(cert["instance"], "eps", "instance")
+    if eps < 0:
+        raise CertificateError(f"instance.eps: must be >= 0, got {show(eps)}")
+    return eps
+
+
+def _theorem_text(inst: Instance, eps: Fraction) -> str:
+    factor = 1 if inst.bos_is_zero else 2
+    return (f"every single-head normalised-attention model (softmax or any weights on the "
+            f"simplex; any scores and positions) with values {'U_fix' if inst.fixed else 'U'} "
+            f"and error <= ε = {show(eps)} at positions 0 and t has α_t0 >= 1 - "
+            f"{'' if factor == 1 else '2'}ε/d")
+
+
+def verify_position(cert: dict[str, Any]) -> Verdict:
+    """Kind ``hull``: the bound at position ``t`` of one sequence."""
+    instance = cert["instance"]
+    inst = read_instance(instance)
+    eps = _eps(cert)
+    seq = read_tokens(need(instance, "sequence", "instance"), inst, "instance.sequence")
+    t = need_int(instance, "t", "instance", minimum=1)
+    if t > len(seq):
+        raise CertificateError(f"instance.t: position {t} beyond the sequence "
+                               f"of length {len(seq)}")
+    if seq[t - 1] == TRIGGER:
+        raise CertificateError("instance.t: a trigger position (Theorem 3 covers non-trigger ones)")
+    tokens = tuple(sorted(set(seq[:t])))
+    data = cert["data"]
+    stated = _read_situation(data, inst, "data")
+    if stated != tokens:
+        raise CertificateError(f"data.tokens: {_situation_name(stated)} is not the token set "
+                               f"{_situation_name(tokens)} of x_1..x_t")
+    bound = check_situation(data, tokens, inst, eps, "data")
+    claimed = cert["claim"].get("bound")
+    where = f"position t={t} of (BOS, {', '.join(_token_name(c) for c in seq)})"
+    if bound is None:
+        if claimed is not None:
+            raise InequalityFailed("claim.bound: a bound is claimed but 0 lies in the hull")
+        text = (f"{where} [{inst.describe()}]: 0 lies in the hull of the values "
+                f"{_situation_name(tokens)}, so Theorem 3 gives no bound there")
+        return Verdict(True, "hull", text, details={"tokens": list(tokens), "bound": None})
+    claimed_bound = parse_rational(claimed, "claim.bound")
+    check_leq(claimed_bound, bound, "claim.bound <= certified bound")
+    text = (f"{where} [{inst.describe()}]: {_theorem_text(inst, eps)} "
+            f"= {show(bound)} >= claimed {show(claimed_bound)}")
+    return Verdict(True, "hull", text, details={"d": show(need_rational(data, "d", "data")),
+                                               "bound": show(claimed_bound)})
+
+
+def occurring_situations(inst: Instance) -> list[tuple[int, ...]]:
+    """Every token set ``{x_1..x_t}`` at a non-trigger position ``t >= 1`` of the family.
+
+    ``x_t`` is content, so the set holds a content token; it has at most ``T``
+    elements (the trigger counts once, even in the multi-trigger family).
+    """
+    universe = [*range(inst.k), TRIGGER]
+    if len(universe) > MAX_TOKEN_TYPES:
+        raise CertificateError(f"instance: {inst.k} content vectors are more than a family "
+                               f"certificate enumerates ({MAX_TOKEN_TYPES - 1})")
+    out = []
+    for size in range(1, min(inst.T, len(universe)) + 1):
+        for combo in combinations(universe, size):
+            if any(c != TRIGGER for c in combo):
+                out.append(tuple(sorted(combo)))
+    return out
+
+
+def verify_family(cert: dict[str, Any]) -> Verdict:
+    """Kind ``hull-family``: every non-trigger position of the family, by situation."""
+    inst = read_instance(cert["instance"])
+    eps = _eps(cert)
+    entries = need_list(cert["data"], "situations", "data")
+    by_tokens: dict[tuple[int, ...], tuple[Any, str]] = {}
+    for i, entry in enumerate(entries):
+        path = child("data.situations", i)
+        key = _read_situation(entry, inst, path)
+        if key in by_tokens:
+            raise CertificateError(f"{path}: situation {_situation_name(key)} listed twice")
+        by_tokens[key] = (entry, path)
+    needed = occurring_situations(inst)
+    missing = [s for s in needed if s not in by_tokens]
+    if missing:
+        raise CertificateError(f"data.situations: situation {_situation_name(missing[0])} is "
+                               f"not covered ({len(missing)} missing)")
+    extra = set(by_tokens) - set(needed)
+    if extra:
+        first = sorted(extra)[0]
+        raise CertificateError(f"data.situations: {_situation_name(first)} does not occur")
+    bounds = []
+    for key in needed:
+        entry, path = by_tokens[key]
+        bound = check_situation(entry, key, inst, eps, path)
+        if bound is not None:
+            bounds.append(bound)
+    claim = cert["claim"]
+    n_bounded = need_int(claim, "bounded", "claim", minimum=0)
+    check_eq(Fraction(n_bounded), Fraction(len(bounds)), "claim.bounded == certified situations")
+    claimed_min = need(claim, "min_bound", "claim")
+    if not bounds:
+        if claimed_min is not None:
+            raise InequalityFailed("claim.min_bound: no situation is bounded")
+        text = (f"Theorem 3 family [{inst.describe()}], ε = {show(eps)}: 0 lies in the hull "
+                f"of the values in all {len(needed)} situations; no bound anywhere")
+        return Verdict(True, "hull-family", text, details={"situations": len(needed)})
+    min_bound = parse_rational(claimed_min, "claim.min_bound")
+    check_leq(min_bound, min(bounds), "claim.min_bound <= least certified situation bound")
+    unbounded = len(needed) - len(bounds)
+    text = (f"Theorem 3 family [{inst.describe()}]: {_theorem_text(inst, eps)}, with d = d(S) "
+            f"certified for the token set S = {{x_1..x_t}} at every non-trigger position t >= 1; "
+            f"α_t0 >= {show(min_bound)} wherever S is one of the {len(bounds)} bounded situations; "
+            f"in the other {unbounded} of {len(needed)} situations 0 lies in the hull "
+            f"(certified), so Theorem 3 gives no bound there")
+    return Verdict(True, "hull-family", text,
+                   details={"situations": len(needed), "bounded": len(bounds),
+                            "min_bound": show(min_bound)})
+
+
+def verify(cert: dict[str, Any]) -> Verdict:
+    """Dispatch on the envelope's kind (``hull`` or ``hull-family``)."""
+    kind = need_str(cert, "kind", "", choices=("hull", "hull-family"))
+    need_dict(cert, "data", "")
+    return verify_position(cert) if kind == "hull" else verify_family(cert)
+
+
+__all__ = ["check_situation", "occurring_situations", "verify"]

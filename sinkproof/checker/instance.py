@@ -1,0 +1,138 @@
+"""Exact data of a task instance, recomputed by the checker from the certificate's description.
+
+The signed basis is rebuilt exactly; any other content set is carried by the
+certificate as exact rationals in ``instance.content_vectors`` (a float vector
+converts exactly, ``Fraction(0.1)`` is the binary value), and the claims say
+they are about those vectors.  Values are ``U_fix`` (``"values": "fixed"``) or
+given by an exact rational ``U`` (``"values": {"U": [[...], ...]}``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from ..errors import CertificateError
+from .exact import dot
+from .schema import child, need, need_dict, need_int, rational_matrix
+
+TRIGGER = -1
+"""How certificates write the trigger token (as ``sinkproof.TRIG``)."""
+
+Vector = list[Fraction]
+
+
+def signed_basis(p: int) -> list[Vector]:
+    """``+e_1..+e_p, -e_1..-e_p`` exactly (the order of ``TriggerTask``)."""
+    plus = [[Fraction(int(i == j)) for j in range(p)] for i in range(p)]
+    return plus + [[-x for x in row] for row in plus]
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A task instance as the checker sees it: sizes, content and value vectors, exactly.
+
+    ``values[code]`` for content codes ``0..k-1`` and :data:`TRIGGER`; ``bos`` is
+    ``v_b``.  ``fixed``: the values are ``U_fix``.
+    """
+
+    p: int
+    T: int
+    triggers: str
+    content: list[Vector]
+    values: dict[int, Vector]
+    bos: Vector
+    fixed: bool
+    description: dict[str, Any]
+
+    @property
+    def k(self) -> int:
+        return len(self.content)
+
+    @property
+    def bos_is_zero(self) -> bool:
+        """``v_b = 0``: then Theorem 3's factor is 1 (``1 - ε/d``), else 2."""
+        return all(x == 0 for x in self.bos)
+
+    def describe(self) -> str:
+        """Short text naming the instance, for claims."""
+        d = self.description
+        content = d["content"] if isinstance(d["content"], str) else "custom"
+        vals = "U_fix" if self.fixed else "the certificate's U"
+        return (f"p={self.p}, T={self.T}, {content} content (k={self.k}), "
+                f"{d.get('triggers', 'single')}-trigger family, values {vals}")
+
+
+def _content(task: dict[str, Any], instance: dict[str, Any], path: str, p: int) -> list[Vector]:
+    content = need(task, "content", child(path, "task"))
+    if content == "signed":
+        return signed_basis(p)
+    vectors = rational_matrix(need(instance, "content_vectors", path),
+                              child(path, "content_vectors"), columns=p, min_rows=1)
+    if isinstance(content, list):  # a custom set: the listed floats must be the vectors
+        floats = rational_matrix([[_exact_float(x, child(path, "task.content")) for x in row]
+                                  if isinstance(row, list) else row for row in content],
+                                 child(path, "task.content"), columns=p)
+        if floats != vectors:
+            raise CertificateError(f"{path}.content_vectors: differ from task.content")
+    elif content == "gaussian":
+        k = need_int(task, "k", child(path, "task"), minimum=1)
+        if k != len(vectors):
+            raise CertificateError(f"{path}.content_vectors: expected k={k} vectors, "
+                                   f"got {len(vectors)}")
+    else:
+        raise CertificateError(f"{path}.task.content: unknown content {content!r}")
+    return vectors
+
+
+def _exact_float(x: Any, path: str) -> str:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise CertificateError(f"{path}: expected numbers, got {type(x).__name__}")
+    f = Fraction(x)
+    return f"{f.numerator}/{f.denominator}"
+
+
+def read_instance(instance: dict[str, Any], path: str = "instance") -> Instance:
+    """Parse ``instance.task``, ``instance.content_vectors`` and ``instance.values`` exactly."""
+    task = need_dict(instance, "task", path)
+    tpath = child(path, "task")
+    p = need_int(task, "p", tpath, minimum=1)
+    T = need_int(task, "T", tpath, minimum=1)
+    triggers = task.get("triggers", "single")
+    if triggers not in ("single", "multi"):
+        raise CertificateError(f"{tpath}.triggers: {triggers!r} is not one of single, multi")
+    content = _content(task, instance, path, p)
+    spec = need(instance, "values", path)
+    zero = [Fraction(0)] * p
+    if spec == "fixed":
+        values = {i: list(c) for i, c in enumerate(content)}
+        values[TRIGGER] = list(zero)
+        return Instance(p, T, triggers, content, values, list(zero), True, task)
+    if not isinstance(spec, dict):
+        raise CertificateError(f"{path}.values: expected \"fixed\" or an object with U")
+    U = rational_matrix(need(spec, "U", child(path, "values")), f"{path}.values.U",
+                        columns=p + 3)
+    if len(U) != p:
+        raise CertificateError(f"{path}.values.U: expected {p} rows, got {len(U)}")
+    values = {}
+    for i, c in enumerate(content):
+        feature = [*c, Fraction(1), Fraction(0), Fraction(0)]
+        values[i] = [dot(row, feature) for row in U]
+    values[TRIGGER] = [row[p + 1] for row in U]
+    return Instance(p, T, triggers, content, values, [row[p + 2] for row in U], False, task)
+
+
+def read_tokens(value: Any, inst: Instance, path: str) -> list[int]:
+    """A sequence after BOS: content indices ``0..k-1`` and ``-1`` for the trigger."""
+    if not isinstance(value, list) or not value:
+        raise CertificateError(f"{path}: expected a non-empty array of tokens")
+    if len(value) > inst.T:
+        raise CertificateError(f"{path}: length {len(value)} exceeds T={inst.T}")
+    for i, tok in enumerate(value):
+        if isinstance(tok, bool) or not isinstance(tok, int) or not -1 <= tok < inst.k:
+            raise CertificateError(f"{path}[{i}]: {tok!r} is neither a content index in "
+                                   f"[0, {inst.k}) nor the trigger -1")
+    if inst.triggers == "single" and value.count(TRIGGER) > 1:
+        raise CertificateError(f"{path}: more than one trigger in a single-trigger family")
+    return list(value)

@@ -1,0 +1,41 @@
+"""The checker's answer: did a certificate's claim verify, and if not, what failed first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Outcome of checking one certificate in exact arithmetic.
+
+    ``ok``: every inequality holds.  ``kind``: the certificate kind.  ``claim``:
+    the statement (rebuilt by the checker from the verified numbers when ``ok``).
+    ``failure``: the first failing inequality (``None`` when ``ok``).
+    ``details``: kind-specific figures (exact rationals as strings).
+    ``bool(verdict)`` is ``verdict.ok``.
+    """
+
+    ok: bool
+    kind: str
+    claim: str
+    failure: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __repr__(self) -> str:
+        if self.ok:
+            return f"Verdict(verified, kind={self.kind!r}): {self.claim}"
+        return f"Verdict(FAILED, kind={self.kind!r}): first failing inequality: {self.failure}"
+
+    def _repr_markdown_(self) -> str:
+        lines = [f"**{'Verified' if self.ok else 'Not verified'}** certificate `{self.kind}`", ""]
+        lines.append(f"- claim: {self.claim}")
+        if not self.ok:
+            lines.append(f"- first failing inequality: `{self.failure}`")
+        for key, value in self.details.items():
+            lines.append(f"- {key}: {value}")
+        return "\n".join(lines)
