@@ -1,0 +1,276 @@
+"""Pytest-friendly assertions about models and certificates, with informative failure messages.
+
+A user's construction is checked in three lines::
+
+    from sinkproof.testing import assert_no_sink, assert_solves
+    model = my_construction(task)
+    assert_solves(model, eps=1e-9); assert_no_sink(model, max_bos_mass=0.0)
+
+Each assertion raises :class:`AssertionError` whose message names the worst
+sequence and position (and the target and output, or the BOS mass there), so a
+failing property test reads like a counterexample.  By default every check runs
+over the task's whole family (``S_T``); ``sequences=`` restricts it.
+
+*BOS mass* means ``α_{t0}`` for softmax heads, computed from ``1 - α_{t0}`` in the
+log domain (so levels like ``delta=1e-30`` are meaningful), and the BOS *share*
+``α_{t0} / Σ_j α_{tj}`` for ReLU heads (0 where every weight vanishes).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._validate import as_int, as_real, choice
+from .errors import CertificateError
+from .kernel import forward_prefixes
+from .measures import Evaluation, _explicit_blocks, _family_blocks, evaluate
+from .model import AttentionModel
+from .progress import Progress
+from .task import TRIG
+
+__all__ = ["assert_certificate_verifies", "assert_has_sink", "assert_no_sink", "assert_solves"]
+
+WHERE = ("nontrigger", "trigger", "all")
+
+
+def show_sequence(seq: Sequence[int]) -> str:
+    """A sequence as ``[0, 3, TRIG]`` (BOS implicit)."""
+    return "[" + ", ".join("TRIG" if int(x) == TRIG else str(int(x)) for x in seq) + "]"
+
+
+def _show_vector(v: np.ndarray) -> str:
+    return np.array2string(np.asarray(v, dtype=float), precision=6, separator=", ")
+
+
+def _check_model(model: Any) -> AttentionModel:
+    if not isinstance(model, AttentionModel):
+        raise TypeError(f"model must be an AttentionModel, got {type(model).__name__}")
+    return model
+
+
+def _family_note(model: AttentionModel, sequences: Any) -> str:
+    if sequences is None:
+        family = "multi-trigger family" if model.task.triggers == "multi" else "family S_T"
+        return f"every sequence of the {family} ({model.task.n_sequences} sequences)"
+    return "the given sequences"
+
+
+def assert_solves(
+    model: AttentionModel,
+    eps: float,
+    sequences: Iterable[Sequence[int]] | None = None,
+) -> Evaluation:
+    """Assert ``max_{X, t} ||f_t(X) - y_t(X)|| <= eps``; returns the :class:`Evaluation`.
+
+    The failure message shows the worst sequence, position, target and output.
+    """
+    model = _check_model(model)
+    eps = as_real("eps", eps, minimum=0.0)
+    seqs = None if sequences is None else list(sequences)
+    ev = evaluate(model, seqs)
+    if not ev.max_error <= eps:
+        seq, t = ev.worst
+        raise AssertionError(
+            f"model does not solve the task to eps={eps:g}: error {ev.max_error:.6g} "
+            f"at position t={t} of {show_sequence(seq)}\n"
+            f"  target y_t = {_show_vector(ev.worst_target)}\n"
+            f"  output f_t = {_show_vector(ev.worst_output)}\n"
+            f"  model: {model!r}\n"
+            f"  checked: {_family_note(model, seqs)}"
+        )
+    return ev
+
+
+@dataclass
+class _Extremes:
+    """Per head: the largest and smallest log non-BOS measure over the checked positions."""
+
+    hi: np.ndarray
+    hi_at: list[tuple[tuple[int, ...], int] | None]
+    lo: np.ndarray
+    lo_at: list[tuple[tuple[int, ...], int] | None]
+    count: int = 0
+
+
+def _blocks(model: AttentionModel, sequences: list | None) -> Iterator[tuple[int, np.ndarray]]:
+    if sequences is None:
+        for t, codes, _ in _family_blocks(model, 1 << 15):
+            yield t, codes
+    else:
+        for t, codes, _ in _explicit_blocks(model, sequences)[0]:
+            yield t, codes
+
+
+def _log_nonbos(model: AttentionModel, fw: Any) -> np.ndarray:
+    """``log(1 - BOS mass)`` (softmax, log domain) or ``log(1 - BOS share)`` (ReLU), ``(H, N)``."""
+    if model.kind == "softmax":
+        return fw.log_nonbos
+    w = fw.weights
+    total = w.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(total > 0, w[..., 1:].sum(axis=-1) / np.where(total > 0, total, 1), 1.0)
+        return np.log(ratio)
+
+
+def _scan(model: AttentionModel, sequences: list | None, where: str,
+          progress: bool | None) -> _Extremes:
+    task, H = model.task, model.H
+    ex = _Extremes(np.full(H, -np.inf), [None] * H, np.full(H, np.inf), [None] * H)
+    work = task.n_positions if sequences is None else sum(len(s) for s in sequences)
+    with Progress(work, "sink check", progress) as bar:
+        for t, codes in _blocks(model, sequences):
+            fw = forward_prefixes(model, codes)
+            is_trig = fw.query == task.trig_code
+            mask = {"nontrigger": ~is_trig, "trigger": is_trig, "all": np.ones_like(is_trig)}[where]
+            bar.update(codes.size)
+            if not np.any(mask):
+                continue
+            rows = np.flatnonzero(mask)
+            lnb = _log_nonbos(model, fw)[:, rows]
+            ex.count += rows.size
+            for h in range(H):
+                i, j = int(np.argmax(lnb[h])), int(np.argmin(lnb[h]))
+                if lnb[h, i] > ex.hi[h] or ex.hi_at[h] is None:
+                    ex.hi[h], ex.hi_at[h] = lnb[h, i], (task.decode(codes[rows[i]]), t)
+                if lnb[h, j] < ex.lo[h] or ex.lo_at[h] is None:
+                    ex.lo[h], ex.lo_at[h] = lnb[h, j], (task.decode(codes[rows[j]]), t)
+    return ex
+
+
+def _bos_from_log_nonbos(lnb: float) -> float:
+    return float(-math.expm1(lnb)) + 0.0 if lnb > -math.inf else 1.0
+
+
+def _measure_name(model: AttentionModel) -> str:
+    return "BOS mass" if model.kind == "softmax" else "BOS share"
+
+
+def _heads(model: AttentionModel, head: int | None) -> list[int]:
+    if head is None:
+        return list(range(model.H))
+    head = as_int("head", head, minimum=0)
+    if head >= model.H:
+        raise ValueError(f"head {head} does not exist: the model has {model.H} head(s)")
+    return [head]
+
+
+def _prepare(model: Any, sequences: Any, where: str) -> tuple[AttentionModel, list | None]:
+    model = _check_model(model)
+    choice("where", where, WHERE)
+    seqs = None if sequences is None else list(sequences)
+    if seqs is not None and not seqs:
+        raise ValueError("sequences is empty: give at least one sequence")
+    return model, seqs
+
+
+def _at(loc: tuple[tuple[int, ...], int] | None) -> str:
+    if loc is None:
+        return "nowhere"
+    seq, t = loc
+    return f"t={t} of {show_sequence(seq)}"
+
+
+def assert_has_sink(
+    model: AttentionModel,
+    delta: float,
+    sequences: Iterable[Sequence[int]] | None = None,
+    *,
+    head: int | None = None,
+    where: str = "nontrigger",
+    progress: bool | None = None,
+) -> None:
+    """Assert a sink at level ``delta``: BOS mass ``>= 1 - delta`` at every checked position.
+
+    ``head=None``: at least one head has the sink; an int: that head must.
+    ``where``: ``"nontrigger"`` (positions ``t >= 1`` that are not a trigger, the
+    spec's sink), ``"trigger"`` or ``"all"``.  The comparison ``1 - α_0 <= delta`` is
+    made in the log domain.
+    """
+    model, seqs = _prepare(model, sequences, where)
+    delta = as_real("delta", delta, minimum=0.0)
+    heads = _heads(model, head)
+    ex = _scan(model, seqs, where, progress)
+    if ex.count == 0:
+        raise AssertionError(f"no {where} positions to check in {_family_note(model, seqs)}")
+    log_delta = math.log(delta) if delta > 0 else -math.inf
+    if any(ex.hi[h] <= log_delta for h in heads):
+        return
+    name = _measure_name(model)
+    lines = [
+        f"head {h}: {name} {_bos_from_log_nonbos(ex.hi[h]):.6g} "
+        f"(1 - {name} = {math.exp(ex.hi[h]):.6g} > delta) at {_at(ex.hi_at[h])}"
+        for h in heads
+    ]
+    who = f"head {head} has no sink" if head is not None else "no head has a sink"
+    raise AssertionError(
+        f"{who} at level delta={delta:g} ({name} >= {1 - delta:g} at every "
+        f"{where} position):\n  " + "\n  ".join(lines)
+        + f"\n  model: {model!r}\n  checked: {_family_note(model, seqs)}"
+    )
+
+
+def assert_no_sink(
+    model: AttentionModel,
+    max_bos_mass: float = 0.5,
+    sequences: Iterable[Sequence[int]] | None = None,
+    *,
+    head: int | None = None,
+    where: str = "nontrigger",
+    progress: bool | None = None,
+) -> None:
+    """Assert BOS mass ``<= max_bos_mass`` at every checked position of every head (or ``head``).
+
+    ``max_bos_mass=0`` demands exactly zero weight on BOS (Theorem 4's ReLU head).
+    """
+    model, seqs = _prepare(model, sequences, where)
+    max_bos_mass = as_real("max_bos_mass", max_bos_mass, minimum=0.0)
+    if max_bos_mass > 1:
+        raise ValueError(f"max_bos_mass must be <= 1, got {max_bos_mass}")
+    heads = _heads(model, head)
+    ex = _scan(model, seqs, where, progress)
+    # BOS <= m  <=>  1 - BOS >= 1 - m, compared in the log domain
+    log_floor = math.log1p(-max_bos_mass) if max_bos_mass < 1 else -math.inf
+    bad = [h for h in heads if ex.lo[h] < log_floor]
+    if not bad:
+        return
+    name = _measure_name(model)
+    lines = [f"head {h}: {name} {_bos_from_log_nonbos(ex.lo[h]):.6g} at {_at(ex.lo_at[h])}"
+             for h in bad]
+    raise AssertionError(
+        f"model has a sink: {name} above max_bos_mass={max_bos_mass:g} at a {where} position:\n  "
+        + "\n  ".join(lines)
+        + f"\n  model: {model!r}\n  checked: {_family_note(model, seqs)}"
+    )
+
+
+def assert_certificate_verifies(certificate: str | Path | dict[str, Any]) -> Any:
+    """Assert a certificate (a file path or its parsed JSON) verifies in exact arithmetic.
+
+    Uses the trusted checker :mod:`sinkproof.checker`; returns its ``Verdict``.  A
+    malformed certificate fails too, with the checker's one-line reason.
+    """
+    from . import checker
+
+    if isinstance(certificate, (str, Path)):
+        source, run = f"certificate file {str(certificate)!r}", checker.verify_file
+    elif isinstance(certificate, dict):
+        source, run = "certificate", checker.verify
+    else:
+        raise TypeError("certificate must be a path or a parsed certificate (dict), "
+                        f"got {type(certificate).__name__}")
+    try:
+        verdict = run(certificate)
+    except CertificateError as exc:
+        raise AssertionError(f"{source} is malformed: {exc}") from exc
+    if not verdict.ok:
+        raise AssertionError(
+            f"{source} does not verify ({verdict.kind}): first failing inequality: "
+            f"{verdict.failure}\n  claim: {verdict.claim}"
+        )
+    return verdict
