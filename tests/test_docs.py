@@ -1,0 +1,241 @@
+"""Every code block in docs/*.md and README.md runs, so the docs cannot drift from the code.
+
+Rules (one test per Markdown file):
+
+- ```python blocks of one file run in order in one shared namespace, fresh per
+  file, with the working directory a temporary folder and matplotlib on Agg;
+- ```console blocks: each line starting with ``$ `` is a shell command (a
+  trailing backslash continues it); it must exit 0.  ``pip install`` commands
+  are skipped; the other lines of the block are its shown output, not checked;
+- ```text (and every other language) is not run;
+- a fence info string with the word ``slow`` (```console slow) runs only where
+  slow tests run (CI), for the rare long command.
+
+A failure names the file and the line of the block.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import RUN_SLOW
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMAND_TIMEOUT_S = 300
+
+_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
+
+
+@dataclass(frozen=True)
+class Block:
+    """A fenced code block: its language, further info words, first code line (1-based), code."""
+
+    language: str
+    options: tuple[str, ...]
+    line: int
+    code: str
+
+
+def extract_blocks(text: str) -> list[Block]:
+    """The fenced code blocks of a Markdown text, in order."""
+    blocks: list[Block] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        fence, words = m.group("fence"), m.group("info").strip().split()
+        language = words[0].lower() if words else ""
+        options = tuple(w.strip("{}").lower() for w in words[1:])
+        start = i + 1
+        j = start
+        while j < len(lines) and not (
+            lines[j].strip().startswith(fence[0] * len(fence)) and
+            set(lines[j].strip()) == {fence[0]}
+        ):
+            j += 1
+        body = [ln[len(m.group("indent")):] if ln.startswith(m.group("indent")) else ln
+                for ln in lines[start:j]]
+        blocks.append(Block(language, options, start + 1, "\n".join(body) + "\n"))
+        i = j + 1
+    return blocks
+
+
+def console_commands(code: str) -> list[str]:
+    """The ``$ `` commands of a console block (continuations joined), ``pip install`` skipped."""
+    commands: list[str] = []
+    lines = code.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line.startswith("$ "):
+            continue
+        cmd = line[2:]
+        while cmd.endswith("\\") and i < len(lines):
+            cmd = cmd[:-1] + " " + lines[i].strip()
+            i += 1
+        if re.match(r"\s*(python -m )?pip3? install\b", cmd):
+            continue
+        commands.append(cmd.strip())
+    return commands
+
+
+def _shell_env() -> dict[str, str]:
+    env = dict(os.environ, MPLBACKEND="Agg")
+    bindir = str(Path(sys.executable).parent)
+    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def run_markdown(path: Path, workdir: Path, run_slow: bool = RUN_SLOW) -> int:
+    """Run every runnable block of ``path`` in ``workdir``; returns how many blocks ran.
+
+    Raises ``AssertionError`` naming ``path:line`` of the first block that fails.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    ran = 0
+    old_cwd = Path.cwd()
+    os.chdir(workdir)
+    try:
+        for block in extract_blocks(path.read_text(encoding="utf-8")):
+            if "slow" in block.options and not run_slow:
+                continue
+            where = f"{path.name}:{block.line}"
+            if block.language == "python":
+                try:
+                    exec(compile(block.code, where, "exec"), namespace)
+                except Exception:
+                    raise AssertionError(
+                        f"{where}: python block failed\n{traceback.format_exc(limit=-3)}"
+                    ) from None
+                ran += 1
+            elif block.language == "console":
+                for cmd in console_commands(block.code):
+                    _run_command(cmd, where, workdir)
+                ran += 1
+    finally:
+        os.chdir(old_cwd)
+        _close_figures()
+    return ran
+
+
+def _run_command(cmd: str, where: str, workdir: Path) -> None:
+    try:
+        proc = subprocess.run(cmd, shell=True, cwd=workdir, env=_shell_env(), text=True,
+                              capture_output=True, timeout=COMMAND_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"{where}: `{cmd}` ran past {COMMAND_TIMEOUT_S} s") from None
+    if proc.returncode != 0:
+        tail = (proc.stdout[-1500:] + "\n" + proc.stderr[-1500:]).strip()
+        raise AssertionError(f"{where}: `{cmd}` exited {proc.returncode}\n{tail}")
+
+
+def _close_figures() -> None:
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+def doc_files() -> list[Path]:
+    files = sorted((ROOT / "docs").glob("*.md"))
+    readme = ROOT / "README.md"
+    return ([readme] if readme.exists() else []) + files
+
+
+@pytest.mark.parametrize("path", doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_doc_code_blocks_run(path: Path, tmp_path: Path) -> None:
+    run_markdown(path, tmp_path)
+
+
+# ------------------------------------------------------------- the runner itself
+
+SAMPLE = """# Title
+
+```python
+x = 2
+```
+
+Text.
+
+```text
+not run
+```
+
+```console
+$ echo hello \\
+    world
+hello world
+$ pip install -e .
+```
+
+~~~python
+assert x == 2
+y = x + 1
+~~~
+
+```console slow
+$ sleep 1000
+```
+"""
+
+
+def test_extract_blocks_finds_languages_lines_and_options():
+    blocks = extract_blocks(SAMPLE)
+    assert [(b.language, b.line) for b in blocks] == [
+        ("python", 4), ("text", 10), ("console", 14), ("python", 21), ("console", 26)]
+    assert blocks[0].code == "x = 2\n"
+    assert blocks[4].options == ("slow",)
+
+
+def test_console_commands_join_continuations_and_skip_pip():
+    code = extract_blocks(SAMPLE)[2].code
+    assert console_commands(code) == ["echo hello  world"]
+    assert console_commands("$ pip install x\n$ python -m pip install y\n$ ls\n") == ["ls"]
+
+
+def test_runner_shares_namespace_and_skips_slow_and_text(tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text(SAMPLE)
+    work = tmp_path / "work"
+    work.mkdir()
+    assert run_markdown(doc, work, run_slow=False) == 3
+
+
+def test_runner_failure_names_file_and_block_line(tmp_path):
+    doc = tmp_path / "broken.md"
+    doc.write_text("intro\n\n```python\nx = 1\n```\n\n```python\nassert x == 2, 'no'\n```\n")
+    with pytest.raises(AssertionError, match=r"broken\.md:8: python block failed"):
+        run_markdown(doc, tmp_path)
+    doc.write_text("```console\n$ exit 3\n```\n")
+    with pytest.raises(AssertionError, match=r"broken\.md:2: `exit 3` exited 3"):
+        run_markdown(doc, tmp_path)
+
+
+def test_python_blocks_run_in_the_temporary_directory(tmp_path):
+    doc = tmp_path / "cwd.md"
+    doc.write_text("```python\nfrom pathlib import Path\nPath('made.txt').write_text('x')\n```\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    run_markdown(doc, work)
+    assert (work / "made.txt").exists()
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+def test_console_commands_see_the_sinkproof_entry_point(tmp_path):
+    doc = tmp_path / "cli.md"
+    doc.write_text("```console\n$ sinkproof --version\nsinkproof 0.1.0\n```\n")
+    assert run_markdown(doc, tmp_path) == 1
