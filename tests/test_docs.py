@@ -16,6 +16,7 @@ A failure names the file and the line of the block.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -161,6 +162,78 @@ def test_doc_code_blocks_run(path: Path, tmp_path: Path) -> None:
     run_markdown(path, tmp_path)
 
 
+# ---------------------------------------------------------- the CLI reference
+
+CLI_REFERENCE = ROOT / "docs" / "cli.md"
+REGENERATE = "python tests/test_docs.py --write-cli-reference"
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _option_rows(parser: argparse.ArgumentParser) -> list[str]:
+    formatter = parser._get_formatter()
+    out: list[str] = []
+    for group in parser._action_groups:
+        actions = [a for a in group._group_actions
+                   if a.help is not argparse.SUPPRESS and not isinstance(a, argparse._HelpAction)
+                   and not isinstance(a, argparse._SubParsersAction)]
+        if not actions:
+            continue
+        out += ["", f"*{group.title}*", "", "| option | value | default | meaning |",
+                "|---|---|---|---|"]
+        for a in actions:
+            name = ", ".join(f"`{o}`" for o in a.option_strings) or f"`{a.metavar or a.dest}`"
+            if not a.option_strings:
+                value = ""
+            elif a.choices is not None:
+                value = " \\| ".join(f"`{c}`" for c in a.choices)
+            elif a.nargs == 0:
+                value = "flag"
+            else:
+                value = f"`{a.metavar or a.dest.upper()}`"
+            default = "" if a.default in (None, argparse.SUPPRESS) or a.nargs == 0 else (
+                f"`{a.default}`")
+            meaning = formatter._expand_help(a) if a.help else ""
+            out.append(f"| {name} | {value} | {default} | {_cell(meaning)} |")
+    return out
+
+
+def render_cli_reference() -> str:
+    """``docs/cli.md``, generated from :func:`sinkproof.cli.build_parser`."""
+    from sinkproof.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    lines = [
+        "# Command-line reference",
+        "",
+        f"Generated from the argument parser by `{REGENERATE}`;",
+        "do not edit by hand (a test fails when this page and the parser disagree).",
+        "",
+        f"`sinkproof COMMAND [options]` — {parser.description}",
+        "Exit status 0 means success and 2 bad input (with one line on stderr); "
+        "other statuses are given per command.",
+        "",
+        "| command | what it does |",
+        "|---|---|",
+    ]
+    lines += [f"| [`{n}`](#sinkproof-{n}) | {_cell(helps.get(n) or '')} |" for n in sub.choices]
+    for name, cmd in sub.choices.items():
+        lines += ["", f"## sinkproof {name}", ""]
+        lines.append(_cell(cmd.description or helps.get(name) or ""))
+        lines += _option_rows(cmd)
+    return "\n".join(lines) + "\n"
+
+
+def test_cli_reference_is_generated_from_the_parser():
+    assert CLI_REFERENCE.exists(), f"docs/cli.md is missing: run {REGENERATE}"
+    assert CLI_REFERENCE.read_text(encoding="utf-8") == render_cli_reference(), (
+        f"docs/cli.md is stale: run {REGENERATE}")
+
+
 # ------------------------------------------------------------- the runner itself
 
 SAMPLE = """# Title
@@ -239,3 +312,10 @@ def test_console_commands_see_the_sinkproof_entry_point(tmp_path):
     doc = tmp_path / "cli.md"
     doc.write_text("```console\n$ sinkproof --version\nsinkproof 0.1.0\n```\n")
     assert run_markdown(doc, tmp_path) == 1
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write-cli-reference"]:
+        sys.exit(f"usage: {REGENERATE}")
+    CLI_REFERENCE.write_text(render_cli_reference(), encoding="utf-8")
+    print(f"wrote {CLI_REFERENCE.relative_to(ROOT)}")
