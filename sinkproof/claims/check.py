@@ -1,0 +1,123 @@
+"""``sinkproof.check(claim)``: prove a claim, refute it, or say honestly that it is open.
+
+Routes, in order:
+
+1. **Theorem**: a theorem of the registry (:data:`sinkproof.symbolic.THEOREMS`)
+   whose every hypothesis holds for the claim's model class, and whose bound,
+   instantiated on the claim's task at the claim's ε, is ``>= b`` at the claimed
+   positions.
+2. **Certificate**: a certificate file named by the claim (or the call) that the
+   trusted checker verifies exactly and that implies the claim
+   (:mod:`sinkproof.claims.certified`).
+3. **Search**: a model of the class with error ``<= ε`` that violates the
+   conclusion, found by :func:`sinkproof.search` and re-verified in high precision
+   (:mod:`sinkproof.claims.refute`); saved as a witness file.
+
+Search alone never proves anything: when no proof and no witness is found the
+answer is :class:`Open`, with the best trade-offs seen and the budget spent.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .certified import NotImplied, prove_by_certificate
+from .outcome import Open, Outcome, Proved, Refuted
+from .schema import Claim, claim_from_dict, load_claim
+from .theorems import prove_by_theorem, theorem_bound
+from .witness import SearchRecord, search_witness, write_witness
+
+
+def as_claim(claim: Claim | Mapping[str, Any] | str | Path) -> Claim:
+    """A :class:`Claim` from a claim, its data, or the path of a claim file."""
+    if isinstance(claim, Claim):
+        return claim
+    if isinstance(claim, (str, Path)):
+        return load_claim(claim)
+    if isinstance(claim, Mapping):
+        return claim_from_dict(claim)
+    raise TypeError(f"check() needs a Claim, a mapping or a claim file path, "
+                    f"got {type(claim).__name__}")
+
+
+def check(
+    claim: Claim | Mapping[str, Any] | str | Path,
+    *,
+    budget: float | None = None,
+    restarts: int | None = None,
+    seed: int | None = None,
+    certificate: str | Path | None = None,
+    witness: str | Path | None = None,
+    search: bool = True,
+    progress: bool | None = None,
+) -> Outcome:
+    """Check ``claim``: :class:`Proved`, :class:`Refuted` or :class:`Open`.
+
+    ``budget`` (seconds), ``restarts`` and ``seed`` override the claim's ``[check]``
+    options; ``certificate`` names a certificate file to try; ``witness`` is where a
+    refuting model is saved (default: a fresh temporary folder).  ``search=False``
+    skips the counterexample search (the answer is then Proved or Open).
+    """
+    claim = as_claim(claim)
+    changes: dict[str, Any] = {}
+    for name, value in (("budget", budget), ("restarts", restarts), ("seed", seed)):
+        if value is not None:
+            changes[name] = value
+    if certificate is not None:
+        changes["certificate"] = str(certificate)
+    if changes:
+        claim = claim.with_options(**changes)
+
+    reasons: list[str] = []
+    proved = prove_by_theorem(claim, reasons)
+    if proved is not None:
+        return proved
+    cert_path = _certificate_path(claim)
+    if cert_path is not None:
+        try:
+            bound, stated = prove_by_certificate(claim, cert_path)
+        except NotImplied as exc:
+            reasons.append(f"certificate: {exc}")
+        else:
+            return Proved(claim, by="certificate", bound=float(bound), detail=stated,
+                          certificate=str(cert_path))
+    else:
+        reasons.append("certificate: none given")
+    if not search:
+        return Open(claim, reasons=tuple(reasons), spent={"seconds": 0.0})
+
+    start = time.perf_counter()
+    record: SearchRecord = search_witness(claim, theorem_bound(claim), progress=progress)
+    spent = {"seconds": round(time.perf_counter() - start, 2), "restarts": record.restarts}
+    if record.refutation is None:
+        return Open(claim, frontier=record.frontier, spent=spent,
+                    reasons=tuple(reasons + list(record.notes)))
+    path = _witness_path(claim, witness)
+    write_witness(record, claim, path)
+    ref = record.refutation
+    return Refuted(claim, model=ref.model, error=ref.error, violations=ref.violations,
+                   witness=str(path), detail=f"found by search in {spent['seconds']:g} s; "
+                   f"re-verified at {ref.digits} digits")
+
+
+def _certificate_path(claim: Claim) -> Path | None:
+    name = claim.options.certificate
+    if name is None:
+        return None
+    path = Path(name)
+    if not path.is_absolute() and claim.source is not None and not path.exists():
+        path = Path(claim.source).parent / path
+    return path
+
+
+def _witness_path(claim: Claim, witness: str | Path | None) -> Path:
+    if witness is not None:
+        return Path(witness)
+    if claim.options.witness is not None:
+        return Path(claim.options.witness)
+    stem = Path(claim.source).stem if claim.source else "claim"
+    return Path(tempfile.mkdtemp(prefix="sinkproof-")) / f"{stem}.witness.json"

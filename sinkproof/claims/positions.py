@@ -1,0 +1,194 @@
+"""Sets of (sequence, position) pairs a claim talks about, and the BOS mass there.
+
+A causal model's weights at position ``t`` depend only on the prefix ``x_0..x_t``,
+so a position set is a predicate on prefixes: named sets are evaluated over every
+prefix of the family, explicit sets list their pairs.  The BOS mass reported for
+ReLU heads is the BOS *share* ``α_{t0} / Σ_j α_{tj}`` (THEORY.md section 3); for
+softmax heads it is ``α_{t0} = 1 - exp(log non-BOS mass)``, computed in the log
+domain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._validate import as_int
+from ..kernel import forward_prefixes
+from ..model import AttentionModel
+from ..task import TRIG, TriggerTask
+
+NAMED_SETS: dict[str, str] = {
+    "nontrigger": "every non-trigger position t >= 1",
+    "trigger": "every trigger position",
+    "all": "every position t >= 1",
+    "before_trigger": "every position t >= 1 with no trigger at or before t",
+    "after_trigger": "every non-trigger position after the trigger",
+    "homogeneous": "position n of every homogeneous sequence X^c_n = (BOS, c, ..., c)",
+}
+
+
+def parse_token(value: Any) -> int:
+    """A token of a claim file: a content index, or ``"TRIG"`` / ``-1`` for the trigger."""
+    if isinstance(value, str):
+        if value.upper() in ("TRIG", "T", "TRIGGER"):
+            return TRIG
+        raise ValueError(f"unknown token {value!r}: use a content index or \"TRIG\"")
+    return as_int("token", value)
+
+
+def parse_sequence(value: Any) -> tuple[int, ...]:
+    """A sequence after BOS: a list of tokens."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"a sequence must be a list of tokens, got {type(value).__name__}")
+    return tuple(parse_token(v) for v in value)
+
+
+@dataclass(frozen=True)
+class PositionSet:
+    """A named set of positions (see :data:`NAMED_SETS`) or an explicit tuple of pairs."""
+
+    name: str
+    pairs: tuple[tuple[tuple[int, ...], int], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.name != "explicit" and self.name not in NAMED_SETS:
+            raise ValueError(
+                f"unknown position set {self.name!r}; expected one of "
+                f"{', '.join(NAMED_SETS)} or a list of {{sequence, position}} pairs"
+            )
+        if self.name == "explicit" and not self.pairs:
+            raise ValueError("an explicit position set needs at least one (sequence, position)")
+
+    @classmethod
+    def parse(cls, value: Any) -> PositionSet:
+        """``"nontrigger"`` etc., or a list of ``{sequence = [...], position = t}`` tables."""
+        if isinstance(value, PositionSet):
+            return value
+        if isinstance(value, str):
+            return cls(value)
+        if not isinstance(value, Sequence) or isinstance(value, bytes):
+            raise TypeError("positions must be a name or a list of pairs, "
+                            f"got {type(value).__name__}")
+        pairs = []
+        for item in value:
+            if isinstance(item, dict):
+                unknown = set(item) - {"sequence", "position"}
+                if unknown or set(item) != {"sequence", "position"}:
+                    raise ValueError("each explicit position needs 'sequence' and 'position'")
+                seq, pos = item["sequence"], item["position"]
+            elif isinstance(item, Sequence) and len(item) == 2 and not isinstance(item, str):
+                seq, pos = item
+            else:
+                raise TypeError("each explicit position must be {sequence = [...], position = t}")
+            seq = parse_sequence(seq)
+            pos = as_int("position", pos, minimum=1)
+            if pos > len(seq):
+                raise ValueError(f"position {pos} lies beyond sequence {list(seq)}")
+            pairs.append((seq, pos))
+        return cls("explicit", tuple(pairs))
+
+    def check_task(self, task: TriggerTask) -> None:
+        """Raise if an explicit pair is not a sequence of ``task``'s family."""
+        for seq, _ in self.pairs:
+            task.encode(seq)
+
+    def to_json(self) -> Any:
+        if self.name != "explicit":
+            return self.name
+        return [dict(sequence=["TRIG" if x == TRIG else x for x in s], position=t)
+                for s, t in self.pairs]
+
+    def describe(self) -> str:
+        if self.name != "explicit":
+            return NAMED_SETS[self.name]
+        shown = ", ".join(f"{_show(s)}[t={t}]" for s, t in self.pairs[:3])
+        more = f" and {len(self.pairs) - 3} more" if len(self.pairs) > 3 else ""
+        return f"the positions {shown}{more}"
+
+    # ------------------------------------------------------------ membership
+    def prefix_blocks(self, task: TriggerTask) -> Iterator[tuple[int, np.ndarray]]:
+        """``(t, codes)``: every prefix of depth ``t`` whose last position is in the set."""
+        if self.name == "explicit":
+            by_depth: dict[int, set[tuple[int, ...]]] = {}
+            for seq, t in self.pairs:
+                codes = tuple(int(c) for c in task.encode(seq)[:t])
+                by_depth.setdefault(t, set()).add(codes)
+            for t in sorted(by_depth):
+                yield t, np.array(sorted(by_depth[t]), dtype=np.int64)
+            return
+        for t in range(1, task.T + 1):
+            for block in task.prefix_blocks(t):
+                keep = self._member(block.codes, task.trig_code)
+                if np.any(keep):
+                    yield t, block.codes[keep]
+
+    def _member(self, codes: np.ndarray, trig: int) -> np.ndarray:
+        last_is_trig = codes[:, -1] == trig
+        earlier_trig = np.any(codes[:, :-1] == trig, axis=1)
+        if self.name == "nontrigger":
+            return ~last_is_trig
+        if self.name == "trigger":
+            return last_is_trig
+        if self.name == "all":
+            return np.ones(codes.shape[0], dtype=bool)
+        if self.name == "before_trigger":
+            return ~last_is_trig & ~earlier_trig
+        if self.name == "after_trigger":
+            return ~last_is_trig & earlier_trig
+        # homogeneous
+        return ~last_is_trig & np.all(codes == codes[:, :1], axis=1)
+
+    def pair_list(self, task: TriggerTask) -> list[tuple[tuple[int, ...], int]]:
+        """Every (prefix, position) of the set as user-facing pairs."""
+        return [(task.decode(row), t) for t, codes in self.prefix_blocks(task) for row in codes]
+
+
+def _show(seq: Sequence[int]) -> str:
+    return "(" + ", ".join(["BOS", *("TRIG" if x == TRIG else str(x) for x in seq)]) + ")"
+
+
+def show_sequence(seq: Sequence[int]) -> str:
+    """``(BOS, 0, 1, TRIG)``: a sequence as a reader writes it."""
+    return _show(seq)
+
+
+def bos_masses(model: AttentionModel, codes: np.ndarray) -> np.ndarray:
+    """BOS mass per head at the last position of each prefix: ``(H, N)``.
+
+    Softmax: ``α_{t0} = -expm1(log non-BOS mass)`` (log domain).  ReLU: the BOS share.
+    """
+    fw = forward_prefixes(model, codes)
+    if model.kind == "softmax":
+        return -np.expm1(fw.log_nonbos)
+    w = fw.weights
+    total = w.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, w[..., 0] / np.where(total > 0, total, 1.0), 0.0)
+
+
+@dataclass(frozen=True)
+class PositionMass:
+    """BOS mass per head at one (sequence, position)."""
+
+    sequence: tuple[int, ...]
+    position: int
+    masses: tuple[float, ...]
+
+    def __str__(self) -> str:
+        ms = ", ".join(f"{m:.6g}" for m in self.masses)
+        return f"{_show(self.sequence)} at t={self.position}: BOS mass per head [{ms}]"
+
+
+def scan(model: AttentionModel, positions: PositionSet) -> list[PositionMass]:
+    """The BOS mass of every head at every position of the set (float64, log domain)."""
+    out = []
+    task = model.task
+    for t, codes in positions.prefix_blocks(task):
+        m = bos_masses(model, codes)
+        for i, row in enumerate(codes):
+            out.append(PositionMass(task.decode(row), t, tuple(float(x) for x in m[:, i])))
+    return out

@@ -1,0 +1,82 @@
+"""Does a model refute a claim?  Float64 proposes, high precision decides.
+
+A model refutes a claim when it belongs to the claim's class, its error on the
+hypothesis family is ``<= ε`` and the conclusion fails:
+
+- ``positions="every"``: at some position of the set, the BOS mass is ``< b`` in every
+  head (``heads="some"``) or in some head (``heads="every"``);
+- ``positions="some"``: at every position of the set it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import mpmath
+
+from ..model import AttentionModel
+from ..modelclass import ModelClass
+from .positions import PositionMass, scan
+from .precise import DIGITS, PreciseModel, max_error
+from .schema import Claim
+
+MAX_CONFIRMED = 64
+"""At most this many violated positions are re-checked in high precision (one suffices
+for a ``positions="every"`` claim; a ``"some"`` claim needs them all)."""
+
+
+@dataclass(frozen=True)
+class Refutation:
+    """A verified refutation: the model, its error, the violated positions (masses in
+    high precision), and the precision used."""
+
+    model: AttentionModel
+    error: float
+    worst: tuple[int, ...]
+    violations: tuple[PositionMass, ...]
+    digits: int = DIGITS
+
+
+def violated(masses: tuple[float, ...] | tuple[mpmath.mpf, ...], bound: float, heads: str) -> bool:
+    """The conclusion fails at one position: every (``heads="some"``) or some
+    (``heads="every"``) head is below ``bound``."""
+    below = [m < bound for m in masses]
+    return all(below) if heads == "some" else any(below)
+
+
+def model_in_class(model: AttentionModel, claim: Claim) -> bool:
+    """The witness is a model of the claim's class (on the claim's task)."""
+    return model.task == claim.task and ModelClass.of(model).is_subclass_of(claim.model_class)
+
+
+def refutes(model: AttentionModel, claim: Claim,
+            bound_at: Callable[[tuple[int, ...]], float]) -> Refutation | None:
+    """A verified :class:`Refutation` of ``claim`` by ``model`` (BOS threshold
+    ``bound_at(prefix)``), or ``None`` when the model does not refute it in high precision."""
+    if not model_in_class(model, claim):
+        return None
+    con = claim.conclusion
+    masses = scan(model, con.at)
+    cands = [pm for pm in masses
+             if violated(pm.masses, bound_at(pm.sequence[:pm.position]), con.heads)]
+    if con.positions == "some" and len(cands) < len(masses):
+        return None
+    if not cands:
+        return None
+    precise = PreciseModel(model)
+    confirmed = []
+    task = claim.task
+    for pm in cands[: MAX_CONFIRMED if con.positions == "every" else None]:
+        at = precise.at(tuple(int(c) for c in task.encode(pm.sequence)))
+        if violated(at.bos, bound_at(pm.sequence[:pm.position]), con.heads):
+            confirmed.append(PositionMass(pm.sequence, pm.position,
+                                          tuple(float(m) for m in at.bos)))
+        elif con.positions == "some":
+            return None
+    if not confirmed:
+        return None
+    err, worst = max_error(precise, claim.hypothesis.family_sequences(task))
+    if not err <= mpmath.mpf(claim.max_error):
+        return None
+    return Refutation(model, float(err), worst, tuple(confirmed))

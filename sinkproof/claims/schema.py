@@ -1,0 +1,284 @@
+"""A claim about every accurate model of a class, as data (TOML or JSON).
+
+    for every model M in the class with error(M) <= max_error on the family,
+    at every (or some) position of the set, some (or every) head of M has
+    BOS mass >= min_bos_mass                (or: >= the named theorem's bound)
+
+A claim file has four sections::
+
+    title = "one softmax head with fixed values sinks on homogeneous sequences"
+    [task]        # TriggerTask arguments: p, T, content, positions, triggers, k, seed
+    [model]       # ModelClass: kind, heads, values, positions, value_features
+    [hypothesis]  # max_error, family = "S_T" | "homogeneous" | "pairs" | [[seq], ...]
+    [conclusion]  # min_bos_mass or theorem; at; positions = "every"|"some"; heads = "some"|"every"
+    [check]       # optional: restarts, seed, budget, certificate, witness
+
+Every field is checked on load; an unknown field, a wrong type or a missing
+section is a one-line ``ValueError``/``TypeError``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .._validate import as_int, as_real, choice
+from ..modelclass import ModelClass
+from ..task import TRIG, TriggerTask
+from .positions import PositionSet, parse_sequence
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+FAMILIES: dict[str, str] = {
+    "S_T": "every sequence of the task's family",
+    "homogeneous": "the homogeneous sequences X^c_n = (BOS, c, ..., c), n <= T",
+    "pairs": "X^c_m and T^c_m = (BOS, c^m, TRIG) for every c and m < T (Theorem 2's sequences)",
+}
+QUANTIFIERS = ("every", "some")
+SECTIONS = ("task", "model", "hypothesis", "conclusion", "check")
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """``error <= max_error`` on a family: ``"S_T"``, a named subfamily, or explicit sequences."""
+
+    max_error: float
+    family: str = "S_T"
+    sequences: tuple[tuple[int, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        as_real("hypothesis.max_error", self.max_error, minimum=0.0)
+        if self.family != "explicit" and self.family not in FAMILIES:
+            raise ValueError(f"unknown family {self.family!r}; expected one of "
+                             f"{', '.join(FAMILIES)} or a list of sequences")
+
+    def family_sequences(self, task: TriggerTask) -> list[tuple[int, ...]] | None:
+        """The sequences of the family (``None`` for the whole of ``S_T``)."""
+        if self.family == "S_T":
+            return None
+        if self.family == "explicit":
+            return list(self.sequences)
+        homogeneous = [(c,) * n for c in range(task.k) for n in range(1, task.T + 1)]
+        if self.family == "homogeneous":
+            return homogeneous
+        return homogeneous + [(c,) * m + (TRIG,) for c in range(task.k) for m in range(1, task.T)]
+
+    def describe(self) -> str:
+        fam = (f"{len(self.sequences)} listed sequences" if self.family == "explicit"
+               else FAMILIES[self.family])
+        return f"error <= {self.max_error:g} on {fam}"
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """BOS mass ``>= min_bos_mass`` (or the named theorem's bound) at a set of positions.
+
+    ``positions``: ``"every"`` position of the set, or ``"some"`` position of it.
+    ``heads``: ``"some"`` head (a sink in at least one head) or ``"every"`` head.
+    """
+
+    at: PositionSet
+    min_bos_mass: float | None = None
+    theorem: str | None = None
+    positions: str = "every"
+    heads: str = "some"
+
+    def __post_init__(self) -> None:
+        if (self.min_bos_mass is None) == (self.theorem is None):
+            raise ValueError("the conclusion needs exactly one of 'min_bos_mass' and 'theorem'")
+        if self.min_bos_mass is not None:
+            b = as_real("conclusion.min_bos_mass", self.min_bos_mass)
+            if not 0.0 < b <= 1.0:
+                raise ValueError(f"conclusion.min_bos_mass must lie in (0, 1], got {b}")
+        if self.theorem is not None and not isinstance(self.theorem, str):
+            raise TypeError("conclusion.theorem must be a theorem name such as \"theorem1\"")
+        choice("conclusion.positions quantifier", self.positions, QUANTIFIERS)
+        choice("conclusion.heads quantifier", self.heads, QUANTIFIERS)
+
+    def describe(self) -> str:
+        what = (f"BOS mass >= {self.min_bos_mass:g}" if self.theorem is None
+                else f"BOS mass >= the bound of {self.theorem}")
+        where = self.at.describe()
+        quant = "at " + ("" if self.positions == "every" else "some position among ") + where
+        heads = "in some head" if self.heads == "some" else "in every head"
+        return f"{what} {heads}, {quant}"
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """How hard to look: search restarts, seed, budget (seconds), a certificate to use,
+    and where to write a witness (default: next to the claim file)."""
+
+    restarts: int = 8
+    seed: int = 0
+    budget: float = 30.0
+    certificate: str | None = None
+    witness: str | None = None
+
+    def __post_init__(self) -> None:
+        as_int("check.restarts", self.restarts, minimum=1)
+        as_int("check.seed", self.seed, minimum=0)
+        as_real("check.budget", self.budget, minimum=0.0, strict=True)
+        for name in ("certificate", "witness"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"check.{name} must be a file path")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A statement about every accurate model of a class; see the module docstring."""
+
+    task: TriggerTask
+    model_class: ModelClass
+    hypothesis: Hypothesis
+    conclusion: Conclusion
+    options: CheckOptions = field(default_factory=CheckOptions)
+    title: str = ""
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.task, TriggerTask):
+            raise TypeError(f"claim task must be a TriggerTask, got {type(self.task).__name__}")
+        if not isinstance(self.model_class, ModelClass):
+            raise TypeError("claim model_class must be a ModelClass")
+        mc = self.model_class
+        if mc.positions not in ("any", self.task.positions):
+            raise ValueError(f"model positions {mc.positions!r} differ from the task's "
+                             f"positional scheme {self.task.positions!r}")
+        self.conclusion.at.check_task(self.task)
+        for seq in self.hypothesis.sequences:
+            self.task.encode(seq)
+
+    @property
+    def max_error(self) -> float:
+        return self.hypothesis.max_error
+
+    def with_options(self, **changes: Any) -> Claim:
+        """A copy with some check options changed (budget, seed, restarts, ...)."""
+        return replace(self, options=replace(self.options, **changes))
+
+    def statement(self) -> str:
+        """The claim in one sentence."""
+        return (f"every {self.model_class} model with {self.hypothesis.describe()} has "
+                f"{self.conclusion.describe()} ({self.task!r})")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The claim as data (the inverse of :func:`claim_from_dict`)."""
+        con = self.conclusion
+        conclusion: dict[str, Any] = dict(at=con.at.to_json(), positions=con.positions,
+                                          heads=con.heads)
+        if con.theorem is None:
+            conclusion["min_bos_mass"] = con.min_bos_mass
+        else:
+            conclusion["theorem"] = con.theorem
+        hyp = self.hypothesis
+        family: Any = hyp.family
+        if family == "explicit":
+            family = [["TRIG" if x == TRIG else x for x in s] for s in hyp.sequences]
+        opts = {k: v for k, v in vars(self.options).items() if v is not None}
+        return dict(title=self.title, task=self.task.describe(),
+                    model=self.model_class.to_dict(),
+                    hypothesis=dict(max_error=hyp.max_error, family=family),
+                    conclusion=conclusion, check=opts)
+
+    def __repr__(self) -> str:
+        label = f"{self.title!r}: " if self.title else ""
+        return f"Claim({label}{self.statement()})"
+
+    def _repr_markdown_(self) -> str:
+        title = f"**{self.title}**\n\n" if self.title else ""
+        return title + f"Claim: {self.statement()}"
+
+
+# ---------------------------------------------------------------- parsing
+def _section(data: Mapping[str, Any], name: str, required: bool = True) -> dict[str, Any]:
+    if name not in data:
+        if required:
+            raise ValueError(f"claim lacks the [{name}] section")
+        return {}
+    value = data[name]
+    if not isinstance(value, Mapping):
+        raise TypeError(f"[{name}] must be a table of fields, got {type(value).__name__}")
+    return dict(value)
+
+
+def _no_unknown(section: str, d: Mapping[str, Any], allowed: set[str]) -> None:
+    unknown = sorted(set(d) - allowed)
+    if unknown:
+        raise ValueError(f"unknown field{'s' if len(unknown) > 1 else ''} in [{section}]: "
+                         f"{', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})")
+
+
+def _parse_hypothesis(d: dict[str, Any]) -> Hypothesis:
+    _no_unknown("hypothesis", d, {"max_error", "family"})
+    if "max_error" not in d:
+        raise ValueError("[hypothesis] needs max_error (the error bound epsilon)")
+    family = d.get("family", "S_T")
+    if isinstance(family, str):
+        return Hypothesis(max_error=d["max_error"], family=family)
+    if not isinstance(family, list) or not family:
+        raise TypeError("hypothesis.family must be a family name or a non-empty list of sequences")
+    return Hypothesis(max_error=d["max_error"], family="explicit",
+                      sequences=tuple(parse_sequence(s) for s in family))
+
+
+def _parse_conclusion(d: dict[str, Any]) -> Conclusion:
+    _no_unknown("conclusion", d, {"min_bos_mass", "theorem", "at", "positions", "heads"})
+    if "at" not in d:
+        raise ValueError("[conclusion] needs 'at': a position set such as \"nontrigger\"")
+    return Conclusion(at=PositionSet.parse(d["at"]), min_bos_mass=d.get("min_bos_mass"),
+                      theorem=d.get("theorem"), positions=d.get("positions", "every"),
+                      heads=d.get("heads", "some"))
+
+
+def claim_from_dict(data: Mapping[str, Any], source: str | None = None) -> Claim:
+    """Build a :class:`Claim` from parsed TOML/JSON data, checking every field."""
+    if not isinstance(data, Mapping):
+        raise TypeError(f"a claim must be a table of sections, got {type(data).__name__}")
+    unknown = sorted(set(data) - {*SECTIONS, "title"})
+    if unknown:
+        raise ValueError(f"unknown section or field {unknown[0]!r} in the claim "
+                         f"(allowed: title, {', '.join(f'[{s}]' for s in SECTIONS)})")
+    title = data.get("title", "")
+    if not isinstance(title, str):
+        raise TypeError("title must be a string")
+    task = TriggerTask.from_description(_section(data, "task"))
+    model = _section(data, "model")
+    model.setdefault("positions", task.positions)
+    model_class = ModelClass.from_dict(model)
+    check = _section(data, "check", required=False)
+    _no_unknown("check", check, set(CheckOptions.__dataclass_fields__))
+    return Claim(task=task, model_class=model_class,
+                 hypothesis=_parse_hypothesis(_section(data, "hypothesis")),
+                 conclusion=_parse_conclusion(_section(data, "conclusion")),
+                 options=CheckOptions(**check), title=title, source=source)
+
+
+def load_claim(path: str | Path) -> Claim:
+    """Read a claim from a ``.toml`` or ``.json`` file."""
+    path = Path(path)
+    text = path.read_text()
+    try:
+        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except ValueError as exc:  # TOMLDecodeError and JSONDecodeError are ValueErrors
+        raise ValueError(f"{path}: not valid {path.suffix.lstrip('.') or 'TOML'}: {exc}") from None
+    try:
+        return claim_from_dict(data, source=str(path))
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"{path}: {exc}") from None
+
+
+def iter_sections(claim: Claim) -> Iterator[tuple[str, str]]:
+    """(label, text) lines that describe the claim, for reports."""
+    yield "task", repr(claim.task)
+    yield "model class", str(claim.model_class)
+    yield "hypothesis", claim.hypothesis.describe()
+    yield "conclusion", claim.conclusion.describe()

@@ -1,0 +1,131 @@
+"""Counterexample search for a claim, and the witness file of a refutation.
+
+The search layer looks for a model with error ``<= ε`` on the task's whole family
+and BOS mass below the threshold at chosen positions.  The claim's negation needs
+that at *one* claimed position (``positions="every"``) or at all of them
+(``positions="some"``), so the search first constrains the whole set, then (for
+``"every"``) the few positions where the best model so far came closest.  Every
+candidate is re-verified against the claim's exact semantics in high precision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..progress import Progress
+from .positions import PositionMass, scan
+from .refute import Refutation, refutes
+from .schema import Claim
+
+SINGLE_POSITION_TRIES = 3
+"""For a ``positions="every"`` claim: how many single positions to try after the whole set."""
+
+
+@dataclass
+class SearchRecord:
+    """What the claim's search did: the refutation (if any), the best (error, BOS mass)
+    trade-offs seen, restarts spent and notes for the report."""
+
+    refutation: Refutation | None = None
+    frontier: tuple[tuple[float, float], ...] = ()
+    restarts: int = 0
+    notes: list[str] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)
+
+
+def _where(claim: Claim) -> Any:
+    at = claim.conclusion.at
+    if at.name in ("nontrigger", "trigger", "all"):
+        return at.name
+    return {(seq[:t], t) for seq, t in at.pair_list(claim.task)}
+
+
+def _run_search(claim: Claim, where: Any, threshold: float, budget: float, seed: int,
+                progress: bool | None) -> Any:
+    from .. import search as search_module
+
+    mc = claim.model_class
+    return search_module.search(
+        claim.task, kind=mc.kind, heads=mc.heads, values=mc.values,
+        max_error=claim.max_error, max_bos_mass=threshold, where=where,
+        restarts=claim.options.restarts, seed=seed, budget=budget, progress=progress)
+
+
+def _trace_points(result: Any) -> list[tuple[float, float]]:
+    points = []
+    for item in getattr(result, "trace", None) or ():
+        if isinstance(item, tuple):
+            e, b = item[0], item[1]
+        else:
+            e, b = item.error, item.bos_mass
+        points.append((float(e), float(b)))
+    return points
+
+
+def _pareto(points: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
+    front: list[tuple[float, float]] = []
+    for e, b in sorted(points):
+        if not front or b < front[-1][1]:
+            front.append((e, b))
+    return tuple(front)
+
+
+def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None) -> SearchRecord:
+    """Search for a model refuting ``claim`` (BOS threshold ``bound_at(prefix)``)."""
+    record = SearchRecord()
+    positions = scan_positions(claim)
+    thresholds = [bound_at(seq[:t]) for seq, t in positions]
+    threshold = min(thresholds)
+    attempts: list[Any] = [_where(claim)]
+    tries = SINGLE_POSITION_TRIES if (claim.conclusion.positions == "every"
+                                      and len(positions) > 1) else 0
+    budget = claim.options.budget / (1 + (1 if tries else 0))
+    points: list[tuple[float, float]] = []
+    with Progress(1 + tries, "check", progress) as bar:
+        i = 0
+        while i < len(attempts):
+            where = attempts[i]
+            result = _run_search(claim, where, threshold, budget / max(1, i and tries),
+                                 claim.options.seed + i, progress=False)
+            record.results.append(result)
+            record.restarts += int(getattr(result, "restarts", claim.options.restarts))
+            points += _trace_points(result)
+            model = getattr(result, "model", None)
+            if model is not None:
+                ref = refutes(model, claim, bound_at)
+                if ref is not None:
+                    record.refutation = ref
+                    break
+                if i == 0 and tries:
+                    attempts += [{(m.sequence[:m.position], m.position)}
+                                 for m in closest(scan(model, claim.conclusion.at), tries)]
+            bar.update(1)
+            i += 1
+    record.frontier = _pareto(points)
+    if record.refutation is None:
+        record.notes.append(f"search: no model with error <= {claim.max_error:g} violating the "
+                            f"conclusion was found in {len(attempts)} attempt(s)")
+    return record
+
+
+def scan_positions(claim: Claim) -> list[tuple[tuple[int, ...], int]]:
+    return claim.conclusion.at.pair_list(claim.task)
+
+
+def closest(masses: list[PositionMass], n: int) -> list[PositionMass]:
+    """The ``n`` positions whose largest head BOS mass is smallest."""
+    return sorted(masses, key=lambda m: max(m.masses))[:n]
+
+
+def write_witness(record: SearchRecord, claim: Claim, path: Path) -> None:
+    """Save the refuting model as a ``witness`` file that ``sinkproof verify`` accepts."""
+    from ..checker import witness as witness_format
+
+    ref = record.refutation
+    assert ref is not None
+    pairs = [(v.sequence, v.position) for v in ref.violations]
+    bos = max(max(v.masses) for v in ref.violations)
+    witness_format.write(path, ref.model, max_error=claim.max_error, max_bos_mass=bos,
+                         where=pairs, claim=claim.statement())

@@ -1,0 +1,45 @@
+"""``sinkproof check FILE``: settle a claim file (TOML or JSON).
+
+Exit status: 0 proved, 1 refuted, 3 open, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..cli_common import write_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check", help="prove, refute or report open a claim file (TOML or JSON)",
+        description="Check a claim about every accurate model of a class: Proved (a registered "
+                    "theorem or a verified certificate), Refuted (a witness found by search, "
+                    "re-verified in high precision and saved) or Open (best trade-offs found). "
+                    "Exit status: 0 proved, 1 refuted, 3 open, 2 bad input.")
+    p.add_argument("claim", metavar="FILE", help="claim file (.toml or .json)")
+    p.add_argument("--budget", type=float, default=None, help="search seconds (overrides the file)")
+    p.add_argument("--restarts", type=int, default=None, help="search restarts per attempt")
+    p.add_argument("--seed", type=int, default=None, help="search seed")
+    p.add_argument("--certificate", metavar="CERT", default=None,
+                   help="certificate file to try as a proof")
+    p.add_argument("--witness", metavar="OUT", default=None,
+                   help="where to save a refuting model (default: ./<claim>.witness.json)")
+    p.add_argument("--no-search", action="store_true", help="only try proofs")
+    p.add_argument("--json", metavar="FILE", help="also write the outcome as JSON ('-' = stdout)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..claims import check, load_claim
+
+    claim = load_claim(args.claim)
+    witness = args.witness or (claim.options.witness or f"{Path(args.claim).stem}.witness.json")
+    outcome = check(claim, budget=args.budget, restarts=args.restarts, seed=args.seed,
+                    certificate=args.certificate, witness=witness, search=not args.no_search)
+    if args.json != "-":
+        print(outcome.render())
+    if args.json:
+        write_json(outcome.to_dict(), args.json)
+    return outcome.exit_code
