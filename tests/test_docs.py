@@ -7,6 +7,9 @@ Rules (one test per Markdown file):
 - ```console blocks: each line starting with ``$ `` is a shell command (a
   trailing backslash continues it); it must exit 0.  ``pip install`` commands
   are skipped; the other lines of the block are its shown output, not checked;
+- ```pycon blocks (a Python shell session: ``>>> `` and ``... `` lines, then the
+  expected output) run as doctests in the same namespace as the python blocks,
+  with ELLIPSIS and NORMALIZE_WHITESPACE, so shown output is checked too;
 - ```text (and every other language) is not run;
 - a fence info string with the word ``slow`` (```console slow) runs only where
   slow tests run (CI), for the rare long command.
@@ -17,6 +20,8 @@ A failure names the file and the line of the block.
 from __future__ import annotations
 
 import argparse
+import doctest
+import io
 import os
 import re
 import shutil
@@ -124,6 +129,9 @@ def run_markdown(path: Path, workdir: Path, run_slow: bool = RUN_SLOW) -> int:
                         f"{where}: python block failed\n{traceback.format_exc(limit=-3)}"
                     ) from None
                 ran += 1
+            elif block.language == "pycon":
+                _run_session(block, path, namespace)
+                ran += 1
             elif block.language == "console":
                 for cmd in console_commands(block.code):
                     _run_command(cmd, where, workdir)
@@ -132,6 +140,22 @@ def run_markdown(path: Path, workdir: Path, run_slow: bool = RUN_SLOW) -> int:
         os.chdir(old_cwd)
         _close_figures()
     return ran
+
+
+DOCTEST_FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+
+def _run_session(block: Block, path: Path, namespace: dict[str, object]) -> None:
+    """Run a ``pycon`` block as a doctest in ``namespace`` (kept for the next blocks)."""
+    test = doctest.DocTestParser().get_doctest(
+        block.code, namespace, f"{path.name}:{block.line}", path.name, block.line - 1)
+    report = io.StringIO()
+    runner = doctest.DocTestRunner(optionflags=DOCTEST_FLAGS)
+    runner.run(test, out=report.write, clear_globs=False)
+    namespace.update(test.globs)  # DocTest ran on a copy
+    if runner.failures:
+        raise AssertionError(f"{path.name}:{block.line}: shell session differs\n"
+                             f"{report.getvalue()}")
 
 
 def _run_command(cmd: str, where: str, workdir: Path) -> None:
@@ -160,6 +184,31 @@ def doc_files() -> list[Path]:
 @pytest.mark.parametrize("path", doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_doc_code_blocks_run(path: Path, tmp_path: Path) -> None:
     run_markdown(path, tmp_path)
+
+
+_LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
+
+
+def local_links(path: Path) -> list[str]:
+    """Targets of the Markdown links in ``path`` that point into the repository."""
+    targets = []
+    for m in _LINK.finditer(path.read_text(encoding="utf-8")):
+        target = m.group("target").split("#")[0]
+        if target and not re.match(r"^[a-z][a-z0-9+.-]*:", target):
+            targets.append(target)
+    return targets
+
+
+@pytest.mark.parametrize("path", doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_doc_links_resolve(path: Path) -> None:
+    missing = [t for t in local_links(path) if not (path.parent / t).exists()]
+    assert not missing, f"{path.name}: links to missing files: {', '.join(missing)}"
+
+
+def test_local_links_skip_urls_and_anchors(tmp_path):
+    doc = tmp_path / "links.md"
+    doc.write_text("[a](a.md) [b](https://x.org/b.md) [c](#top) [d](d.md#part)")
+    assert local_links(doc) == ["a.md", "d.md"]
 
 
 # ---------------------------------------------------------- the CLI reference
@@ -295,6 +344,17 @@ def test_runner_failure_names_file_and_block_line(tmp_path):
         run_markdown(doc, tmp_path)
     doc.write_text("```console\n$ exit 3\n```\n")
     with pytest.raises(AssertionError, match=r"broken\.md:2: `exit 3` exited 3"):
+        run_markdown(doc, tmp_path)
+
+
+def test_pycon_sessions_are_checked_against_their_shown_output(tmp_path):
+    doc = tmp_path / "session.md"
+    doc.write_text("```python\nx = 20\n```\n\n```pycon\n>>> x + 1\n21\n>>> y = 2\n```\n\n"
+                   "```python\nassert y == 2\n```\n")
+    assert run_markdown(doc, tmp_path) == 3
+    doc.write_text("intro\n\n```pycon\n>>> 1 + 1\n3\n```\n")
+    with pytest.raises(AssertionError, match=r"(?s)session\.md:4: shell session differs.*Expected:"
+                       r"\s+3\s+Got:\s+2"):
         run_markdown(doc, tmp_path)
 
 
