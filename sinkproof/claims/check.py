@@ -96,8 +96,10 @@ def check(
     if record.refutation is None:
         return Open(claim, frontier=record.frontier, spent=spent,
                     reasons=tuple(reasons + list(record.notes)))
-    path = _witness_path(claim, witness)
-    write_witness(record, claim, path)
+    path = write_witness(record, claim, _witness_path(claim, witness))
+    if path is None:
+        return Open(claim, frontier=record.frontier, spent=spent,
+                    reasons=tuple(reasons + list(record.notes)))
     ref = record.refutation
     return Refuted(claim, model=ref.model, error=ref.error, violations=ref.violations,
                    witness=str(path), detail=f"found by search in {spent['seconds']:g} s; "

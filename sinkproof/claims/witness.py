@@ -18,6 +18,7 @@ from ..progress import Progress
 from .positions import PositionMass, scan
 from .refute import Refutation, refutes
 from .schema import Claim
+from .theorems import theorem_bound
 
 SINGLE_POSITION_TRIES = 3
 """For a ``positions="every"`` claim: how many single positions to try after the whole set."""
@@ -119,13 +120,30 @@ def closest(masses: list[PositionMass], n: int) -> list[PositionMass]:
     return sorted(masses, key=lambda m: max(m.masses))[:n]
 
 
-def write_witness(record: SearchRecord, claim: Claim, path: Path) -> None:
-    """Save the refuting model as a ``witness`` file that ``sinkproof verify`` accepts."""
-    from ..checker import witness as witness_format
+def write_witness(record: SearchRecord, claim: Claim, path: Path) -> Path | None:
+    """Save the refuting model as a ``witness`` file and have the trusted checker accept it.
+
+    The file states error ``<= ε`` on the whole family and BOS mass ``<= m`` in every
+    head at the violated positions, with ``m`` halfway between the largest violated
+    mass and the claim's threshold.  Returns ``None`` when the checker does not
+    confirm that statement (for example a ``heads="every"`` refutation where another
+    head is above the threshold): then the refutation is not reported.
+    """
+    from ..checker import verify_file
+    from ..search.verify import verify_witness
 
     ref = record.refutation
     assert ref is not None
-    pairs = [(v.sequence, v.position) for v in ref.violations]
-    bos = max(max(v.masses) for v in ref.violations)
-    witness_format.write(path, ref.model, max_error=claim.max_error, max_bos_mass=bos,
-                         where=pairs, claim=claim.statement())
+    bound_at = theorem_bound(claim)
+    pairs = {(v.sequence[:v.position], v.position) for v in ref.violations}
+    highest = max(max(v.masses) for v in ref.violations)
+    threshold = min(bound_at(seq) for seq, _ in pairs)
+    report = verify_witness(ref.model, claim.max_error, (highest + threshold) / 2, where=pairs)
+    if not report.verified:
+        record.notes.append(f"witness: the trusted checker did not confirm it ({report!r})")
+        return None
+    report.save(path)
+    if not verify_file(path).ok:  # the file as written, read back
+        record.notes.append("witness: the saved file did not verify")
+        return None
+    return path
