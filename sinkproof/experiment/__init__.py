@@ -1,0 +1,30 @@
+"""The paper's empirical side: train softmax and ReLU attention from random
+initialisation on the trigger task and measure whether they sink (THEORY.md §6).
+
+>>> from sinkproof.experiment import ExperimentConfig, run
+>>> result = run(ExperimentConfig.smoke())          # doctest: +SKIP
+"""
+
+from .config import ExperimentConfig
+from .measure import RunResult, measure
+from .optim import Adam
+from .runner import ExperimentResult, run
+from .theory import hull_distance_lower, sink_bound, theorem1_check, theorem3_check
+from .train import History, TrainedModel, initial_parameters, train
+
+__all__ = [
+    "Adam",
+    "ExperimentConfig",
+    "ExperimentResult",
+    "History",
+    "RunResult",
+    "TrainedModel",
+    "hull_distance_lower",
+    "initial_parameters",
+    "measure",
+    "run",
+    "sink_bound",
+    "theorem1_check",
+    "theorem3_check",
+    "train",
+]

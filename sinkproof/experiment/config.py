@@ -1,0 +1,133 @@
+"""The settings of one experiment: task instances, models, seeds, optimiser, data sizes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from .._validate import as_int, as_real, choice
+from ..model import KINDS
+from ..task import CONTENT_SCHEMES, TriggerTask
+
+HELDOUT_SEED = 10_000
+"""Seed of the held-out sequences (shared by every run; never used for training)."""
+LONGER_SEED = 10_001
+"""Seed of the longer-than-trained sequences."""
+PROBE_SEED = 20_000
+"""Seed of the probe sequences on which BOS mass is recorded during training."""
+TRAIN_SEED_OFFSET = 1_000
+"""Training sequences of seed ``s`` use ``TRAIN_SEED_OFFSET + s``; initialisation uses ``s``."""
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """Every knob of :func:`sinkproof.experiment.run`; the presets are :meth:`default`,
+    :meth:`quick` and :meth:`smoke`.
+
+    Task: content dimension ``p``, trained length ``T``, content sets ``contents``
+    (gaussian sets have ``2p`` vectors drawn with ``content_seed``), inverse positions;
+    lengths ``T+1..longer_T`` test length generalisation.  Models: ``kinds`` x ``heads``,
+    learned values, one run per seed in ``seeds``.  Optimiser: Adam with learning rate
+    ``lr`` for ``steps`` steps on mini-batches of ``batch_size`` sequences drawn from a
+    fixed training set of ``n_train`` sequences; initial entries of ``A`` and ``U`` are
+    N(0, init_scale^2).  Measurement: ``n_heldout`` held-out sequences (lengths 1..T),
+    ``n_longer`` longer ones, ``n_probe`` probe sequences for the BOS-mass history
+    recorded every ``record_every`` steps; null mass counts keys whose value has norm
+    ``<= eta``.
+    """
+
+    p: int = 4
+    T: int = 16
+    contents: tuple[str, ...] = ("signed", "gaussian")
+    kinds: tuple[str, ...] = KINDS
+    heads: tuple[int, ...] = (1, 4)
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    steps: int = 1500
+    lr: float = 0.02
+    batch_size: int = 32
+    n_train: int = 2048
+    init_scale: float = 0.1
+    n_heldout: int = 512
+    longer_T: int = 32
+    n_longer: int = 256
+    n_probe: int = 64
+    record_every: int = 50
+    eta: float = 0.05
+    content_seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("p", "T", "steps", "batch_size", "n_train", "n_heldout", "n_longer",
+                     "n_probe", "record_every"):
+            as_int(name, getattr(self, name), minimum=1)
+        as_int("content_seed", self.content_seed, minimum=0)
+        if as_int("longer_T", self.longer_T, minimum=1) <= self.T:
+            raise ValueError(f"longer_T must exceed T={self.T}, got {self.longer_T}")
+        for name in ("lr", "init_scale"):
+            as_real(name, getattr(self, name), minimum=0.0, strict=True)
+        as_real("eta", self.eta, minimum=0.0)
+        for name, options in (("contents", CONTENT_SCHEMES), ("kinds", KINDS)):
+            values = getattr(self, name)
+            if isinstance(values, str) or not tuple(values):
+                raise TypeError(f"{name} must be a non-empty tuple of names")
+            for v in values:
+                choice(name[:-1], v, options)
+            object.__setattr__(self, name, tuple(values))
+        for name in ("heads", "seeds"):
+            values = getattr(self, name)
+            if isinstance(values, (str, int)) or not tuple(values):
+                raise TypeError(f"{name} must be a non-empty tuple of integers")
+            minimum = 1 if name == "heads" else 0
+            object.__setattr__(self, name, tuple(as_int(name, v, minimum) for v in values))
+        if self.batch_size > self.n_train:
+            raise ValueError(f"batch_size {self.batch_size} exceeds n_train {self.n_train}")
+
+    # ---------------------------------------------------------------- presets
+    @classmethod
+    def default(cls) -> ExperimentConfig:
+        """The documented run: p=4, T=16, signed and gaussian content, H=1 and 4, 5 seeds."""
+        return cls()
+
+    @classmethod
+    def quick(cls) -> ExperimentConfig:
+        """A reduced run (signed content, 2 seeds, T=8, fewer steps) for examples."""
+        return cls(T=8, contents=("signed",), seeds=(0, 1), steps=400, n_train=512,
+                   n_heldout=256, longer_T=16, n_longer=128, record_every=25)
+
+    @classmethod
+    def smoke(cls) -> ExperimentConfig:
+        """The smallest meaningful run (seconds), for tests."""
+        return cls(p=2, T=4, contents=("signed",), heads=(1, 2), seeds=(0,), steps=40,
+                   n_train=64, batch_size=16, n_heldout=32, longer_T=6, n_longer=16,
+                   n_probe=8, record_every=10)
+
+    # -------------------------------------------------------------- utilities
+    def task(self, content: str, T: int | None = None) -> TriggerTask:
+        """The task instance of a content set (at length ``T``, default the trained one)."""
+        return TriggerTask(p=self.p, T=self.T if T is None else T, content=content,
+                           positions="inverse", seed=self.content_seed)
+
+    @property
+    def n_runs(self) -> int:
+        """Number of trained models."""
+        return len(self.contents) * len(self.kinds) * len(self.heads) * len(self.seeds)
+
+    def replace(self, **changes: Any) -> ExperimentConfig:
+        """A copy with some settings changed."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for key, value in d.items():
+            if isinstance(value, tuple):
+                d[key] = list(value)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ExperimentConfig:
+        if not isinstance(d, dict):
+            raise TypeError("an experiment configuration must be a mapping")
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown experiment settings: {', '.join(sorted(unknown))}")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})

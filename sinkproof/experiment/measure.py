@@ -1,0 +1,105 @@
+"""Measurements of one trained model: held-out and longer-length error, per-head
+BOS mass, sink score, null mass, and the theory checks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..measures import evaluate
+from ..model import AttentionModel
+from ..task import TriggerTask
+from .theory import relu_check, theorem1_check, theorem3_check
+from .train import TrainedModel
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Everything measured on one trained model (per-head quantities are lists of length H).
+
+    ``error``: sup error ``max ||f_t - y_t||`` over the held-out sequences (lengths
+    1..T); ``error_longer``: the same on lengths ``T+1..longer_T``.  ``sink_score``:
+    mean BOS mass at non-trigger positions ``t >= 1`` (held-out); ``bos_trigger``:
+    mean BOS mass at trigger positions; ``bos_share``: BOS weight as a share of the
+    head's total weight at non-trigger positions (equals the BOS mass for softmax);
+    ``null_mass``: share of weight on keys with value norm ``<= eta`` at non-trigger
+    positions.  ``theory``: Theorem 1 / 3 checks (single-head softmax) or the
+    Theorem 4 reference (ReLU).
+    """
+
+    content: str
+    kind: str
+    heads: int
+    seed: int
+    steps: int
+    error: float
+    error_longer: float
+    sink_score: list[float]
+    bos_nontrigger_min: list[float]
+    bos_trigger: list[float]
+    bos_share: list[float]
+    null_mass: list[float]
+    sink_score_longer: list[float]
+    value_norms: dict[str, list[float]]
+    norm_A: list[float]
+    sink_step: int | None
+    seconds: float
+    theory: list[dict[str, Any]]
+    history: dict[str, list] = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunResult:
+        return cls(**{name: d[name] for name in cls.__dataclass_fields__})
+
+
+def longer_model(model: AttentionModel, T: int) -> AttentionModel:
+    """The same parameters on the task with maximum length ``T`` (inverse positions: same D)."""
+    if model.task.positions != "inverse":
+        raise ValueError("length generalisation needs positions='inverse' (D independent of T)")
+    return AttentionModel(model.task.replace(T=T), model.kind, model.A, model.U)
+
+
+def longer_sequences(task: TriggerTask, T: int, n: int, seed: int) -> list[tuple[int, ...]]:
+    """``n`` seeded sequences of lengths ``task.T+1..T``."""
+    return task.replace(T=T).sample(n, seed=seed, lengths=(task.T + 1, T))
+
+
+def value_norms(model: AttentionModel) -> dict[str, list[float]]:
+    """Per head: ``||v_b||``, ``||v_τ||`` and the least and largest ``||v_c||``."""
+    task = model.task
+    norms = np.linalg.norm(model.value_table, axis=-1)  # (H, k+2)
+    return dict(bos=norms[:, task.bos_code].tolist(), trigger=norms[:, task.trig_code].tolist(),
+                content_min=norms[:, : task.k].min(axis=1).tolist(),
+                content_max=norms[:, : task.k].max(axis=1).tolist())
+
+
+def measure(trained: TrainedModel, content: str, heldout: Sequence[Sequence[int]],
+            longer: Sequence[Sequence[int]], longer_T: int, eta: float) -> RunResult:
+    """Evaluate ``trained`` on held-out and longer sequences and hold it against the theory."""
+    model = trained.model
+    ev = evaluate(model, heldout, eta=eta, progress=False)
+    ev_long = evaluate(longer_model(model, longer_T), longer, eta=eta, progress=False)
+    if model.kind == "softmax":
+        theory = [theorem1_check(model), theorem3_check(model, heldout, ev.max_error)]
+    else:
+        theory = [relu_check(model, ev.bos_share_nontrigger.mean)]
+    return RunResult(
+        content=content, kind=model.kind, heads=model.H, seed=trained.seed,
+        steps=int(trained.history.step[-1]),
+        error=ev.max_error, error_longer=ev_long.max_error,
+        sink_score=ev.sink_score.tolist(),
+        bos_nontrigger_min=ev.bos_nontrigger.min.tolist(),
+        bos_trigger=ev.bos_trigger.mean.tolist(),
+        bos_share=ev.bos_share_nontrigger.mean.tolist(),
+        null_mass=ev.null_mass_nontrigger.mean.tolist(),
+        sink_score_longer=ev_long.sink_score.tolist(),
+        value_norms=value_norms(model), norm_A=model.spectral_norms.tolist(),
+        sink_step=trained.history.sink_step(), seconds=trained.seconds,
+        theory=theory, history=trained.history.to_dict(),
+    )

@@ -1,0 +1,133 @@
+"""The experiment: train every (content, kind, heads, seed), measure, tabulate, draw."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..model import AttentionModel
+from ..progress import Progress
+from .config import HELDOUT_SEED, LONGER_SEED, ExperimentConfig
+from .figures import attention_heatmaps, bos_over_training
+from .measure import RunResult, longer_sequences, measure
+from .table import aggregate, summary_markdown, theory_markdown, violations
+from .train import train
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """The runs of one experiment, its configuration and wall time.
+
+    ``runs``: one :class:`RunResult` per trained model; ``models``: the trained
+    :class:`AttentionModel` objects in the same order; ``violations``: positions
+    where a model broke a proved bound (0 unless there is a bug).
+    """
+
+    config: ExperimentConfig
+    runs: list[RunResult]
+    models: list[AttentionModel] = field(repr=False)
+    seconds: float
+
+    @property
+    def violations(self) -> int:
+        return violations(self.runs)
+
+    def table(self) -> list[dict[str, Any]]:
+        """Mean, standard deviation, min and max over seeds per (content, kind, heads)."""
+        return aggregate(self.runs)
+
+    def markdown(self) -> str:
+        """``results.md``: the summary table, the theory table and the settings."""
+        cfg = self.config
+        return "\n".join([
+            f"Task: p={cfg.p}, T={cfg.T}, inverse positions, learned values; "
+            f"Adam lr={cfg.lr}, {cfg.steps} steps, batch {cfg.batch_size} of {cfg.n_train} "
+            f"training sequences; seeds {list(cfg.seeds)}; {len(self.runs)} runs in "
+            f"{self.seconds:.0f} s.",
+            "",
+            "Mean ± standard deviation over seeds:",
+            "",
+            summary_markdown(self.runs),
+            "",
+            "Against the theory (single-head softmax: Theorems 1 and 3 at each model's own "
+            f"error; ReLU: Theorem 4's zero). Violations in total: {self.violations}.",
+            "",
+            theory_markdown(self.runs),
+            "",
+        ])
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown()
+
+    def __repr__(self) -> str:
+        return (f"ExperimentResult({len(self.runs)} runs, p={self.config.p}, T={self.config.T}, "
+                f"{self.seconds:.1f} s, violations={self.violations})")
+
+    def write(self, out: str | Path, figures: bool = True) -> list[Path]:
+        """Write results.json (the runs), results.md, config.json, models.json and figures."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+
+        def dump(name: str, data: Any) -> None:
+            path = out / name
+            path.write_text(json.dumps(data, indent=1, allow_nan=True) + "\n")
+            written.append(path)
+
+        dump("results.json", [r.to_dict() for r in self.runs])
+        dump("config.json", dict(config=self.config.to_dict(), seconds=self.seconds,
+                                 heldout_seed=HELDOUT_SEED, longer_seed=LONGER_SEED,
+                                 table=self.table()))
+        dump("models.json", [m.to_dict() for m in self.models])
+        (out / "results.md").write_text(self.markdown())
+        written.append(out / "results.md")
+        if figures:
+            written.append(bos_over_training(self.runs, out / "bos_training.png"))
+            written.append(attention_heatmaps(self.heatmap_models(), out / "heatmaps.png"))
+        return written
+
+    def heatmap_models(self) -> list[tuple[str, AttentionModel]]:
+        """Softmax and ReLU models of the first content set and seed, one per head count."""
+        content, seed = self.config.contents[0], self.config.seeds[0]
+        chosen = []
+        for kind in self.config.kinds:
+            for run, model in zip(self.runs, self.models):
+                if (run.content, run.kind, run.seed) == (content, kind, seed):
+                    chosen.append((f"{kind} H={run.heads}", model))
+        return chosen
+
+
+def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None,
+        progress: bool | None = None, figures: bool = True) -> ExperimentResult:
+    """Train and measure every model of ``config`` (default :meth:`ExperimentConfig.default`).
+
+    With ``out``, also write results.json, results.md, config.json, models.json and
+    (``figures=True``) heatmaps.png and bos_training.png there.
+    """
+    cfg = ExperimentConfig.default() if config is None else config
+    if not isinstance(cfg, ExperimentConfig):
+        raise TypeError(f"config must be an ExperimentConfig, got {type(cfg).__name__}")
+    start = time.perf_counter()
+    runs: list[RunResult] = []
+    models: list[AttentionModel] = []
+    with Progress(cfg.n_runs * cfg.steps, "experiment", progress, threshold=0) as bar:
+        for content in cfg.contents:
+            task = cfg.task(content)
+            heldout = task.sample(cfg.n_heldout, seed=HELDOUT_SEED)
+            longer = longer_sequences(task, cfg.longer_T, cfg.n_longer, LONGER_SEED)
+            for kind in cfg.kinds:
+                for heads in cfg.heads:
+                    for seed in cfg.seeds:
+                        note = f"{content} {kind} H={heads} seed={seed}"
+                        trained = train(task, kind, heads, seed, cfg,
+                                        on_step=lambda n, note=note: bar.update(n, note))
+                        runs.append(measure(trained, content, heldout, longer,
+                                            cfg.longer_T, cfg.eta))
+                        models.append(trained.model)
+    result = ExperimentResult(cfg, runs, models, time.perf_counter() - start)
+    if out is not None:
+        result.write(out, figures=figures)
+    return result

@@ -1,0 +1,153 @@
+"""Trained models held against the proved bounds (THEORY.md Theorems 1 and 3).
+
+For a single softmax head with token-only values, Theorem 1 says that on the
+homogeneous sequence ``X^c_n`` an error ``<= ε`` at positions 0 and ``n`` forces
+``1 - α_{n0} <= 2ε/||v_c||``; Theorem 3 says that at a non-trigger position ``t``
+of any sequence, error ``<= ε`` at 0 and ``t`` forces ``1 - α_{t0} <= 2ε/d_t`` with
+``d_t = dist(0, conv{v_{x_j} : 1 <= j <= t})``.  Each check instantiates the bound
+at the model's own error on exactly the positions the theorem names, compares
+non-BOS masses in the log domain, and counts violations: a violation is a bug
+(in the model code, the evaluator or the theorem), never a result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy.optimize import nnls
+
+from ..kernel import forward_prefixes
+from ..measures import _explicit_blocks
+from ..model import AttentionModel
+
+RTOL = 1e-9
+"""Relative slack of a violation test (float rounding of outputs and masses)."""
+
+
+def sink_bound(eps: float | np.ndarray, distance: float | np.ndarray) -> np.ndarray:
+    """``1 - 2ε/d``: the least BOS mass of a learned-value softmax head (Theorems 1 and 3).
+
+    ``d`` is ``||v_c||`` (Theorem 1) or the hull distance ``d_t`` (Theorem 3); the
+    bound is ``-inf`` (no bound) where ``d = 0``.
+    """
+    eps, d = np.asarray(eps, dtype=float), np.asarray(distance, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(d > 0, 1.0 - 2.0 * eps / np.where(d > 0, d, 1.0), -np.inf)
+
+
+def hull_distance_lower(points: np.ndarray) -> float:
+    """A lower bound on ``dist(0, conv(points))`` that holds despite solver error.
+
+    An approximate min-norm point ``z`` (non-negative least squares with the
+    sum-to-one row weighted heavily) serves as a separating direction: for any
+    ``w``, ``min_j w·v_j / ||w||`` is a lower bound on the distance (0 when negative).
+    """
+    pts = np.asarray(points, dtype=float)
+    scale = 1e3 * max(1.0, float(np.abs(pts).max()))
+    M = np.vstack([pts.T, np.full((1, pts.shape[0]), scale)])
+    lam, _ = nnls(M, np.concatenate([np.zeros(pts.shape[1]), [scale]]))
+    z = pts.T @ lam
+    nz = float(np.linalg.norm(z))
+    if nz == 0.0:
+        return 0.0
+    return max(0.0, float((pts @ z).min()) / nz)
+
+
+def _violations(log_nonbos: np.ndarray, eps: np.ndarray, distance: np.ndarray) -> np.ndarray:
+    """Positions where ``1 - α_0 > 2ε/d`` beyond rounding (``d = 0``: no bound, no violation)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        allowed = np.where(distance > 0, 2.0 * eps / np.where(distance > 0, distance, 1.0),
+                           np.inf)
+    return np.exp(log_nonbos) > allowed * (1 + RTOL) + 1e-300
+
+
+def _single_head_softmax(model: AttentionModel) -> str | None:
+    if model.kind != "softmax":
+        return "Theorems 1 and 3 are about softmax attention"
+    if model.H != 1:
+        return "Theorems 1 and 3 are single-head statements (THEORY.md section 5: open for H >= 2)"
+    return None
+
+
+def theorem1_check(model: AttentionModel) -> dict[str, Any]:
+    """Theorem 1 on every ``X^c_n`` (all content ``c``, ``n = 1..T``), at the model's own error.
+
+    Returns ``eps`` (the model's largest error on those positions), ``bos_min``
+    (least measured ``α_{n0}``), ``bound`` (``1 - 2·eps/min_c ||v_c||``: what the
+    theorem guarantees at that single ε), ``checked`` and ``violations`` (pairs
+    ``(c, n)`` whose own-error bound ``1 - 2ε_{c,n}/||v_c||`` is broken).
+    """
+    reason = _single_head_softmax(model)
+    if reason:
+        return dict(theorem=1, applies=False, reason=reason)
+    task = model.task
+    values = model.value_table[0]
+    err0 = float(np.linalg.norm(values[task.bos_code]))  # f_0 = v_b
+    norms = np.linalg.norm(values[: task.k], axis=1)
+    eps_all, lnb_all, violations = [], [], 0
+    for n in range(1, task.T + 1):
+        codes = np.repeat(np.arange(task.k)[:, None], n, axis=1)
+        fw = forward_prefixes(model, codes)
+        eps = np.maximum(err0, np.linalg.norm(fw.output - fw.target, axis=1))
+        violations += int(_violations(fw.log_nonbos[0], eps, norms).sum())
+        eps_all.append(eps)
+        lnb_all.append(fw.log_nonbos[0])
+    eps_max = float(np.max(eps_all))
+    return dict(theorem=1, applies=True, eps=eps_max,
+                bos_min=float(1.0 - np.exp(np.max(lnb_all))),
+                bound=float(sink_bound(eps_max, norms.min())),
+                checked=int(task.k * task.T), violations=violations)
+
+
+def theorem3_check(model: AttentionModel, sequences: Sequence[Sequence[int]],
+                   eps: float) -> dict[str, Any]:
+    """Theorem 3 at every non-trigger position ``t >= 1`` of ``sequences``.
+
+    ``eps`` is the model's measured error on those sequences (all positions): the
+    summary compares the mean measured BOS mass with the mean of
+    ``max(0, 1 - 2·eps/d_t)``.  Violations are counted per position with that
+    position's own error ``max(||f_0||, ||f_t||)``, the tightest instance.
+    """
+    reason = _single_head_softmax(model)
+    if reason:
+        return dict(theorem=3, applies=False, reason=reason)
+    task = model.task
+    values = model.value_table[0]
+    err0 = float(np.linalg.norm(values[task.bos_code]))
+    cache: dict[frozenset[int], float] = {}
+    bos_sum = bound_sum = count = 0.0
+    nonvacuous = violations = 0
+    for _, codes, mult in _explicit_blocks(model, sequences)[0]:
+        fw = forward_prefixes(model, codes)
+        keep = fw.query != task.trig_code
+        if not np.any(keep):
+            continue
+        dist = np.array([_hull(cache, values, row) for row in codes[keep]])
+        own = np.maximum(err0, np.linalg.norm(fw.output[keep] - fw.target[keep], axis=1))
+        lnb = fw.log_nonbos[0, keep]
+        violations += int(_violations(lnb, own, dist).sum())
+        at_eps = np.maximum(sink_bound(eps, dist), 0.0)
+        w = mult[keep]
+        bos_sum += float(fw.weights[0, keep, 0] @ w)
+        bound_sum += float(at_eps @ w)
+        nonvacuous += int(np.count_nonzero(at_eps > 0))
+        count += float(w.sum())
+    return dict(theorem=3, applies=True, eps=eps, bos_mean=bos_sum / count,
+                bound_mean=bound_sum / count, positions=count,
+                nonvacuous_prefixes=nonvacuous, violations=violations)
+
+
+def _hull(cache: dict[frozenset[int], float], values: np.ndarray, row: np.ndarray) -> float:
+    key = frozenset(int(c) for c in row)
+    if key not in cache:
+        cache[key] = hull_distance_lower(values[sorted(key)])
+    return cache[key]
+
+
+def relu_check(model: AttentionModel, bos_share: np.ndarray) -> dict[str, Any]:
+    """A ReLU model's BOS share at non-trigger positions next to Theorem 4's zero."""
+    if model.kind != "relu":
+        return dict(theorem=4, applies=False, reason="Theorem 4 is about ReLU attention")
+    return dict(theorem=4, applies=True, bos_share=np.asarray(bos_share).tolist(), reference=0.0)
