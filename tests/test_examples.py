@@ -1,0 +1,27 @@
+"""Every script in examples/ runs and prints something (each takes seconds)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+SLOW: set[str] = set()  # scripts that take more than a few seconds
+
+
+def _params() -> list:
+    return [pytest.param(p, marks=[pytest.mark.slow] if p.name in SLOW else [], id=p.name)
+            for p in sorted(EXAMPLES.glob("*.py"))]
+
+
+@pytest.mark.parametrize("script", _params())
+def test_example_runs(script: Path, tmp_path: Path) -> None:
+    env = dict(os.environ, MPLBACKEND="Agg")
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, text=True,
+                          capture_output=True, timeout=300)
+    assert proc.returncode == 0, f"{script.name} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+    assert proc.stdout.strip(), f"{script.name} printed nothing"
