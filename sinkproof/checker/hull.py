@@ -66,6 +66,11 @@ def check_situation(entry: Any, tokens: tuple[int, ...], inst: Instance, eps: Fr
                     path: str) -> Fraction | None:
     """Check one situation's entry; return its certified bound, or ``None`` when 0 ∈ hull."""
     name = _situation_name(tokens)
+    if "no_bound" in entry:  # nothing claimed for this situation
+        need_str(entry, "no_bound", path)
+        if entry.get("bound") is not None:
+            raise InequalityFailed(f"{path}: claims a bound although marked no_bound")
+        return None
     if "zero_combination" in entry:
         lam = need_vector(entry, "zero_combination", path, length=len(tokens))
         for code, weight in zip(tokens, lam):
@@ -198,14 +203,17 @@ def verify_family(cert: dict[str, Any]) -> Verdict:
         return Verdict(True, "hull-family", text, details={"situations": len(needed)})
     min_bound = parse_rational(claimed_min, "claim.min_bound")
     check_leq(min_bound, min(bounds), "claim.min_bound <= least certified situation bound")
-    unbounded = len(needed) - len(bounds)
+    undecided = sum(1 for entry, _ in by_tokens.values() if "no_bound" in entry)
+    unbounded = len(needed) - len(bounds) - undecided
     text = (f"Theorem 3 family [{inst.describe()}]: {_theorem_text(inst, eps)}, with d = d(S) "
             f"certified for the token set S = {{x_1..x_t}} at every non-trigger position t >= 1; "
             f"α_t0 >= {show(min_bound)} wherever S is one of the {len(bounds)} bounded situations; "
             f"in the other {unbounded} of {len(needed)} situations 0 lies in the hull "
-            f"(certified), so Theorem 3 gives no bound there")
+            f"(certified), so Theorem 3 gives no bound there"
+            + (f"; {undecided} situations left undecided (nothing claimed)" if undecided else ""))
     return Verdict(True, "hull-family", text,
                    details={"situations": len(needed), "bounded": len(bounds),
+                            "zero_in_hull": unbounded, "undecided": undecided,
                             "min_bound": show(min_bound)})
 
 

@@ -1,0 +1,78 @@
+"""``sinkproof certify``: write a Theorem 3 certificate file (family or one position)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ..cli_common import add_task_options, task_from_args, write_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "certify", help="write an exact certificate of Theorem 3's sink bound",
+        description="Certify Theorem 3 (alpha_t0 >= 1 - eps/d with fixed values, 1 - 2eps/d "
+                    "otherwise) at every non-trigger position of the family, or at one "
+                    "position, and write the certificate as JSON for 'sinkproof verify'.")
+    add_task_options(p)
+    p.add_argument("--values", default="fixed", metavar="fixed|MODEL.json",
+                   help="'fixed' (U_fix, every model of the class) or a one-head model file "
+                        "(AttentionModel.to_dict JSON) whose values U are used")
+    p.add_argument("--eps", required=True, help="error level: a number or a rational '1/100'")
+    p.add_argument("--sequence", metavar="TOKENS",
+                   help="certify one position of this sequence instead of the family: content "
+                        "indices and T for the trigger, comma-separated (e.g. 0,1,T,2)")
+    p.add_argument("--t", type=int, metavar="POS", help="the position for --sequence")
+    p.add_argument("--out", required=True, metavar="FILE", help="certificate file ('-' = stdout)")
+    p.set_defaults(func=run)
+
+
+def _values(spec: str, task: Any) -> Any:
+    if spec == "fixed":
+        return "fixed"
+    from ..model import AttentionModel
+
+    try:
+        data = json.loads(Path(spec).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--values {spec}: not valid JSON ({exc})") from None
+    model = AttentionModel.from_dict(data)
+    if model.task != task:
+        raise ValueError(f"--values {spec}: the model is for {model.task!r}, not {task!r}")
+    return model
+
+
+def _sequence(text: str) -> list[int]:
+    from ..task import TRIG
+
+    tokens = []
+    for part in text.split(","):
+        part = part.strip()
+        if part.upper() in ("T", "TRIG"):
+            tokens.append(TRIG)
+        elif part.lstrip("-").isdigit():
+            tokens.append(int(part))
+        else:
+            raise ValueError(f"--sequence: {part!r} is neither a content index nor T")
+    return tokens
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..convex import family_certificate, position_certificate
+
+    task = task_from_args(args)
+    values = _values(args.values, task)
+    if args.sequence is None:
+        if args.t is not None:
+            raise ValueError("--t needs --sequence")
+        cert = family_certificate(task, args.eps, values)
+    else:
+        if args.t is None:
+            raise ValueError("--sequence needs --t")
+        cert = position_certificate(task, _sequence(args.sequence), args.t, args.eps, values)
+    write_json(cert.to_dict(), args.out)
+    if args.out != "-":
+        print(f"{cert!r}\nwritten to {args.out}; check it with: sinkproof verify {args.out}")
+    return 0

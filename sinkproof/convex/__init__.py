@@ -1,0 +1,39 @@
+"""Convex layer: Theorem 3's hull bound as CVXPY programs, with exact certificates.
+
+- :func:`position_certificate` / :func:`position_certificates`: the bound
+  ``α_t0 >= 1 - f·ε/d_t`` at given positions, ``d_t`` the distance from 0 to the
+  hull of the values seen so far (a QP) and its dual separating direction;
+- :func:`family_certificate`: every non-trigger position of ``S_T`` at once, one
+  entry per distinct token set;
+- :func:`simplex_pair` / :func:`simplex_pair_at`: the normalised program (lower
+  bound on BOS mass) next to the non-normalised one (a sink-free witness).
+
+Certificates are written with ``.save(path)`` and re-checked by the trusted
+checker :mod:`sinkproof.checker` (``sinkproof verify FILE``).
+"""
+
+from __future__ import annotations
+
+from .family import FamilyCertificate, family_certificate
+from .minnorm import MinNorm, min_norm_point, min_norm_points
+from .pair import SimplexPair, simplex_pair, simplex_pair_at
+from .position import PositionCertificate, position_certificate, position_certificates
+from .situations import Situation
+from .values import ValueTable, value_table
+
+__all__ = [
+    "FamilyCertificate",
+    "MinNorm",
+    "PositionCertificate",
+    "SimplexPair",
+    "Situation",
+    "ValueTable",
+    "family_certificate",
+    "min_norm_point",
+    "min_norm_points",
+    "position_certificate",
+    "position_certificates",
+    "simplex_pair",
+    "simplex_pair_at",
+    "value_table",
+]
