@@ -1,0 +1,230 @@
+"""The bounds of Theorems 1-3 as SymPy expressions and fast numeric functions.
+
+Each :class:`Formula` holds one expression in named symbols; ``formula.exact(...)``
+substitutes exact values (rationals, square roots) and ``formula(...)`` evaluates
+in floating point (NumPy, vectorised).  The constants a task supplies - content
+norms, ray gaps ``g(c, c')``, hull distances ``d_t`` - are computed exactly here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import sympy
+
+from .exact import as_fraction
+
+EPS = sympy.Symbol("ε", positive=True)
+"""The error level of the hypothesis ``E <= ε``."""
+VALUE_NORM = sympy.Symbol("‖v_c‖", positive=True)
+CONTENT_NORM = sympy.Symbol("‖c‖", positive=True)
+GAP = sympy.Symbol("g", positive=True)
+HULL = sympy.Symbol("d_t", positive=True)
+
+
+def exact_number(x: Any) -> sympy.Expr:
+    """A SymPy number from a rational-like value (floats convert exactly) or a SymPy expression."""
+    if isinstance(x, sympy.Expr):
+        return x
+    f = as_fraction(x)
+    return sympy.Rational(f.numerator, f.denominator)
+
+
+@dataclass(frozen=True)
+class Formula:
+    """A bound ``expr`` in the symbols ``args``, with exact and numeric evaluation."""
+
+    name: str
+    expr: sympy.Expr
+    args: tuple[sympy.Symbol, ...]
+    meaning: str
+    _numeric: Any = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        fn = sympy.lambdify(self.args, self.expr, "numpy", dummify=True)
+        object.__setattr__(self, "_numeric", fn)
+
+    def _values(self, values: dict[str, Any]) -> list[Any]:
+        names = [str(a) for a in self.args]
+        aliases = dict(zip(_ALIASES.get(self.name, names), names))
+        got = {aliases.get(k, k): v for k, v in values.items()}
+        missing = [n for n in names if n not in got]
+        extra = set(got) - set(names)
+        if missing or extra:
+            raise TypeError(f"{self.name} takes {', '.join(_ALIASES.get(self.name, names))}"
+                            f"{'; missing ' + ', '.join(missing) if missing else ''}"
+                            f"{'; unknown ' + ', '.join(sorted(extra)) if extra else ''}")
+        return [got[n] for n in names]
+
+    def exact(self, **values: Any) -> sympy.Expr:
+        """The bound with exact values substituted, simplified."""
+        vals = self._values(values)
+        return sympy.nsimplify(sympy.simplify(
+            self.expr.subs({a: exact_number(v) for a, v in zip(self.args, vals)})))
+
+    def __call__(self, **values: Any) -> Any:
+        """The bound in floating point (arrays broadcast)."""
+        vals = self._values(values)
+        return self._numeric(*[np.asarray(v, dtype=float) for v in vals])
+
+    def __repr__(self) -> str:
+        return f"{self.name}: {sympy.sstr(self.expr)}"
+
+
+# keyword names accepted by Formula.__call__ / .exact, in the order of args
+_ALIASES = {
+    "theorem1_learned": ["eps", "value_norm"],
+    "theorem1_fixed": ["eps", "content_norm"],
+    "theorem2_pair": ["eps", "gap"],
+    "theorem2_nonbos": ["eps", "gap"],
+    "theorem3_learned": ["eps", "hull_distance"],
+    "theorem3_fixed": ["eps", "hull_distance"],
+}
+
+THEOREM1_LEARNED = Formula("theorem1_learned", 1 - 2 * EPS / VALUE_NORM, (EPS, VALUE_NORM),
+                           "α_{n0}(X^c_n) >= 1 - 2ε/‖v_c‖ (learned values)")
+THEOREM1_FIXED = Formula("theorem1_fixed", 1 - EPS / CONTENT_NORM, (EPS, CONTENT_NORM),
+                         "α_{n0}(X^c_n) >= 1 - ε/‖c‖ (fixed values)")
+THEOREM2_NONBOS = Formula("theorem2_nonbos", 2 * EPS / (GAP - 2 * EPS), (EPS, GAP),
+                          "min(δ, δ') <= 2ε/(g - 2ε) when g > 2ε")
+THEOREM2_PAIR = Formula("theorem2_pair", 1 - 2 * EPS / (GAP - 2 * EPS), (EPS, GAP),
+                        "max(α_{m0}(X^c_m), α_{m0}(X^c'_m)) >= 1 - 2ε/(g - 2ε) when g > 2ε")
+THEOREM3_LEARNED = Formula("theorem3_learned", 1 - 2 * EPS / HULL, (EPS, HULL),
+                           "α_{t0} >= 1 - 2ε/d_t (learned values)")
+THEOREM3_FIXED = Formula("theorem3_fixed", 1 - EPS / HULL, (EPS, HULL),
+                         "α_{t0} >= 1 - ε/d_t (fixed values)")
+
+FORMULAS = {f.name: f for f in (THEOREM1_LEARNED, THEOREM1_FIXED, THEOREM2_NONBOS, THEOREM2_PAIR,
+                                THEOREM3_LEARNED, THEOREM3_FIXED)}
+
+
+# ------------------------------------------------------------------- exact constants
+def _vector(name: str, v: Any) -> tuple[Fraction, ...]:
+    arr = np.asarray(v, dtype=object)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty vector, got shape {arr.shape}")
+    return tuple(as_fraction(x) for x in arr)
+
+
+def _dot(a: Sequence[Fraction], b: Sequence[Fraction]) -> Fraction:
+    return sum((x * y for x, y in zip(a, b)), Fraction(0))
+
+
+def norm_exact(v: Any) -> sympy.Expr:
+    """``‖v‖`` exactly (the square root of a rational)."""
+    x = _vector("v", v)
+    return sympy.sqrt(exact_number(_dot(x, x)))
+
+
+@dataclass(frozen=True)
+class RayGap:
+    """``g(c, c') = min_{‖u‖=1} max(d(c, R_+u), d(c', R_+u))`` exactly, with its case.
+
+    Closed form (the optimal ``u`` lies in the plane of ``c, c'``, between them): if
+    ``c·(c+c') < 0`` then ``g = ‖c‖``; if ``c'·(c+c') < 0`` then ``g = ‖c'‖``; else
+    ``g² = (‖c‖²‖c'‖² - (c·c')²) / ‖c+c'‖²`` (and ``g = ‖c‖`` when ``c' = -c``).
+    ``g_squared`` is an exact rational.
+    """
+
+    g_squared: Fraction
+    case: str
+
+    @property
+    def exact(self) -> sympy.Expr:
+        return sympy.sqrt(exact_number(self.g_squared))
+
+    @property
+    def value(self) -> float:
+        return float(np.sqrt(float(self.g_squared)))
+
+
+def ray_gap(c: Any, c2: Any) -> RayGap:
+    """The ray gap of two content vectors (rational or float entries, converted exactly)."""
+    a, b = _vector("c", c), _vector("c'", c2)
+    if len(a) != len(b):
+        raise ValueError(f"c and c' must have the same length, got {len(a)} and {len(b)}")
+    aa, bb, ab = _dot(a, a), _dot(b, b), _dot(a, b)
+    if aa + ab < 0:
+        return RayGap(aa, "c·(c+c') < 0: g = ‖c‖")
+    if bb + ab < 0:
+        return RayGap(bb, "c'·(c+c') < 0: g = ‖c'‖")
+    s = aa + bb + 2 * ab
+    if s == 0:
+        return RayGap(aa, "c' = -c: g = ‖c‖")
+    return RayGap((aa * bb - ab * ab) / s, "g = |c ∧ c'| / ‖c + c'‖")
+
+
+def ray_distance(z: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """``d(z, R_+u)`` for unit vectors ``u`` (rows), in floating point."""
+    proj = np.maximum(u @ z, 0.0)
+    return np.sqrt(np.maximum(z @ z - proj**2, 0.0))
+
+
+@dataclass(frozen=True)
+class HullDistance:
+    """``d = dist(0, conv V)`` exactly: ``d_squared`` rational, the min-norm point ``x``
+    (rational) and its barycentric weights.  ``x`` is its own certificate: ``x·v >= x·x``
+    for every ``v ∈ V`` (so ``‖z‖ >= ‖x‖`` for every ``z`` in the hull)."""
+
+    d_squared: Fraction
+    point: tuple[Fraction, ...]
+    weights: tuple[Fraction, ...]
+
+    @property
+    def exact(self) -> sympy.Expr:
+        return sympy.sqrt(exact_number(self.d_squared))
+
+    @property
+    def value(self) -> float:
+        return float(np.sqrt(float(self.d_squared)))
+
+
+def _solve(M: list[list[Fraction]], rhs: list[Fraction]) -> list[Fraction] | None:
+    """Exact Gaussian elimination; ``None`` when ``M`` is singular."""
+    n = len(M)
+    aug = [row[:] + [r] for row, r in zip(M, rhs)]
+    for col in range(n):
+        piv = next((r for r in range(col, n) if aug[r][col] != 0), None)
+        if piv is None:
+            return None
+        aug[col], aug[piv] = aug[piv], aug[col]
+        for r in range(n):
+            if r != col and aug[r][col] != 0:
+                f = aug[r][col] / aug[col][col]
+                aug[r] = [x - f * y for x, y in zip(aug[r], aug[col])]
+    return [aug[i][n] / aug[i][i] for i in range(n)]
+
+
+def hull_distance(vectors: Any) -> HullDistance:
+    """``dist(0, conv V)`` exactly for a small set of rational vectors (active-set enumeration).
+
+    Every face is tried: the min-norm point of its affine hull solves a rational
+    linear system; the answer is the one with non-negative weights that passes the
+    optimality certificate ``x·v >= x·x`` for all ``v``.  Cost grows as ``2^|V|``:
+    meant for the handful of distinct values a prefix can hold.
+    """
+    arr = np.asarray(vectors, dtype=object)
+    if arr.ndim != 2 or arr.shape[0] == 0:
+        raise ValueError(f"vectors must be a non-empty (m, p) array, got shape {arr.shape}")
+    pts = list(dict.fromkeys(tuple(as_fraction(x) for x in row) for row in arr))
+    if len(pts) > 12:
+        raise ValueError(f"hull_distance enumerates faces; {len(pts)} distinct points is too many")
+    for size in range(1, len(pts) + 1):
+        for face in combinations(pts, size):
+            gram = [[_dot(u, v) for v in face] + [Fraction(1)] for u in face]
+            lam = _solve(gram + [[Fraction(1)] * size + [Fraction(0)]],
+                         [Fraction(0)] * size + [Fraction(1)])
+            if lam is None or any(x < 0 for x in lam[:size]):
+                continue
+            x = tuple(sum((w * v[i] for w, v in zip(lam, face)), Fraction(0))
+                      for i in range(len(face[0])))
+            xx = _dot(x, x)
+            if all(_dot(x, v) >= xx for v in pts):
+                weights = tuple(lam[face.index(v)] if v in face else Fraction(0) for v in pts)
+                return HullDistance(xx, x, weights)
+    raise AssertionError("no face passed the optimality test")  # impossible: some face is optimal

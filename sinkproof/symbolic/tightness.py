@@ -1,0 +1,77 @@
+"""Tightness tables: each bound next to what the explicit constructions achieve.
+
+* Theorem 5's sandwich: at the norm ``B = ‖A‖_2`` of the softmax construction, the
+  certified lower bound ``ε_min(B)`` on the error of *every* single-head
+  fixed-value softmax model, the construction's measured error, and the gap.
+* Theorem 1 against the construction: with ``ε`` the construction's measured error,
+  the largest non-BOS mass Theorem 1 allows on ``X^c_n`` (``ε/‖c‖``) next to the
+  largest one the construction has (log domain).
+
+These are section functions for :data:`sinkproof.report.SECTIONS` (which imports
+this module, so :mod:`sinkproof.report` is imported inside the functions).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..constructions import softmax_solution
+from ..measures import evaluate
+from ..task import TriggerTask
+from .normbound import eps_min_enclosure, norm_needed
+
+
+def theorem5_sandwich_section(task: TriggerTask, Ls: tuple[float, ...] | None = None) -> list:
+    """Certified ``ε_min(B)`` vs the softmax construction's error at the same norm."""
+    from ..report import DEFAULT_LS, Table
+
+    rows = []
+    for L in DEFAULT_LS if Ls is None else Ls:
+        model = softmax_solution(task, L)
+        B = model.norm
+        lower, _ = eps_min_enclosure(task, B)
+        err = evaluate(model, progress=False).max_error
+        needed = norm_needed(task, err).below if err > 0 else math.inf
+        rows.append([L, B, lower, err, err / lower if lower > 0 else math.inf, needed,
+                     B / needed if needed > 0 else math.inf])
+    caption = ("ε_min(B): certified lower bound on the family error of every 1-head softmax "
+               "model with fixed values and ‖A‖_2 <= B (interval arithmetic); construction "
+               "error: Theorem 5's head, exhaustive float64; B needed: certified norm below "
+               "which no such model reaches the construction's error")
+    return [Table("Theorem 5 sandwich (norm vs error)",
+                  ["L", "B = ‖A‖_2", "ε_min(B)", "construction error", "error / ε_min",
+                   "B needed", "B / B needed"], rows, caption)]
+
+
+def theorem1_tightness_section(task: TriggerTask, Ls: tuple[float, ...] | None = None) -> list:
+    """Theorem 1's allowed non-BOS mass ``ε/‖c‖`` vs the construction's, on ``X^c_n``."""
+    from ..report import DEFAULT_LS, Table
+
+    norms = np.linalg.norm(task.content, axis=1)
+    rows = []
+    for L in DEFAULT_LS if Ls is None else Ls:
+        model = softmax_solution(task, L)
+        eps = evaluate(model, progress=False).max_error
+        worst_ratio, worst_nonbos, allowed_at_worst = -math.inf, 0.0, 0.0
+        for c in range(task.k):
+            if norms[c] == 0:
+                continue
+            seq = (c,) * task.T
+            log_nonbos = model.log_nonbos(seq)[0, 1:]  # positions n = 1..T of X^c_T
+            log_allowed = math.log(eps) - math.log(norms[c])
+            ratio = float(np.max(log_nonbos)) - log_allowed
+            if ratio > worst_ratio:
+                worst_ratio = ratio
+                worst_nonbos = float(np.exp(np.max(log_nonbos)))
+                allowed_at_worst = math.exp(log_allowed)
+        rows.append([L, eps, 1 - allowed_at_worst, 1 - worst_nonbos, allowed_at_worst,
+                     worst_nonbos, math.exp(worst_ratio)])
+    caption = ("ε: the construction's measured family error; Theorem 1 (fixed values) then "
+               "forces BOS mass >= 1 - ε/‖c‖ at every position of X^c_n; 'tightness' is the "
+               "construction's largest 1-α_0 on X^c_n divided by the allowed ε/‖c‖ "
+               "(<= 1 when the bound holds, 1 when it is attained); log domain")
+    return [Table("Theorem 1 vs the softmax construction",
+                  ["L", "ε (measured)", "Thm 1 BOS >=", "construction BOS min",
+                   "allowed 1-α0", "construction 1-α0", "tightness"], rows, caption)]
