@@ -15,6 +15,7 @@ import numpy as np
 
 from .constructions import relu_solution, softmax_solution
 from .measures import evaluate
+from .symbolic.tightness import theorem1_tightness_section, theorem5_sandwich_section
 from .task import TriggerTask
 
 DEFAULT_LS = (1.0, 2.0, 4.0, 8.0, 16.0)
@@ -90,7 +91,8 @@ def constructions_section(task: TriggerTask, Ls: tuple[float, ...] = DEFAULT_LS)
                                     "BOS max@trig", "min 1-α0"], rows, caption)]
 
 
-SECTIONS: list[Callable[[TriggerTask], list[Table]]] = [constructions_section]
+SECTIONS: list[Callable[[TriggerTask], list[Table]]] = [
+    constructions_section, theorem5_sandwich_section, theorem1_tightness_section]
 
 
 def build_report(task: TriggerTask) -> Report:
