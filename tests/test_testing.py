@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -163,3 +164,18 @@ def test_assertions_agree_with_evaluate_on_random_models(data):
     except AssertionError:
         passed = False
     assert passed == sink_somewhere
+
+
+def test_assert_certificate_verifies_passes_on_a_certificate_and_fails_on_a_tampered_one(
+        tmp_path):
+    from sinkproof import convex
+
+    cert = convex.family_certificate(sp.TriggerTask(p=1, T=2), eps="1/100").to_dict()
+    path = tmp_path / "cert.json"
+    path.write_text(json.dumps(cert))
+    assert assert_certificate_verifies(cert).ok
+    assert assert_certificate_verifies(path).ok
+    bounded = next(s for s in cert["data"]["situations"] if "d" in s)
+    bounded["d"] = "2"  # claim the hull twice as far from 0 as it is
+    with pytest.raises(AssertionError, match=r"does not verify \(hull-family\): first failing"):
+        assert_certificate_verifies(cert)
