@@ -27,8 +27,9 @@ from typing import Any
 
 from .certified import NotImplied, prove_by_certificate
 from .outcome import Open, Outcome, Proved, Refuted
+from .refute import refutes
 from .schema import Claim, claim_from_dict, load_claim
-from .theorems import prove_by_theorem, theorem_bound
+from .theorems import prove_by_theorem, theorem_bound, theorem_witnesses
 from .witness import SearchRecord, search_witness, write_witness
 
 
@@ -90,8 +91,20 @@ def check(
     if not search:
         return Open(claim, reasons=tuple(reasons), spent={"seconds": 0.0})
 
+    bound_at = theorem_bound(claim)
+    for name, model in theorem_witnesses(claim):
+        ref = refutes(model, claim, bound_at)
+        if ref is None:
+            reasons.append(f"{name}: its construction does not refute the claim")
+            continue
+        record = SearchRecord(refutation=ref)
+        path = write_witness(record, claim, _witness_path(claim, witness))
+        if path is not None:
+            return Refuted(claim, model=model, error=ref.error, violations=ref.violations,
+                           witness=str(path), detail=f"the construction of {name}, "
+                           f"re-verified at {ref.digits} digits")
     start = time.perf_counter()
-    record: SearchRecord = search_witness(claim, theorem_bound(claim), progress=progress)
+    record = search_witness(claim, bound_at, progress=progress)
     spent = {"seconds": round(time.perf_counter() - start, 2), "restarts": record.restarts}
     if record.refutation is None:
         return Open(claim, frontier=record.frontier, spent=spent,
