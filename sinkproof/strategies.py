@@ -250,20 +250,16 @@ def near_solutions(
 @st.composite
 def task_model_sequence(
     draw: st.DrawFn,
-    max_p: int = 3,
-    max_T: int = 5,
-    content: Option = None,
-    positions: Option = None,
-    triggers: Option = None,
     kind: Option = None,
     heads: int | tuple[int, int] = 1,
     values: Option = None,
     scale: float | Sequence[float] = 3.0,
     trigger: bool | None = None,
+    **task_options: Any,
 ) -> tuple[TriggerTask, AttentionModel, tuple[int, ...]]:
-    """A ``(task, model, sequence)`` from :func:`tasks`, :func:`models`, :func:`sequences`."""
-    task = draw(tasks(max_p=max_p, max_T=max_T, content=content, positions=positions,
-                      triggers=triggers))
+    """A ``(task, model, sequence)``: ``task_options`` (``max_p``, ``max_T``, ``content``, ...)
+    go to :func:`tasks`, the model options to :func:`models`, ``trigger`` to :func:`sequences`."""
+    task = draw(tasks(**task_options))
     model = draw(models(task, kind=kind, heads=heads, values=values, scale=scale))
     seq = draw(sequences(task, trigger=trigger))
     return task, model, seq
