@@ -1,0 +1,359 @@
+"""Checker for ``sinkmap-socp`` certificates (THEORY.md Theorem 6), exact rationals only.
+
+Logit sharing: for a single softmax head with known values ``v(x) = U e(x)`` and
+*any* score function ``s(x_t, t, x_j, j)``, the ratios
+``u(q,t,b,j) = exp(s(q,t,b,j) - s(q,t,BOS,0)) >= 0`` are shared by every prefix
+with query ``q`` at ``t`` and key ``b`` at ``j``.  With ``Z = 1 + Σ_j u(x_j)`` the
+BOS mass at ``(X, t)`` is ``1/Z`` and "error <= eps there" is the cone constraint
+``|| r0_X + Σ_j u_j (v(x_j) - y_X) || <= eps Z``, ``r0_X = v(BOS) - y_X``.
+
+A **bound certificate** for a target prefix ``X*`` lists prefixes ``X_i`` of the
+family with multipliers ``(z_i, w_i)``, ``z_i·z_i <= w_i²``, ``w_i >= 0``.  Summing
+``w_i eps Z_i + z_i·r_i >= 0`` over ``i`` gives ``c0 + g·u >= 0`` for every
+accurate model; when ``g + a*`` is ``<= 0`` entrywise (``a*`` the variables of
+``X*``), ``Z* - 1 = a*·u <= -g·u <= c0``, so the BOS mass at ``X*`` is at least
+``1/(1 + c0)``.  The checker recomputes ``g`` and ``c0`` from the instance and the
+multipliers and accepts a stated bound ``b`` only when ``b (1 + c0) <= 1``.
+
+A **ray certificate** (no bound) gives ``d >= 0`` on variables of a content-query
+block with ``a*·d > 0`` and, for every way a prefix can meet the support of ``d``,
+``||Σ d_j v(x_j)||² <= (eps Σ d_j)²``; together with ``||v(BOS)|| <= eps`` this
+makes ``u = λ d`` feasible for every ``λ >= 0``: logit sharing forces no sink there.
+
+**Derived** entries carry a verified bound to another prefix along a symmetry of
+the family: a permutation of key positions ``1..t-1`` and a relabelling ``π`` of
+content tokens with an orthogonal ``P`` such that ``content[π a] = P content[a]``,
+``v(π a) = P v(a)`` and ``P`` fixes ``v(TRIG)``, ``v(BOS)``.  The checker verifies
+those identities exactly (once per symmetry) and that the relabelling maps the
+certified prefix onto the stated one; the bound then transfers unchanged (each
+image constraint's residual is ``P`` times the original's).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+from typing import Any
+
+from ..errors import CertificateError
+from .exact import InequalityFailed, check_leq, check_lt, dot, show
+from .schema import (
+    as_list,
+    child,
+    format_rational,
+    need,
+    need_dict,
+    need_int,
+    need_list,
+    need_rational,
+    need_str,
+    need_vector,
+    rational_matrix,
+    rational_vector,
+)
+from .verdict import Verdict
+
+TRIG_TOKEN = -1
+FAMILIES = ("S_T", "listed")
+TRIGGER_FAMILIES = ("single", "multi")
+
+
+class Instance:
+    """The parsed instance: content vectors, value map, eps, family, in exact rationals."""
+
+    def __init__(self, inst: dict[str, Any]) -> None:
+        path = "instance"
+        self.p = need_int(inst, "p", path, minimum=1)
+        self.T = need_int(inst, "T", path, minimum=1)
+        self.triggers = need_str(inst, "triggers", path, TRIGGER_FAMILIES)
+        self.family = need_str(inst, "family", path, FAMILIES)
+        self.content = rational_matrix(need(inst, "content", path), child(path, "content"),
+                                       columns=self.p, min_rows=1)
+        self.k = len(self.content)
+        self.U = rational_matrix(need(inst, "values", path), child(path, "values"),
+                                 columns=self.p + 3)
+        if len(self.U) != self.p:
+            raise CertificateError(f"instance.values: expected {self.p} rows, got {len(self.U)}")
+        self.eps = need_rational(inst, "eps", path)
+        if self.eps <= 0:
+            raise CertificateError(f"instance.eps: must be > 0, got {show(self.eps)}")
+        zero, one = Fraction(0), Fraction(1)
+        features = {a: [*c, one, zero, zero] for a, c in enumerate(self.content)}
+        features[TRIG_TOKEN] = [zero] * self.p + [zero, one, zero]
+        self.value = {a: [dot(row, e) for row in self.U] for a, e in features.items()}
+        self.v_bos = [row[self.p + 2] for row in self.U]
+
+    def prefix(self, value: Any, path: str) -> tuple[int, ...]:
+        """A prefix ``x_1..x_t`` of the family, checked: tokens, length, trigger count."""
+        items = as_list(value, path, min_length=1)
+        if len(items) > self.T:
+            raise CertificateError(f"{path}: length {len(items)} exceeds T={self.T}")
+        out = []
+        for i, tok in enumerate(items):
+            if isinstance(tok, bool) or not isinstance(tok, int) or not (
+                    tok == TRIG_TOKEN or 0 <= tok < self.k):
+                raise CertificateError(f"{child(path, i)}: {tok!r} is neither a content index "
+                                       f"in [0, {self.k}) nor the trigger {TRIG_TOKEN}")
+            out.append(tok)
+        if self.triggers == "single" and out.count(TRIG_TOKEN) > 1:
+            raise CertificateError(f"{path}: more than one trigger in the single-trigger family")
+        return tuple(out)
+
+    def target_of(self, prefix: tuple[int, ...]) -> list[Fraction]:
+        """``y_t`` at the last position of ``prefix``."""
+        t = len(prefix)
+        if prefix[-1] != TRIG_TOKEN or t < 2:
+            return [Fraction(0)] * self.p
+        total = [Fraction(0)] * self.p
+        for tok in prefix[:-1]:
+            if tok != TRIG_TOKEN:
+                total = [a + b for a, b in zip(total, self.content[tok])]
+        return [a / (t - 1) for a in total]
+
+
+def _variables(prefix: tuple[int, ...]) -> list[tuple[int, int]]:
+    """The block variables ``(key token, key position)`` a prefix uses (query's own key last)."""
+    return [(tok, j) for j, tok in enumerate(prefix, start=1)]
+
+
+def _lcm_denominator(values: Any) -> int:
+    out = 1
+    for x in values:
+        out = math.lcm(out, x.denominator)
+    return out
+
+
+def _scaled(x: Fraction, d: int) -> int:
+    """``x·d`` for a multiple ``d`` of the denominator of ``x`` (integer arithmetic only)."""
+    return x.numerator * (d // x.denominator)
+
+
+def check_bound(inst: Instance, target: tuple[int, ...], constraints: list[tuple[int, ...]],
+                z: list[list[Fraction]], w: list[Fraction], bound: Fraction,
+                where: str) -> Fraction:
+    """Verify one bound certificate exactly; return the proved bound ``1/(1 + c0)``.
+
+    All sums are taken in integers after scaling by a common denominator ``S`` (exact,
+    and much faster than summing fractions): ``G = S·g``, ``C0 = S·c0``.
+    """
+    t, q = len(target), target[-1]
+    for i, prefix in enumerate(constraints):
+        if len(prefix) != t or prefix[-1] != q:
+            raise CertificateError(f"{where}.constraints[{i}]: prefix {list(prefix)} is not in "
+                                   f"the block of query {q} at position {t}")
+    targets = [inst.target_of(prefix) for prefix in constraints]
+    d_mult = _lcm_denominator(x for zi in z for x in zi)
+    d_mult = math.lcm(d_mult, _lcm_denominator(w))
+    tokens = sorted(inst.value)
+    d_val = _lcm_denominator([*(x for b in tokens for x in inst.value[b]), *inst.v_bos,
+                              *(x for y in targets for x in y)])
+    en, ed = inst.eps.numerator, inst.eps.denominator
+    scale = d_mult * d_val * ed
+    val = {b: [_scaled(x, d_val) for x in inst.value[b]] for b in tokens}
+    vbos = [_scaled(x, d_val) for x in inst.v_bos]
+    G: dict[tuple[int, int], int] = {}
+    C0 = 0
+    for i, (prefix, zi, wi, yi) in enumerate(zip(constraints, z, w, targets)):
+        Z = [_scaled(x, d_mult) for x in zi]
+        W = _scaled(wi, d_mult)
+        if W < 0:
+            check_leq(Fraction(0), wi, f"{where}.w[{i}] >= 0")
+        if sum(a * a for a in Z) > W * W:
+            check_leq(dot(zi, zi), wi * wi, f"{where}: cone membership z·z <= w² of "
+                                            f"constraint {i}")
+        Y = [_scaled(x, d_val) for x in yi]
+        zy = sum(a * b for a, b in zip(Z, Y))
+        base = en * d_val * W - ed * zy
+        C0 += base + ed * sum(a * b for a, b in zip(Z, vbos))
+        zv = {b: ed * sum(a * c for a, c in zip(Z, val[b])) for b in set(prefix)}
+        for var in _variables(prefix):
+            G[var] = G.get(var, 0) + base + zv[var[0]]
+    objective = set(_variables(target))
+    for var in sorted(objective | set(G)):
+        coeff = G.get(var, 0) + (scale if var in objective else 0)
+        if coeff > 0:
+            check_leq(Fraction(coeff, scale), Fraction(0),
+                      f"{where}: dual feasibility g + a* <= 0 at u(key {var[0]} at position "
+                      f"{var[1]})")
+    check_lt(Fraction(0), Fraction(scale + C0, scale), f"{where}: 1 + c0 > 0")
+    check_lt(Fraction(0), bound, f"{where}: stated bound > 0")
+    proved = Fraction(scale, scale + C0)
+    check_leq(bound, proved, f"{where}: stated bound <= 1/(1 + c0)")
+    return proved
+
+
+def check_ray(inst: Instance, target: tuple[int, ...], direction: dict[tuple[int, int], Fraction],
+              where: str) -> None:
+    """Verify a ray ``d`` of the block of a content query: ``u = λd`` is accurate for all ``λ``."""
+    t, q = len(target), target[-1]
+    if q == TRIG_TOKEN:
+        raise CertificateError(f"{where}: ray certificates are for content queries only")
+    check_leq(dot(inst.v_bos, inst.v_bos), inst.eps * inst.eps,
+              f"{where}: u = 0 feasible, ||v(BOS)||² <= eps²")
+    for (tok, j), dj in direction.items():
+        check_leq(Fraction(0), dj, f"{where}: d >= 0 at key {tok} position {j}")
+        if not 1 <= j <= t or (j == t and tok != q):
+            raise CertificateError(f"{where}: direction variable (key {tok}, position {j}) is "
+                                   f"not in the block of query {q} at position {t}")
+    reach = sum((direction.get(var, Fraction(0)) for var in _variables(target)), Fraction(0))
+    check_lt(Fraction(0), reach, f"{where}: the ray raises Z at the target, a*·d > 0")
+    by_position: dict[int, list[tuple[int, Fraction]]] = {}
+    for (tok, j), dj in direction.items():
+        by_position.setdefault(j, []).append((tok, dj))
+    positions = sorted(by_position)
+    # Every prefix meets the support in one key (or none) per position: check all patterns
+    # (a superset of those the family realises, which only makes the check stricter).
+    options = [[None, *by_position[j]] if j < t else by_position[j] for j in positions]
+    for pattern in itertools.product(*options):
+        picked = [item for item in pattern if item is not None]
+        total = sum((dj for _, dj in picked), Fraction(0))
+        vec = [sum((dj * inst.value[tok][c] for tok, dj in picked), Fraction(0))
+               for c in range(inst.p)]
+        check_leq(dot(vec, vec), (inst.eps * total) ** 2,
+                  f"{where}: ray stays accurate, pattern {picked}")
+
+
+def _check_symmetry(inst: Instance, pi: list[int], P: list[list[Fraction]], where: str) -> None:
+    """``P`` orthogonal, ``content[π a] = P content[a]``, ``v(π a) = P v(a)``, ``P`` fixes the
+    trigger's and BOS's values.
+
+    Then relabelling tokens by ``π`` (and key positions by any permutation) maps each cone
+    constraint of the family onto one of the family with the residual multiplied by ``P``
+    (the targets ``y`` are means of content), so a bound proved for a prefix holds for
+    its image with the same value.
+    """
+    p = inst.p
+    for i in range(p):
+        for j in range(p):
+            entry = sum((P[r][i] * P[r][j] for r in range(p)), Fraction(0))
+            if entry != (1 if i == j else 0):
+                raise InequalityFailed(f"{where}.matrix: not orthogonal, (PᵀP)[{i}][{j}] = "
+                                       f"{show(entry)}")
+
+    def apply(vec: list[Fraction]) -> list[Fraction]:
+        return [dot(row, vec) for row in P]
+
+    for a in range(inst.k):
+        if apply(inst.content[a]) != inst.content[pi[a]]:
+            raise InequalityFailed(f"{where}: P·content[{a}] != content[{pi[a]}]")
+        if apply(inst.value[a]) != inst.value[pi[a]]:
+            raise InequalityFailed(f"{where}: P·v({a}) != v({pi[a]})")
+    if apply(inst.value[TRIG_TOKEN]) != inst.value[TRIG_TOKEN] or apply(inst.v_bos) != inst.v_bos:
+        raise InequalityFailed(f"{where}: P does not fix the values of TRIG and BOS")
+
+
+def _check_derived(inst: Instance, base: dict[str, Any], entry: dict[str, Any],
+                   checked: set, where: str) -> tuple[tuple[int, ...], Fraction]:
+    """A bound carried along a symmetry; returns (target, stated bound)."""
+    t = len(base["target"])
+    target = inst.prefix(need(entry, "target", where), child(where, "target"))
+    if len(target) != t:
+        raise CertificateError(f"{where}.target: length differs from its certificate")
+    sigma = need_list(entry, "positions", where, length=t - 1)
+    if sorted(sigma) != list(range(1, t)):
+        raise CertificateError(f"{where}.positions: not a permutation of 1..{t - 1}")
+    pi = need_list(entry, "tokens", where, length=inst.k)
+    if sorted(pi) != list(range(inst.k)):
+        raise CertificateError(f"{where}.tokens: not a permutation of 0..{inst.k - 1}")
+    P = rational_matrix(need(entry, "matrix", where), child(where, "matrix"), columns=inst.p)
+    if len(P) != inst.p:
+        raise CertificateError(f"{where}.matrix: expected {inst.p} rows, got {len(P)}")
+    key = (tuple(pi), tuple(tuple(row) for row in P))
+    if key not in checked:
+        _check_symmetry(inst, pi, P, where)
+        checked.add(key)
+
+    def tok(x: int) -> int:
+        return TRIG_TOKEN if x == TRIG_TOKEN else pi[x]
+
+    image = [0] * t
+    for j in range(1, t):
+        image[sigma[j - 1] - 1] = tok(base["target"][j - 1])
+    image[t - 1] = tok(base["target"][t - 1])
+    if tuple(image) != target:
+        raise InequalityFailed(f"{where}: the symmetry maps the certified prefix to {image}, "
+                               f"not to the stated target {list(target)}")
+    bound = need_rational(entry, "bound", where)
+    check_lt(Fraction(0), bound, f"{where}: stated bound > 0")
+    check_leq(bound, base["proved"], f"{where}: stated bound <= proved bound of its certificate")
+    return target, bound
+
+
+def _parse_bound(inst: Instance, entry: dict[str, Any], where: str) -> dict[str, Any]:
+    target = inst.prefix(need(entry, "target", where), child(where, "target"))
+    raw = need_list(entry, "constraints", where, min_length=1)
+    constraints = [inst.prefix(c, child(child(where, "constraints"), i)) for i, c in enumerate(raw)]
+    z = rational_matrix(need(entry, "z", where), child(where, "z"), columns=inst.p)
+    w = need_vector(entry, "w", where, length=len(constraints))
+    if len(z) != len(constraints):
+        raise CertificateError(f"{where}.z: expected {len(constraints)} rows, got {len(z)}")
+    return dict(target=target, constraints=constraints, z=z, w=w,
+                bound=need_rational(entry, "bound", where))
+
+
+def verify(cert: dict[str, Any]) -> Verdict:
+    """Check a ``sinkmap-socp`` certificate; returns a :class:`Verdict`."""
+    inst = Instance(need_dict(cert, "instance", ""))
+    claim = need_dict(cert, "claim", "")
+    data = need_dict(cert, "data", "")
+    proved: dict[tuple[int, ...], Fraction] = {}
+    stated: dict[tuple[int, ...], Fraction] = {}
+    bases = []
+    for i, entry in enumerate(need_list(data, "certificates", "data")):
+        where = f"data.certificates[{i}]"
+        cert_i = _parse_bound(inst, entry, where)
+        cert_i["proved"] = check_bound(inst, cert_i["target"], cert_i["constraints"],
+                                       cert_i["z"], cert_i["w"], cert_i["bound"], where)
+        bases.append(cert_i)
+        stated[cert_i["target"]] = cert_i["bound"]
+    checked: set = set()
+    for i, entry in enumerate(need_list(data, "derived", "data")):
+        where = f"data.derived[{i}]"
+        src = need_int(entry, "from", where, minimum=0)
+        if src >= len(bases):
+            raise CertificateError(f"{where}.from: no certificate number {src}")
+        target, bound = _check_derived(inst, bases[src], entry, checked, where)
+        stated[target] = bound
+    unbounded = []
+    for i, entry in enumerate(need_list(data, "rays", "data")):
+        where = f"data.rays[{i}]"
+        target = inst.prefix(need(entry, "target", where), child(where, "target"))
+        direction: dict[tuple[int, int], Fraction] = {}
+        for r, item in enumerate(need_list(entry, "direction", where, min_length=1)):
+            at = child(child(where, "direction"), r)
+            trip = as_list(item, at, length=3)
+            tok = inst.prefix([trip[0]], at)[0]
+            if isinstance(trip[1], bool) or not isinstance(trip[1], int):
+                raise CertificateError(f"{at}[1]: expected a key position")
+            direction[(tok, trip[1])] = rational_vector([trip[2]], at)[0]
+        check_ray(inst, target, direction, where)
+        unbounded.append(target)
+    proved.update(stated)
+    return _verdict(inst, claim, proved, unbounded)
+
+
+def _verdict(inst: Instance, claim: dict[str, Any], proved: dict[tuple[int, ...], Fraction],
+             unbounded: list[tuple[int, ...]]) -> Verdict:
+    n_bounds = need_int(claim, "bounds", "claim", minimum=0)
+    n_rays = need_int(claim, "no_bound", "claim", minimum=0)
+    if n_bounds != len(proved):
+        raise CertificateError(f"claim.bounds: states {n_bounds} certified prefixes, "
+                               f"the data certify {len(proved)}")
+    if n_rays != len(unbounded):
+        raise CertificateError(f"claim.no_bound: states {n_rays} unbounded prefixes, "
+                               f"the data show {len(unbounded)}")
+    hypothesis = (f"error <= {format_rational(inst.eps)} on S_T (p={inst.p}, T={inst.T}, "
+                  f"{inst.triggers} trigger)" if inst.family == "S_T"
+                  else f"error <= {format_rational(inst.eps)} at each listed prefix")
+    lowest = min(proved.values()) if proved else None
+    statement = (f"every single-head softmax model with the stated values, any score function "
+                 f"s(x_t,t,x_j,j), and {hypothesis} has BOS mass >= the stated bound at the last "
+                 f"position of each of {len(proved)} prefixes"
+                 + (f" (lowest {show(lowest)})" if lowest is not None else "")
+                 + (f"; at {len(unbounded)} prefixes logit sharing forces no sink (verified rays)"
+                    if unbounded else ""))
+    details = {"bounds": len(proved), "no_bound": len(unbounded), "eps": format_rational(inst.eps)}
+    if lowest is not None:
+        details["lowest_bound"] = format_rational(lowest)
+    return Verdict(ok=True, kind="sinkmap-socp", claim=statement, details=details)

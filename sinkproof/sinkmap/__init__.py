@@ -1,0 +1,14 @@
+"""Sink maps: Theorem 6's logit-sharing SOCP, certified per position (THEORY.md section 4).
+
+``sink_map(task, eps)`` gives, at every non-trigger position of ``S_T``, a lower
+bound on the BOS mass of every eps-accurate single-head softmax model with known
+values, whatever its score function, each backed by an exact rational certificate
+that :mod:`sinkproof.checker.socp` verifies.  See docs/sinkmap.md.
+"""
+
+from __future__ import annotations
+
+from .core import SUBFAMILIES, parse_eps, sink_map
+from .result import Entry, SinkMap
+
+__all__ = ["SUBFAMILIES", "Entry", "SinkMap", "parse_eps", "sink_map"]

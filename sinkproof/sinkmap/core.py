@@ -1,0 +1,326 @@
+"""``sink_map``: Theorem 6's certified lower bound on BOS mass at every position asked for.
+
+For each target prefix ``X* = (x_1..x_t)`` (its bound holds at position ``t`` of every
+sequence starting with it) we solve the logit-sharing SOCP of its block over a
+*subfamily* of constraints (any subfamily gives a valid, possibly weaker bound):
+
+- ``"hamming"`` (default): the prefixes of the block that differ from ``X*`` in at
+  most ``radius`` key positions -- they share all but ``radius`` of ``X*``'s variables;
+- ``"full"``: every prefix of the block (the exact relaxation of the family).
+
+Prefixes holding a trigger are left out when the target holds none and the trigger's
+value is zero: such a constraint is met by raising its own trigger variable, so it
+never binds.  When a subfamily leaves the program unbounded, the full block is tried
+before "no bound" is reported, and "no bound" comes with a verified ray.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .._validate import as_int, as_real, as_real_array, choice
+from ..checker.socp import Instance
+from ..model import fixed_values
+from ..progress import Progress
+from ..task import TriggerTask
+from .blocks import Block, build_block
+from .certify import (
+    derived_entry,
+    envelope,
+    exact,
+    instance_dict,
+    rationalise,
+    ray_entry,
+    single_key_ray,
+    transport_ray,
+)
+from .result import Entry, SinkMap
+from .solve import DEFAULT_SOLVER, BlockSolver
+from .symmetry import TokenSymmetry, canonical, token_symmetries
+
+SUBFAMILIES = ("auto", "hamming", "full")
+MAX_FULL_PREFIXES = 20000
+"""Largest block solved in full when a subfamily leaves the program unbounded."""
+AUTO_FULL_PREFIXES = 1024
+"""``subfamily="auto"`` solves blocks of at most this many prefixes in full, larger ones by
+the Hamming ball."""
+MARGINS = (1e-7, 1e-5, 1e-3)
+"""Dual margins tried in turn until the rounded certificate verifies."""
+
+
+def parse_eps(eps: Any) -> Fraction:
+    """``eps`` as an exact rational: a Fraction, an int, a string ``"1/10"``/``"0.1"``, or a float
+    read by its shortest decimal form (``0.1`` means 1/10)."""
+    if isinstance(eps, Fraction):
+        value = eps
+    elif isinstance(eps, str):
+        try:
+            value = Fraction(eps.strip())
+        except ValueError:
+            raise ValueError(f"eps must be a number like 0.1 or 1/10, got {eps!r}") from None
+    else:
+        value = Fraction(repr(as_real("eps", eps)))
+    if value <= 0:
+        raise ValueError(f"eps must be > 0, got {value}")
+    return value
+
+
+def value_map(task: TriggerTask, values: Any) -> np.ndarray:
+    """The known value map ``U`` (p, p+3): ``"fixed"`` or an explicit array."""
+    if isinstance(values, str):
+        if values == "learned":
+            raise ValueError("values='learned' makes Theorem 6's constraints bilinear: the sink "
+                             "map needs known values ('fixed' or an explicit U of shape (p, p+3))")
+        choice("values", values, ("fixed",))
+        return fixed_values(task.p)
+    U = as_real_array("values", values, ndim=2)
+    if U.shape != (task.p, task.p + 3):
+        raise ValueError(f"values must have shape (p, p+3) = ({task.p}, {task.p + 3}), "
+                         f"got {U.shape}")
+    return U
+
+
+def _target_prefixes(task: TriggerTask, positions: Any) -> list[tuple[int, ...]]:
+    """Distinct target prefixes (codes), in a stable order."""
+    if positions is None:
+        out = []
+        for t in range(1, task.T + 1):
+            for block in task.prefix_blocks(t):
+                rows = block.codes[block.codes[:, -1] != task.trig_code]
+                out.extend(tuple(int(c) for c in row) for row in rows)
+        return out
+    if isinstance(positions, (str, bytes)) or not isinstance(positions, Iterable):
+        raise TypeError("positions must be a list of (sequence, position) pairs")
+    seen: dict[tuple[int, ...], None] = {}
+    for item in positions:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise TypeError(f"each position must be a (sequence, position) pair, got {item!r}")
+        seq, pos = item
+        codes = task.encode(seq)
+        t = as_int("position", pos, minimum=1)
+        if t > codes.size:
+            raise ValueError(f"position {t} is past the end of sequence {list(seq)}")
+        seen[tuple(int(c) for c in codes[:t])] = None
+    if not seen:
+        raise ValueError("positions is empty: give at least one (sequence, position) pair")
+    return list(seen)
+
+
+def _listed_prefixes(task: TriggerTask, family: Iterable[Sequence[int]]) -> set[tuple[int, ...]]:
+    if isinstance(family, (str, bytes)) or not isinstance(family, Iterable):
+        raise TypeError("family must be a list of sequences (or None for S_T)")
+    out: set[tuple[int, ...]] = set()
+    for seq in family:
+        codes = tuple(int(c) for c in task.encode(seq))
+        out.update(codes[:t] for t in range(1, len(codes) + 1))
+    if not out:
+        raise ValueError("family is empty: give at least one sequence")
+    return out
+
+
+class _Planner:
+    """Chooses the constraint prefixes of a target's block and caches full-block solvers."""
+
+    def __init__(self, task: TriggerTask, V: np.ndarray, eps: float, subfamily: str,
+                 radius: int, listed: set[tuple[int, ...]] | None, solver: str) -> None:
+        self.task, self.V, self.eps = task, V, eps
+        self.subfamily, self.radius, self.listed, self.solver = subfamily, radius, listed, solver
+        self.trigger_matters = bool(np.linalg.norm(V[task.trig_code]) > 0)
+        self._full: dict[tuple[int, int, float, bool], BlockSolver] = {}
+
+    def _allowed(self, keys: tuple[int, ...], with_trigger: bool) -> bool:
+        n_trig = keys.count(self.task.trig_code)
+        if n_trig and not with_trigger:
+            return False
+        return self.task.triggers == "multi" or n_trig <= 1
+
+    def full_prefixes(self, q: int, t: int, with_trigger: bool) -> np.ndarray:
+        """Every key prefix ``x_1..x_{t-1}`` of the block in the family, ``(m, t-1)``."""
+        task = self.task
+        if self.listed is not None:
+            rows = [pre[:-1] for pre in self.listed if len(pre) == t and pre[-1] == q
+                    and self._allowed(pre[:-1], with_trigger)]
+            return np.array(sorted(rows), dtype=np.int64).reshape(len(rows), t - 1)
+        if t == 1:
+            return np.zeros((1, 0), dtype=np.int64)
+        chunks = [b.codes for b in task.prefix_blocks(t - 1)]
+        rows = np.concatenate(chunks, axis=0)
+        if not with_trigger:
+            rows = rows[~np.any(rows == task.trig_code, axis=1)]
+        return rows
+
+    def block_size(self, q: int, t: int, with_trigger: bool) -> int:
+        """Number of prefixes of the block in the family (without enumerating them)."""
+        if self.listed is not None:
+            return sum(len(pre) == t and pre[-1] == q for pre in self.listed)
+        k, n = self.task.k, t - 1
+        if not with_trigger:
+            return k**n
+        return (k + 1) ** n if self.task.triggers == "multi" else k**n + n * k ** max(n - 1, 0)
+
+    def ball(self, target: tuple[int, ...], with_trigger: bool) -> np.ndarray:
+        """Key prefixes within Hamming distance ``radius`` of the target's keys."""
+        keys, t = target[:-1], len(target)
+        if self.listed is not None:
+            full = self.full_prefixes(target[-1], t, with_trigger)
+            near = (full != np.array(keys)[None, :]).sum(axis=1) <= self.radius
+            return full[near]
+        tokens = range(self.task.k + 1)
+        rows = []
+        for h in range(min(self.radius, t - 1) + 1):
+            for where in itertools.combinations(range(t - 1), h):
+                choices = [[b for b in tokens if b != keys[j]] for j in where]
+                for alt in itertools.product(*choices):
+                    row = list(keys)
+                    for j, b in zip(where, alt):
+                        row[j] = b
+                    if self._allowed(tuple(row), with_trigger):
+                        rows.append(row)
+        return np.array(rows, dtype=np.int64).reshape(len(rows), t - 1)
+
+    def solver_for(self, target: tuple[int, ...], full: bool) -> tuple[BlockSolver, Block] | None:
+        q, t = target[-1], len(target)
+        with_trigger = self.trigger_matters or self.task.trig_code in target[:-1]
+        if full or self.subfamily == "full" or (
+                self.subfamily == "auto" and self.block_size(q, t, with_trigger)
+                <= AUTO_FULL_PREFIXES):
+            key = (q, t, self.eps, with_trigger)
+            if key not in self._full:
+                rows = self.full_prefixes(q, t, with_trigger)
+                if rows.shape[0] == 0 or rows.shape[0] > MAX_FULL_PREFIXES:
+                    return None
+                blk = build_block(self.task, self.V, q, t, rows, self.eps)
+                self._full[key] = BlockSolver(blk, self.solver)
+            solver = self._full[key]
+            return solver, solver.block
+        rows = self.ball(target, with_trigger)
+        if rows.shape[0] == 0:
+            return None
+        blk = build_block(self.task, self.V, q, t, rows, self.eps)
+        return BlockSolver(blk, self.solver), blk
+
+
+def _solve_target(planner: _Planner, inst: Instance, target: tuple[int, ...],
+                  ) -> tuple[dict[str, Any], Entry]:
+    """Certificate data (``("bound", cert)`` / ``("ray", ray)`` / ``("none", None)``) and entry."""
+    task = planner.task
+    ray = single_key_ray(task, inst, target)
+    if ray is not None:
+        return {"ray": ray}, Entry("no bound", 0.0, None, 0.0, ray["why"], 0, "null key")
+    attempts = [False, True]
+    float_bound, used, unbounded = 0.0, 0, False
+    for full in attempts:
+        got = planner.solver_for(target, full)
+        if got is None:
+            continue
+        solver, blk = got
+        a0 = blk.indicator(target)
+        label = "full" if blk.m == planner.block_size(
+            target[-1], len(target), planner.trigger_matters
+            or task.trig_code in target[:-1]) else f"hamming<={planner.radius}"
+        for margin in MARGINS:
+            solver.margin.value = margin
+            sol = solver.solve(a0)
+            if sol.status != "bounded":
+                break
+            float_bound, used = sol.bound, blk.m
+            cert = rationalise(task, inst, blk, target, sol)
+            if cert is not None:
+                entry = Entry("certified", float(cert["stated"]), cert["stated"], sol.bound,
+                              "", len(cert["constraints"]), label, u=sol.u, block=blk)
+                return {"bound": cert}, entry
+        if sol.status == "bounded":
+            return {}, Entry("uncertified", float_bound, None, float_bound,
+                             "rounded multipliers failed the exact check", used, label)
+        unbounded = sol.status == "unbounded"
+        if unbounded:
+            d = solver.ray(a0)
+            if d is not None:
+                ray = ray_entry(task, inst, blk, target, d)
+                if ray is not None:
+                    ray["why"] = "the logit-sharing program is unbounded along a verified ray"
+                    return {"ray": ray}, Entry("no bound", 0.0, None, 0.0, ray["why"], blk.m,
+                                               label)
+    why = ("unbounded (ray not certified)" if unbounded else "solver failed")
+    return {}, Entry("no bound" if unbounded else "failed", 0.0, None, 0.0, why, used, "")
+
+
+def sink_map(
+    task: TriggerTask,
+    eps: Any,
+    values: Any = "fixed",
+    positions: Iterable[tuple[Sequence[int], int]] | None = None,
+    family: Iterable[Sequence[int]] | None = None,
+    *,
+    subfamily: str = "auto",
+    radius: int = 2,
+    solver: str = DEFAULT_SOLVER,
+    progress: bool | None = None,
+) -> SinkMap:
+    """Certified least BOS mass of any eps-accurate single-head softmax model, per position.
+
+    For every non-trigger position of ``S_T`` (or each ``(sequence, position)`` in
+    ``positions``), a lower bound ``1/Z*`` on the BOS mass that every single-head
+    softmax model with values ``values`` (``"fixed"`` or an explicit ``U``), *any*
+    score function of (query token, position, key token, position), and error
+    ``<= eps`` on ``family`` (default: the task's family ``S_T``) has there
+    (THEORY.md Theorem 6), each backed by an exact rational certificate
+    (:meth:`SinkMap.certificate`), or "no bound" with the reason.
+    """
+    if not isinstance(task, TriggerTask):
+        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    eps_q = parse_eps(eps)
+    choice("subfamily", subfamily, SUBFAMILIES)
+    radius = as_int("radius", radius, minimum=0)
+    U = value_map(task, values)
+    V = np.einsum("pe,ke->kp", U, task.token_table)
+    targets = _target_prefixes(task, positions)
+    listed = None if family is None else _listed_prefixes(task, family)
+    symmetric = listed is None
+    syms = token_symmetries(task, V) if symmetric else [TokenSymmetry(tuple(range(task.k)),
+                                                                      np.eye(task.p))]
+    inst_d = instance_dict(task, U, eps_q, "S_T" if symmetric else "listed")
+    inst = Instance(inst_d)
+    planner = _Planner(task, V, float(eps_q), subfamily, radius, listed, solver)
+
+    orbits = {tgt: canonical(tgt, syms) if symmetric else None for tgt in targets}
+    reps = list(dict.fromkeys(o.rep if o is not None else tgt for tgt, o in orbits.items()))
+    solved: dict[tuple[int, ...], tuple[dict[str, Any], Entry]] = {}
+    with Progress(len(reps), "sink map", progress) as bar:
+        for rep in reps:
+            solved[rep] = _solve_target(planner, inst, rep)
+            bar.update(1)
+
+    certificates: list[dict[str, Any]] = []
+    index: dict[tuple[int, ...], int] = {}
+    for rep, (data, _) in solved.items():
+        if "bound" in data:
+            index[rep] = len(certificates)
+            certificates.append(data["bound"])
+    derived, rays, entries = [], [], {}
+    for tgt in targets:
+        orbit = orbits[tgt]
+        rep = orbit.rep if orbit is not None else tgt
+        data, entry = solved[rep]
+        user = tuple(-1 if c == task.trig_code else c for c in tgt)
+        entries[user] = entry
+        if "ray" in data:
+            if orbit is not None and rep != tgt:
+                rays.append(transport_ray(task, data["ray"], orbit, tgt))
+            else:
+                rays.append({k: v for k, v in data["ray"].items() if k != "why"})
+        elif "bound" in data and tgt != rep:
+            derived.append(derived_entry(task, tgt, index[rep], orbit, data["bound"]["bound"]))
+    statement = (f"Theorem 6 sink map: eps={eps_q}, single-head softmax, values "
+                 f"{'U_fix' if isinstance(values, str) else 'U'}, any score function")
+    cert = envelope(inst_d, certificates, derived, rays, statement)
+    return SinkMap(task=task, eps=eps_q, U=U, entries=entries, certificate=cert,
+                   subfamily=subfamily, radius=radius, family="S_T" if symmetric else "listed")
+
+
+__all__ = ["SUBFAMILIES", "parse_eps", "sink_map", "value_map", "exact"]

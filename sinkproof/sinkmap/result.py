@@ -1,0 +1,214 @@
+"""The result of :func:`sinkproof.sink_map`: a table of certified BOS-mass lower bounds."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..task import TRIG, TriggerTask
+
+STATUSES = ("certified", "no bound", "uncertified", "failed")
+
+
+@dataclass
+class Entry:
+    """One target prefix: ``status``, the certified ``bound`` (float of ``exact``), the solver's
+    ``float_bound``, a ``reason`` for "no bound", the number of cone ``constraints`` in its
+    certificate and the ``subfamily`` used.  ``realised``: BOS mass of the best accurate
+    model the bridge built there (``None`` if none)."""
+
+    status: str
+    bound: float
+    exact: Fraction | None
+    float_bound: float
+    reason: str
+    constraints: int
+    subfamily: str
+    u: np.ndarray | None = field(default=None, repr=False)
+    block: Any = field(default=None, repr=False)
+    realised: float | None = None
+
+    @property
+    def gap(self) -> float | None:
+        """``realised - bound``: how far the certificate may be from the truth."""
+        return None if self.realised is None else self.realised - self.bound
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(status=self.status, bound=self.bound,
+                    exact=None if self.exact is None else str(self.exact),
+                    float_bound=self.float_bound, reason=self.reason,
+                    constraints=self.constraints, subfamily=self.subfamily,
+                    realised=self.realised)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Entry:
+        exact = d.get("exact")
+        return cls(d["status"], float(d["bound"]), None if exact is None else Fraction(exact),
+                   float(d["float_bound"]), d["reason"], int(d["constraints"]), d["subfamily"],
+                   realised=d.get("realised"))
+
+
+def _show(seq: tuple[int, ...]) -> str:
+    return "(" + ", ".join("TRIG" if c == TRIG else str(c) for c in seq) + ")"
+
+
+@dataclass
+class SinkMap:
+    """Per target prefix ``X`` (user tokens, ``sp.TRIG`` for the trigger): the least BOS mass
+    any eps-accurate single-head softmax model can have at position ``len(X)`` of every
+    sequence starting with ``X``, as certified by :attr:`certificate`."""
+
+    task: TriggerTask
+    eps: Fraction
+    U: np.ndarray
+    entries: dict[tuple[int, ...], Entry]
+    certificate: dict[str, Any]
+    subfamily: str
+    radius: int
+    family: str
+
+    # ------------------------------------------------------------- lookups
+    def bound(self, sequence: Any, position: int) -> float:
+        """Certified lower bound at ``position`` of ``sequence`` (0.0 where there is none)."""
+        return self.entry(sequence, position).bound
+
+    def entry(self, sequence: Any, position: int) -> Entry:
+        """The :class:`Entry` of the prefix ``sequence[:position]``."""
+        key = tuple(int(c) for c in list(sequence)[:position])
+        if key not in self.entries or len(key) != position:
+            raise KeyError(f"no sink-map entry for position {position} of {list(sequence)}")
+        return self.entries[key]
+
+    def count(self, status: str) -> int:
+        """Number of prefixes with the given status."""
+        return sum(e.status == status for e in self.entries.values())
+
+    def by_position(self) -> list[dict[str, Any]]:
+        """Per position ``t``: number of prefixes, min/mean/max certified bound, no-bound count."""
+        rows = []
+        for t in sorted({len(k) for k in self.entries}):
+            es = [e for k, e in self.entries.items() if len(k) == t]
+            cert = [e.bound for e in es if e.status == "certified"]
+            rows.append(dict(position=t, prefixes=len(es), certified=len(cert),
+                             no_bound=sum(e.status == "no bound" for e in es),
+                             min=min(cert) if cert else math.nan,
+                             mean=float(np.mean(cert)) if cert else math.nan,
+                             max=max(cert) if cert else math.nan))
+        return rows
+
+    def lowest(self, n: int = 5) -> list[tuple[tuple[int, ...], Entry]]:
+        """The ``n`` certified prefixes with the smallest bound."""
+        cert = [(k, e) for k, e in self.entries.items() if e.status == "certified"]
+        return sorted(cert, key=lambda item: (item[1].bound, len(item[0]), item[0]))[:n]
+
+    # ------------------------------------------------------------ display
+    def _header(self) -> str:
+        return (f"SinkMap(eps={self.eps}, {self.task!r}, subfamily={self.subfamily}"
+                f"{f'<={self.radius}' if self.subfamily == 'hamming' else ''}): "
+                f"{self.count('certified')} certified, {self.count('no bound')} no bound, "
+                f"{self.count('uncertified')} uncertified")
+
+    def __repr__(self) -> str:
+        lines = [self._header(), "  t  prefixes  certified  no bound   min bound  mean bound"]
+        for r in self.by_position():
+            lines.append(f"{r['position']:3d}  {r['prefixes']:8d}  {r['certified']:9d}  "
+                         f"{r['no_bound']:8d}  {r['min']:10.6f}  {r['mean']:10.6f}")
+        return "\n".join(lines)
+
+    def table(self, limit: int | None = 20) -> str:
+        """One line per prefix (at most ``limit``): bound, status, reason, realised mass."""
+        lines = [f"{'prefix':28s} {'bound':>10s}  {'realised':>9s}  status / reason"]
+        items = list(self.entries.items())[: limit if limit is not None else None]
+        for key, e in items:
+            real = "" if e.realised is None else f"{e.realised:.6f}"
+            lines.append(f"{_show(key):28s} {e.bound:10.6f}  {real:>9s}  {e.status}"
+                         f"{': ' + e.reason if e.reason else ''}")
+        if limit is not None and len(self.entries) > limit:
+            lines.append(f"... {len(self.entries) - limit} more")
+        return "\n".join(lines)
+
+    def _repr_markdown_(self) -> str:
+        out = [f"**Sink map** (Theorem 6), eps = {self.eps}, {self.task!r}: "
+               f"{self.count('certified')} certified, {self.count('no bound')} no bound, "
+               f"{self.count('uncertified')} uncertified", "",
+               "| t | prefixes | certified | no bound | min bound | mean bound |",
+               "|---|---|---|---|---|---|"]
+        for r in self.by_position():
+            out.append(f"| {r['position']} | {r['prefixes']} | {r['certified']} | "
+                       f"{r['no_bound']} | {r['min']:.6g} | {r['mean']:.6g} |")
+        return "\n".join(out)
+
+    def heatmap(self, ax: Any = None, max_rows: int = 400) -> Any:
+        """Draw bounds as a sequence × position image (matplotlib); returns the Axes.
+
+        Rows are the longest prefixes (up to ``max_rows``); blank cells are trigger
+        positions or positions not asked for; 0 means "no bound".
+        """
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as exc:  # pragma: no cover - optional extra
+            raise ImportError("heatmap needs matplotlib (pip install sinkproof[plot])") from exc
+        keys = set(self.entries)
+        rows = [k for k in self.entries if not any(len(o) > len(k) and o[:len(k)] == k
+                                                   for o in keys)][:max_rows]
+        grid = np.full((len(rows), self.task.T), np.nan)
+        for r, k in enumerate(rows):
+            for t in range(1, len(k) + 1):
+                e = self.entries.get(k[:t])
+                if e is not None:
+                    grid[r, t - 1] = e.bound
+        if ax is None:
+            _, ax = plt.subplots(figsize=(1.2 + 0.6 * self.task.T, 1.5 + 0.02 * len(rows)))
+        im = ax.imshow(grid, aspect="auto", vmin=0.0, vmax=1.0, cmap="viridis",
+                       interpolation="nearest", extent=(0.5, self.task.T + 0.5, len(rows), 0))
+        ax.set_xlabel("position t")
+        ax.set_ylabel("sequence")
+        ax.set_title(f"certified BOS-mass lower bound, eps={self.eps}")
+        if len(rows) <= 40:
+            ax.set_yticks(np.arange(len(rows)) + 0.5)
+            ax.set_yticklabels([_show(k) for k in rows], fontsize=7)
+        ax.figure.colorbar(im, ax=ax)
+        return ax
+
+    # --------------------------------------------------------- persistence
+    def verify(self) -> Any:
+        """Re-check :attr:`certificate` with the trusted exact checker; returns its Verdict."""
+        from ..checker import verify
+
+        return verify(self.certificate)
+
+    def save_certificate(self, path: str | Path) -> None:
+        """Write the certificate file that ``sinkproof verify`` checks."""
+        Path(path).write_text(json.dumps(self.certificate, indent=1) + "\n")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(kind="sinkmap", task=self.task.describe(), eps=str(self.eps),
+                    values=self.U.tolist(), subfamily=self.subfamily, radius=self.radius,
+                    family=self.family,
+                    entries=[dict(prefix=list(k), **e.to_dict()) for k, e in self.entries.items()],
+                    certificate=self.certificate)
+
+    def save(self, path: str | Path) -> None:
+        """Save as JSON (entries and the certificate); :meth:`load` reads it back."""
+        Path(path).write_text(json.dumps(self.to_dict(), allow_nan=True) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> SinkMap:
+        """Read a file written by :meth:`save`."""
+        try:
+            d = json.loads(Path(path).read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not a sink-map JSON file: {exc}") from None
+        if not isinstance(d, dict) or d.get("kind") != "sinkmap":
+            raise ValueError(f"{path}: not a sink-map file (kind != 'sinkmap')")
+        entries = {tuple(e["prefix"]): Entry.from_dict(e) for e in d["entries"]}
+        return cls(task=TriggerTask.from_description(d["task"]), eps=Fraction(d["eps"]),
+                   U=np.array(d["values"], dtype=float), entries=entries,
+                   certificate=d["certificate"], subfamily=d["subfamily"], radius=d["radius"],
+                   family=d["family"])
