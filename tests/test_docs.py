@@ -11,6 +11,8 @@ Rules (one test per Markdown file):
   expected output) run as doctests in the same namespace as the python blocks,
   with ELLIPSIS and NORMALIZE_WHITESPACE, so shown output is checked too;
 - ```text (and every other language) is not run;
+- the temporary folder links ``examples/`` from the repository, so docs name
+  those files as a user at the repository root would (``examples/claims/...``);
 - a fence info string with the word ``slow`` (```console slow) runs only where
   slow tests run (CI), for the rare long command.
 
@@ -36,6 +38,7 @@ from conftest import RUN_SLOW
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND_TIMEOUT_S = 300
+READ_ONLY_DIRS = ("examples",)
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 
@@ -183,6 +186,8 @@ def doc_files() -> list[Path]:
 
 @pytest.mark.parametrize("path", doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_doc_code_blocks_run(path: Path, tmp_path: Path) -> None:
+    for shared in READ_ONLY_DIRS:  # so docs can name files as from the repository root
+        (tmp_path / shared).symlink_to(ROOT / shared, target_is_directory=True)
     run_markdown(path, tmp_path)
 
 
