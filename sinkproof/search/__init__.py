@@ -11,6 +11,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
+from .engine import available_cores, search
 from .objective import (
     BatchMeasures,
     PrefixBatch,
@@ -18,15 +19,30 @@ from .objective import (
     feature_rows,
     prefix_batch,
     value_and_grad,
+    value_grad_measures,
 )
+from .result import SearchResult, TracePoint
+from .verify import WitnessReport, verify_witness, witness_document
+
+# ``from sinkproof import search`` gives the function when the lazy export ran first
+# and this module otherwise; both then answer ``.search(...)`` and ``(...)``.
+search.search = search  # type: ignore[attr-defined]
 
 __all__ = [
     "BatchMeasures",
     "PrefixBatch",
+    "SearchResult",
+    "TracePoint",
+    "WitnessReport",
+    "available_cores",
     "batch_measures",
     "feature_rows",
     "prefix_batch",
+    "search",
     "value_and_grad",
+    "value_grad_measures",
+    "verify_witness",
+    "witness_document",
 ]
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -197,10 +198,19 @@ def _where_masks(task: TriggerTask, groups: Sequence[PrefixGroup], where: Any) -
 def feature_rows(task: TriggerTask) -> np.ndarray:
     """``Φ``: the rows ``φ(a, t)`` for every code ``a`` and position ``t``, ordered
     ``(a, t)`` as in :attr:`AttentionModel.score_table`, shape ``(k+2)(T+1) × D``."""
+    return _tables(task)[0]
+
+
+@lru_cache(maxsize=16)
+def _tables(task: TriggerTask) -> tuple[np.ndarray, np.ndarray]:
+    """``Φ`` and the token table ``e(x)`` (read-only), computed once per task."""
     tok, pos = task.token_table, task.position_table
-    return np.concatenate(
+    phi = np.concatenate(
         [np.repeat(tok, task.T + 1, axis=0), np.tile(pos, (task.n_tokens, 1))], axis=1
     )
+    phi.setflags(write=False)
+    tok.setflags(write=False)
+    return phi, tok
 
 
 def _as_heads(A: Any, U: Any, task: TriggerTask) -> tuple[np.ndarray, np.ndarray]:
@@ -239,7 +249,8 @@ class _GroupState:
     m: np.ndarray | None  # (H, Nc) BOS measure at constrained prefixes
 
 
-def _forward(kind: str, S: np.ndarray, V: np.ndarray, batch: PrefixBatch) -> list[_GroupState]:
+def _forward(kind: str, S: np.ndarray, V: np.ndarray, batch: PrefixBatch, leak: float = 0.0
+             ) -> list[_GroupState]:
     task = batch.task
     R = task.n_tokens * (task.T + 1)
     H = S.shape[0]
@@ -253,7 +264,7 @@ def _forward(kind: str, S: np.ndarray, V: np.ndarray, batch: PrefixBatch) -> lis
             lse = _lse(s)
             alpha = np.exp(s - lse[..., None])
         else:
-            alpha = np.maximum(s, 0.0)
+            alpha = np.maximum(s, 0.0) if leak == 0.0 else np.where(s > 0, s, leak * s)
         f = np.einsum("hnj,hnjp->np", alpha, V[:, g.keys])
         e2 = ((f - g.target) ** 2).sum(axis=1)
         m = None
@@ -338,7 +349,7 @@ def _loss_terms(
 
 def _options(kind: str, loss: str, options: dict[str, Any]) -> dict[str, Any]:
     allowed = {"max_error", "max_bos_mass", "temperature", "margin", "bos_weight",
-               "error_weight"}
+               "error_weight", "leak"}
     unknown = set(options) - allowed
     if unknown:
         raise TypeError(f"unknown objective options: {', '.join(sorted(unknown))}")
@@ -349,7 +360,10 @@ def _options(kind: str, loss: str, options: dict[str, Any]) -> dict[str, Any]:
         margin=as_real("margin", options.get("margin", 0.0)),
         bos_weight=as_real("bos_weight", options.get("bos_weight", 1.0), minimum=0.0),
         error_weight=as_real("error_weight", options.get("error_weight", 100.0), minimum=0.0),
+        leak=as_real("leak", options.get("leak", 0.0), minimum=0.0),
     )
+    if opts["leak"] and kind != "relu":
+        raise ValueError("leak (the negative slope of a leaky ReLU) applies to kind='relu' only")
     if loss == "penalty":
         if options.get("max_bos_mass") is None or max_error is None:
             raise ValueError("loss='penalty' needs max_error and max_bos_mass")
@@ -357,6 +371,17 @@ def _options(kind: str, loss: str, options: dict[str, Any]) -> dict[str, Any]:
     if loss == "sink" and max_error is None:
         raise ValueError("loss='sink' needs max_error")
     return opts
+
+
+@dataclass(frozen=True)
+class BatchMeasures:
+    """Float64 measures of a model on a batch: the largest error ``max ||f - y||``,
+    the largest BOS mass over heads at the constrained prefixes (nan if none), and the
+    largest BOS measure (log-odds for softmax, score for ReLU)."""
+
+    max_error: float
+    max_bos_mass: float
+    max_bos_measure: float
 
 
 # --------------------------------------------------------------- public API
@@ -377,8 +402,19 @@ def value_and_grad(
     ``dU`` is the gradient in ``U`` even when the values are fixed (ignore it then).
     Options: ``max_error`` (``ε``), ``max_bos_mass``, ``temperature`` (``τ``, default
     0.05), ``margin`` (default 0), ``bos_weight`` (1), ``error_weight`` (100); see the
-    module docstring for each loss.
+    module docstring for each loss.  ``leak`` (ReLU only, default 0) replaces the weights
+    by a leaky ReLU ``max(s, leak·s)``: a surrogate with gradient where every score is
+    negative, used by the search's first stages; the BOS measure stays ``s_0``.
     """
+    value, dA, dU, _ = value_grad_measures(task, kind, A, U, batch, loss=loss, **options)
+    return value, dA, dU
+
+
+def value_grad_measures(
+    task: TriggerTask, kind: str, A: Any, U: Any, batch: PrefixBatch, *, loss: str = "mse",
+    **options: Any,
+) -> tuple[float, np.ndarray, np.ndarray, BatchMeasures]:
+    """:func:`value_and_grad` plus the :class:`BatchMeasures` of the same forward pass."""
     choice("attention kind", kind, KINDS)
     choice("loss", loss, LOSSES)
     if not isinstance(batch, PrefixBatch):
@@ -387,11 +423,10 @@ def value_and_grad(
         raise ValueError("batch was built for a different task")
     opts = _options(kind, loss, options)
     A, U = _as_heads(A, U, task)
-    Phi = feature_rows(task)
-    E = task.token_table
+    Phi, E = _tables(task)
     S = np.einsum("rd,hde,qe->hrq", Phi, A, Phi)
     V = np.einsum("hpe,ke->hkp", U, E)
-    states = _forward(kind, S, V, batch)
+    states = _forward(kind, S, V, batch, opts["leak"])
     value, grad_e2, grad_m = _loss_terms(kind, loss, states, opts)
 
     H, R = S.shape[0], S.shape[1]
@@ -411,7 +446,7 @@ def value_and_grad(
         if kind == "softmax":
             ds = st.alpha * (dalpha - (st.alpha * dalpha).sum(axis=-1, keepdims=True))
         else:
-            ds = dalpha * (st.s > 0)
+            ds = dalpha * np.where(st.s > 0, 1.0, opts["leak"])
         if gm is not None:
             sc = st.s[:, g.constrained]
             dm = np.zeros_like(sc)
@@ -425,18 +460,7 @@ def value_and_grad(
     G = G.reshape(H, R, R)
     dA = np.einsum("rd,hrq,qe->hde", Phi, G, Phi)
     dU = np.einsum("hkp,ke->hpe", dV, E)
-    return value, dA, dU
-
-
-@dataclass(frozen=True)
-class BatchMeasures:
-    """Float64 measures of a model on a batch: the largest error ``max ||f - y||``,
-    the largest BOS mass over heads at the constrained prefixes (nan if none), and the
-    largest BOS measure (log-odds for softmax, score for ReLU)."""
-
-    max_error: float
-    max_bos_mass: float
-    max_bos_measure: float
+    return value, dA, dU, _measures(kind, states)
 
 
 def batch_measures(task: TriggerTask, kind: str, A: Any, U: Any, batch: PrefixBatch
@@ -444,10 +468,13 @@ def batch_measures(task: TriggerTask, kind: str, A: Any, U: Any, batch: PrefixBa
     """The error and BOS figures of ``(kind, A, U)`` on ``batch`` (no gradients)."""
     choice("attention kind", kind, KINDS)
     A, U = _as_heads(A, U, task)
-    Phi = feature_rows(task)
+    Phi, E = _tables(task)
     S = np.einsum("rd,hde,qe->hrq", Phi, A, Phi)
-    V = np.einsum("hpe,ke->hkp", U, task.token_table)
-    states = _forward(kind, S, V, batch)
+    V = np.einsum("hpe,ke->hkp", U, E)
+    return _measures(kind, _forward(kind, S, V, batch))
+
+
+def _measures(kind: str, states: list[_GroupState]) -> BatchMeasures:
     err = float(np.sqrt(max(float(st.e2.max()) for st in states)))
     ms = [st.m for st in states if st.m is not None]
     if not ms:

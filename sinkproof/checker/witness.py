@@ -1,0 +1,440 @@
+"""Checker for witness files (kind ``witness``): explicit parameters that satisfy a claim.
+
+A witness states: *this* model (score matrices ``A_h``, values ``U_h`` or ``U_fix``,
+exact rationals) has error ``<= ε`` at every position of the family ``S_T``
+(position 0 included) and BOS mass ``<= b`` in every head at the positions named by
+``where``.  The checker re-runs the model on every prefix of the family
+(THEORY.md sections 1-3) using only the standard library and mpmath:
+
+- ReLU: every score is rational, so outputs, errors and BOS masses are computed
+  exactly in :class:`fractions.Fraction` arithmetic;
+- softmax: scores are exact rationals; each weight ``exp(s_j - s_0)`` and every
+  later operation is enclosed by mpmath interval arithmetic at ``precision_digits``
+  digits, and the decision compares the interval's end points (converted exactly
+  to rationals) with the claimed bounds.  The check is therefore rigorous: a model
+  that meets the bounds only up to float64 rounding is rejected.
+
+Layout (inside the common envelope, ``docs/certificates.md``)::
+
+    instance: {task: {...}, content_vectors?: [[q]], values: "fixed" | "learned"}
+    claim:    {statement, model_class: {kind, heads, values},
+               max_error: q, max_bos_mass: q,
+               where: "nontrigger" | "trigger" | "all" | [{sequence: [...], position: t}]}
+    data:     {A: [H][D][D] q, U: "fixed" | [H][p][p+3] q, precision_digits?: int}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from mpmath import libmp
+
+from ..errors import CertificateError
+from .exact import InequalityFailed, dot, show
+from .instance import TRIGGER, Instance, read_instance, read_tokens
+from .schema import (
+    as_list,
+    child,
+    need,
+    need_dict,
+    need_int,
+    need_list,
+    need_rational,
+    need_str,
+    rational_matrix,
+)
+from .verdict import Verdict
+
+BOS = -2
+"""Token id of BOS inside this checker (content ``0..k-1``, trigger ``-1``)."""
+
+KINDS = ("softmax", "relu")
+WHERE = ("nontrigger", "trigger", "all")
+POSITIONS = ("inverse", "onehot", "none")
+DEFAULT_DIGITS = 50
+MAX_PREFIXES = 2_000_000
+"""Largest family (distinct prefixes) a witness check will enumerate."""
+
+
+@dataclass(frozen=True)
+class Witness:
+    """A parsed witness: the instance, the model (exact) and the claimed bounds."""
+
+    inst: Instance
+    positions: str
+    kind: str
+    A: list[list[list[Fraction]]]
+    U: list[list[list[Fraction]]] | None
+    max_error: Fraction
+    max_bos_mass: Fraction
+    where: str | frozenset[tuple[int, ...]]
+    digits: int
+
+    @property
+    def heads(self) -> int:
+        return len(self.A)
+
+
+@dataclass(frozen=True)
+class WitnessFigures:
+    """What the checker measured: rigorous upper bounds and where they occur.
+
+    ``error_sq``: upper bound on ``max ||f_t - y_t||²`` over every position;
+    ``bos``: upper bound on the largest BOS mass over heads at the ``where`` positions
+    (``None`` when there are none); ``*_at``: ``(sequence, position)`` of the maximum.
+    """
+
+    error_sq: Fraction
+    error_at: tuple[tuple[int, ...], int]
+    bos: Fraction | None
+    bos_at: tuple[tuple[int, ...], int] | None
+    n_prefixes: int
+    n_constrained: int
+
+
+# ---------------------------------------------------------------- features
+def _position_features(scheme: str, T: int, t: int) -> list[Fraction]:
+    if scheme == "inverse":
+        ratio = Fraction(0) if t == 0 else Fraction(1) if t == 1 else Fraction(1, t - 1)
+        return [Fraction(1), ratio]
+    if scheme == "none":
+        return [Fraction(1)]
+    return [Fraction(int(i == t)) for i in range(T + 1)]
+
+
+def _token_features(inst: Instance, token: int) -> list[Fraction]:
+    zero = [Fraction(0)] * inst.p
+    if token == BOS:
+        return [*zero, Fraction(0), Fraction(0), Fraction(1)]
+    if token == TRIGGER:
+        return [*zero, Fraction(0), Fraction(1), Fraction(0)]
+    return [*inst.content[token], Fraction(1), Fraction(0), Fraction(0)]
+
+
+def _tokens(inst: Instance) -> list[int]:
+    return [*range(inst.k), TRIGGER, BOS]
+
+
+# ----------------------------------------------------------------- parsing
+def _read_where(claim: dict[str, Any], inst: Instance) -> str | frozenset[tuple[int, ...]]:
+    where = need(claim, "where", "claim")
+    if isinstance(where, str):
+        if where not in WHERE:
+            raise CertificateError(f"claim.where: {where!r} is not one of {', '.join(WHERE)}")
+        return where
+    items = as_list(where, "claim.where", min_length=1)
+    prefixes = set()
+    for i, item in enumerate(items):
+        path = child("claim.where", i)
+        seq = read_tokens(need(item, "sequence", path), inst, child(path, "sequence"))
+        pos = need_int(item, "position", path, minimum=1)
+        if pos > len(seq):
+            raise CertificateError(f"{path}.position: {pos} exceeds the sequence length {len(seq)}")
+        prefixes.add(tuple(seq[:pos]))
+    return frozenset(prefixes)
+
+
+def _read_model(data: dict[str, Any], inst: Instance, D: int, heads: int, values: str
+                ) -> tuple[list[list[list[Fraction]]], list[list[list[Fraction]]] | None]:
+    A_raw = need_list(data, "A", "data", length=heads)
+    A = [rational_matrix(a, child("data.A", h), columns=D) for h, a in enumerate(A_raw)]
+    for h, a in enumerate(A):
+        if len(a) != D:
+            raise CertificateError(f"data.A[{h}]: expected {D} rows, got {len(a)}")
+    U_raw = need(data, "U", "data")
+    if U_raw == "fixed":
+        return A, None
+    U_list = as_list(U_raw, "data.U", length=heads)
+    U = [rational_matrix(u, child("data.U", h), columns=inst.p + 3) for h, u in enumerate(U_list)]
+    for h, u in enumerate(U):
+        if len(u) != inst.p:
+            raise CertificateError(f"data.U[{h}]: expected {inst.p} rows, got {len(u)}")
+    if values == "fixed":
+        fixed = [[Fraction(int(i == j)) for j in range(inst.p + 3)] for i in range(inst.p)]
+        if any(u != fixed for u in U):
+            raise CertificateError("data.U: the claim is about fixed values but U is not U_fix")
+    return A, U
+
+
+def read_witness(cert: dict[str, Any]) -> Witness:
+    """Parse and check the fields of a witness certificate (raises CertificateError)."""
+    instance = need_dict(cert, "instance", "")
+    values = need_str(instance, "values", "instance", ("fixed", "learned"))
+    inst = read_instance({**instance, "values": "fixed"})
+    task = instance["task"]
+    positions = task.get("positions", "inverse")
+    if positions not in POSITIONS:
+        raise CertificateError(f"instance.task.positions: {positions!r} is not one of "
+                               f"{', '.join(POSITIONS)}")
+    claim = need_dict(cert, "claim", "")
+    mc = need_dict(claim, "model_class", "claim")
+    kind = need_str(mc, "kind", "claim.model_class", KINDS)
+    heads = need_int(mc, "heads", "claim.model_class", minimum=1)
+    if need_str(mc, "values", "claim.model_class", ("fixed", "learned")) != values:
+        raise CertificateError("claim.model_class.values: differs from instance.values")
+    max_error = need_rational(claim, "max_error", "claim")
+    max_bos = need_rational(claim, "max_bos_mass", "claim")
+    if max_error < 0 or max_bos < 0:
+        raise CertificateError("claim: max_error and max_bos_mass must be >= 0")
+    data = need_dict(cert, "data", "")
+    D = inst.p + 3 + len(_position_features(positions, inst.T, 0))
+    A, U = _read_model(data, inst, D, heads, values)
+    digits = data.get("precision_digits", DEFAULT_DIGITS)
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 1000:
+        raise CertificateError("data.precision_digits: expected an integer in [15, 1000]")
+    n_prefixes = _count_prefixes(inst)
+    if n_prefixes > MAX_PREFIXES:
+        raise CertificateError(f"instance: the family has {n_prefixes} prefixes, more than "
+                               f"the witness checker enumerates ({MAX_PREFIXES})")
+    return Witness(inst, positions, kind, A, U, max_error, max_bos,
+                   _read_where(claim, inst), digits)
+
+
+def _count_prefixes(inst: Instance) -> int:
+    k, T = inst.k, inst.T
+    if inst.triggers == "multi":
+        return sum((k + 1) ** n for n in range(1, T + 1))
+    return sum(k**n + n * k ** (n - 1) for n in range(1, T + 1))
+
+
+# --------------------------------------------------------------- the model
+class _Intervals:
+    """Rigorous interval arithmetic in fixed point: ``(lo, hi)`` integers standing for
+    ``[lo / 2^P, hi / 2^P]``.
+
+    Sums are exact; products and quotients round ``lo`` down and ``hi`` up; ``exp``
+    comes from mpmath's outward-rounded interval exponential (``libmpi.mpi_exp``).
+    ``P`` is the bit precision of ``digits`` decimal digits.  Quantities stay in a
+    range where an absolute precision of ``2^-P`` is ample: softmax denominators are
+    ``>= 1`` (the BOS term is ``exp(0)``).
+    """
+
+    def __init__(self, digits: int) -> None:
+        self.P = libmp.dps_to_prec(digits)
+        self.one = 1 << self.P
+
+    def of(self, x: Fraction) -> tuple[int, int]:
+        """The tightest interval holding the rational ``x``."""
+        n = x.numerator << self.P
+        return n // x.denominator, -((-n) // x.denominator)
+
+    def exp(self, x: Fraction) -> tuple[int, int]:
+        """An interval holding ``exp(x)``."""
+        prec = self.P + 20
+        a = (libmp.from_rational(x.numerator, x.denominator, prec, libmp.round_floor),
+             libmp.from_rational(x.numerator, x.denominator, prec, libmp.round_ceiling))
+        lo, hi = libmp.mpi_exp(a, prec)
+        return (libmp.to_int(libmp.mpf_shift(lo, self.P), libmp.round_floor),
+                libmp.to_int(libmp.mpf_shift(hi, self.P), libmp.round_ceiling))
+
+    @staticmethod
+    def scale(a: tuple[int, int], v: Fraction) -> tuple[int, int]:
+        """``a · v`` for an exact rational ``v``."""
+        n, d = v.numerator, v.denominator
+        lo, hi = (a[0] * n, a[1] * n) if n >= 0 else (a[1] * n, a[0] * n)
+        return lo // d, -((-hi) // d)
+
+    def div(self, a: tuple[int, int], z: tuple[int, int]) -> tuple[int, int]:
+        """``a / z`` for ``z > 0``."""
+        n0, n1 = a[0] << self.P, a[1] << self.P
+        lo = min(n0 // z[0], n0 // z[1])
+        hi = max(-((-n1) // z[0]), -((-n1) // z[1]))
+        return lo, hi
+
+    def square_upper(self, a: tuple[int, int]) -> Fraction:
+        """An upper bound on ``x²`` over the interval ``a``, exactly."""
+        return Fraction(max(a[0] * a[0], a[1] * a[1]), self.one * self.one)
+
+    def lower(self, a: tuple[int, int]) -> Fraction:
+        return Fraction(a[0], self.one)
+
+
+class _Model:
+    """Scores, values and (softmax) interval weights of a witness, tabulated once."""
+
+    def __init__(self, w: Witness) -> None:
+        inst = w.inst
+        self.w = w
+        self.iv = _Intervals(w.digits)
+        tokens = _tokens(inst)
+        rows = {(b, j): _token_features(inst, b) + _position_features(w.positions, inst.T, j)
+                for b in tokens for j in range(inst.T + 1)}
+        self.values = [self._value_table(h, tokens) for h in range(w.heads)]
+        self.scores: list[dict[tuple[int, int, int, int], Fraction]] = []
+        for A in w.A:
+            keyed = {key: [dot(row, phi) for row in A] for key, phi in rows.items()}
+            table = {}
+            for (a, t), phi in rows.items():
+                for (b, j), Aphi in keyed.items():
+                    if j <= t:
+                        table[a, t, b, j] = dot(phi, Aphi)
+            self.scores.append(table)
+        # softmax: per key, the interval weight e = exp(s_j - s_0) and e·v_j
+        self.terms: list[dict[tuple[int, int, int, int], tuple[Any, list[Any]]]] = []
+        if w.kind == "softmax":
+            for h, table in enumerate(self.scores):
+                vals = self.values[h]
+                terms = {}
+                for key, s in table.items():
+                    e = self.iv.exp(s - table[key[0], key[1], BOS, 0])
+                    terms[key] = (e, [self.iv.scale(e, x) for x in vals[key[2]]])
+                self.terms.append(terms)
+
+    def _value_table(self, h: int, tokens: list[int]) -> dict[int, list[Fraction]]:
+        inst = self.w.inst
+        if self.w.U is None:
+            return {b: (list(inst.content[b]) if b >= 0 else [Fraction(0)] * inst.p)
+                    for b in tokens}
+        return {b: [dot(row, _token_features(inst, b)) for row in self.w.U[h]] for b in tokens}
+
+    def output(self, keys: list[int]) -> tuple[list[Any], list[Any]]:
+        """Output at the last position of ``BOS, keys`` and the BOS mass per head.
+
+        ReLU: exact rationals.  Softmax: intervals.
+        """
+        t = len(keys)
+        q = keys[-1] if t else BOS
+        seq = [BOS, *keys]
+        p = self.w.inst.p
+        masses: list[Fraction] = []
+        if self.w.kind == "relu":
+            out: list[Any] = [Fraction(0)] * p
+            for h in range(self.w.heads):
+                vals, table = self.values[h], self.scores[h]
+                alphas = [max(table[q, t, b, j], Fraction(0)) for j, b in enumerate(seq)]
+                for a, b in zip(alphas, seq):
+                    if a:
+                        out = [o + a * vc for o, vc in zip(out, vals[b])]
+                masses.append(alphas[0])
+            return out, masses
+        iv = self.iv
+        out = [(0, 0)] * p
+        for h in range(self.w.heads):
+            terms = self.terms[h]
+            (z0, z1), num = terms[q, t, BOS, 0]
+            for j in range(1, t + 1):
+                (e0, e1), ev = terms[q, t, seq[j], j]
+                z0, z1 = z0 + e0, z1 + e1
+                num = [(n0 + x0, n1 + x1) for (n0, n1), (x0, x1) in zip(num, ev)]
+            for c in range(p):
+                lo, hi = iv.div(num[c], (z0, z1))
+                out[c] = (out[c][0] + lo, out[c][1] + hi)
+            masses.append(1 / iv.lower((z0, z1)))  # α_0 = 1/Z <= 1/lower(Z)
+        return out, masses
+
+    def error_sq(self, out: list[Any], target: list[Fraction]) -> Fraction:
+        """``||f - y||²`` exactly (ReLU) or its rigorous upper bound (softmax)."""
+        if self.w.kind == "relu":
+            return sum(((o - y) ** 2 for o, y in zip(out, target)), Fraction(0))
+        total = Fraction(0)
+        for (o0, o1), y in zip(out, target):
+            y0, y1 = self.iv.of(y)
+            total += self.iv.square_upper((o0 - y1, o1 - y0))
+        return total
+
+
+def _prefixes(inst: Instance) -> Iterator[tuple[list[int], list[Fraction]]]:
+    """Every prefix of the family (depth 1..T) with its target at the last position."""
+    alphabet = [*range(inst.k), TRIGGER]
+    zero = [Fraction(0)] * inst.p
+
+    def grow(prefix: list[int], total: list[Fraction], triggers: int
+             ) -> Iterator[tuple[list[int], list[Fraction]]]:
+        if len(prefix) == inst.T:
+            return
+        for tok in alphabet:
+            if tok == TRIGGER and inst.triggers == "single" and triggers:
+                continue
+            t = len(prefix) + 1
+            nxt = [*prefix, tok]
+            at_trigger = tok == TRIGGER and t >= 2
+            yield nxt, ([s / (t - 1) for s in total] if at_trigger else list(zero))
+            new_total = (total if tok == TRIGGER
+                         else [s + c for s, c in zip(total, inst.content[tok])])
+            yield from grow(nxt, new_total, triggers + (tok == TRIGGER))
+
+    yield from grow([], list(zero), 0)
+
+
+def _constrained(where: str | frozenset[tuple[int, ...]], prefix: list[int]) -> bool:
+    if where == "all":
+        return True
+    if where == "trigger":
+        return prefix[-1] == TRIGGER
+    if where == "nontrigger":
+        return prefix[-1] != TRIGGER
+    return tuple(prefix) in where
+
+
+def measure(w: Witness) -> WitnessFigures:
+    """Run the witness's model on every prefix of the family; rigorous upper bounds."""
+    model = _Model(w)
+    out0, _ = model.output([])
+    worst_err, err_at = model.error_sq(out0, [Fraction(0)] * w.inst.p), ((), 0)
+    worst_bos: Fraction | None = None
+    bos_at = None
+    n_prefixes, n_constrained = 1, 0
+    for prefix, target in _prefixes(w.inst):
+        n_prefixes += 1
+        out, masses = model.output(prefix)
+        e = model.error_sq(out, target)
+        if e > worst_err:
+            worst_err, err_at = e, (tuple(prefix), len(prefix))
+        if _constrained(w.where, prefix):
+            n_constrained += 1
+            m = max(masses)
+            if worst_bos is None or m > worst_bos:
+                worst_bos, bos_at = m, (tuple(prefix), len(prefix))
+    if not isinstance(w.where, str) and n_constrained < len(w.where):
+        raise CertificateError("claim.where: some named positions are not in the family")
+    return WitnessFigures(worst_err, err_at, worst_bos, bos_at, n_prefixes, n_constrained)
+
+
+def _where_text(where: str | frozenset[tuple[int, ...]]) -> str:
+    if isinstance(where, str):
+        return {"all": "every position t >= 1", "trigger": "every trigger position",
+                "nontrigger": "every non-trigger position t >= 1"}[where]
+    return f"the {len(where)} named position(s)"
+
+
+def _instance_text(w: Witness) -> str:
+    content = w.inst.description.get("content")
+    content = content if isinstance(content, str) else "custom"
+    return (f"p={w.inst.p}, T={w.inst.T}, {content} content (k={w.inst.k}), "
+            f"{w.inst.triggers}-trigger family")
+
+
+def _at(at: tuple[tuple[int, ...], int]) -> str:
+    seq, pos = at
+    return f"{list(seq)}, t={pos}"
+
+
+def verify(cert: dict[str, Any]) -> Verdict:
+    """Check a witness certificate: both bounds hold rigorously on the whole family."""
+    w = read_witness(cert)
+    return decide(w, measure(w))
+
+
+def decide(w: Witness, fig: WitnessFigures) -> Verdict:
+    """The verdict on measured figures; raises :class:`InequalityFailed` when a bound fails."""
+    if not fig.error_sq <= w.max_error**2:
+        raise InequalityFailed(
+            f"error at {_at(fig.error_at)}: ||f - y||² <= ε² fails: upper bound "
+            f"{show(fig.error_sq)} > {show(w.max_error**2)}")
+    if fig.bos is not None and not fig.bos <= w.max_bos_mass:
+        raise InequalityFailed(
+            f"BOS mass at {_at(fig.bos_at)}: α_0 <= {show(w.max_bos_mass)} fails: upper bound "
+            f"{show(fig.bos)}")
+    values = "fixed" if w.U is None else "learned"
+    method = "exact rationals" if w.kind == "relu" else f"{w.digits}-digit interval arithmetic"
+    claim = (f"a {w.heads}-head {w.kind} model with {values} values ({w.positions} positions) "
+             f"has error <= {show(w.max_error)} at all {fig.n_prefixes} distinct prefixes of "
+             f"the family ({_instance_text(w)}) and BOS mass <= {show(w.max_bos_mass)} in every "
+             f"head at {_where_text(w.where)} ({fig.n_constrained} prefixes); checked with "
+             f"{method}")
+    details = {"max error² (upper bound)": show(fig.error_sq),
+               "max BOS mass (upper bound)": "none" if fig.bos is None else show(fig.bos)}
+    return Verdict(ok=True, kind="witness", claim=claim, details=details)

@@ -1,0 +1,185 @@
+"""``sinkproof.search``: seeded restarts in parallel, then the trusted check of the best candidate.
+
+Restarts are independent (:mod:`sinkproof.search.restart`); their results are
+consumed in index order, and the answer is the lowest-index restart whose model is
+feasible in float64 *and* passes the high-precision check on the whole family.
+So the same seed gives the same answer with any number of processes (unless a
+time ``budget`` cuts the run short, which depends on the machine's speed).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import closing
+from typing import Any
+
+from .._validate import as_int, as_real, choice
+from ..model import KINDS, AttentionModel
+from ..progress import Progress
+from ..task import TriggerTask
+from .objective import prefix_batch
+from .restart import RestartOutcome, SearchSettings, pareto, run_restart
+from .result import SearchResult, TracePoint
+from .verify import verify_witness
+
+VALUES = ("learned", "fixed")
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(settings: SearchSettings) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    _WORKER["settings"] = settings
+    _WORKER["batch"] = prefix_batch(settings.task, where=settings.where)
+
+
+def _work(index: int) -> RestartOutcome | None:
+    settings = _WORKER["settings"]
+    if settings.deadline is not None and time.time() > settings.deadline:
+        return None
+    return run_restart(settings, _WORKER["batch"], index)
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _outcomes(settings: SearchSettings, restarts: int, processes: int
+              ) -> Iterator[RestartOutcome | None]:
+    """Restart outcomes in index order, computed in ``processes`` worker processes."""
+    if processes == 1:
+        batch = prefix_batch(settings.task, where=settings.where)
+        for i in range(restarts):
+            if settings.deadline is not None and time.time() > settings.deadline:
+                yield None
+                continue
+            yield run_restart(settings, batch, i)
+        return
+    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    pool = mp.get_context(method).Pool(processes, initializer=_init_worker, initargs=(settings,))
+    try:
+        yield from pool.imap(_work, range(restarts))
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _where_text(where: Any) -> str:
+    if isinstance(where, str):
+        return {"nontrigger": "non-trigger positions", "trigger": "trigger positions",
+                "all": "all positions t >= 1"}[where]
+    return f"{len(where)} named position(s)"
+
+
+def search(
+    task: TriggerTask,
+    kind: str = "softmax",
+    heads: int = 1,
+    values: str = "learned",
+    max_error: float = 0.1,
+    max_bos_mass: float = 0.5,
+    where: Any = "nontrigger",
+    restarts: int = 8,
+    seed: int = 0,
+    budget: float | None = None,
+    processes: int | None = None,
+    *,
+    maxiter: int = 300,
+    dps: int = 50,
+    progress: bool | None = None,
+) -> SearchResult:
+    """Look for ``A`` (and ``U`` when ``values="learned"``) with error ``<= max_error``
+    on the whole family and BOS mass ``<= max_bos_mass`` in every head at ``where``.
+
+    ``where``: ``"nontrigger"``, ``"trigger"``, ``"all"`` (positions ``t >= 1``) or a set
+    of ``(sequence, position)`` pairs.  ``restarts`` seeded L-BFGS-B restarts run on
+    ``processes`` cores (default: all available); ``budget`` caps the wall-clock
+    seconds.  ``found`` is true only after the trusted checker has confirmed both
+    conditions on the whole family at ``dps`` digits.  Ctrl-C returns the best so far.
+    """
+    if not isinstance(task, TriggerTask):
+        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    choice("attention kind", kind, KINDS)
+    choice("values", values, VALUES)
+    heads = as_int("heads", heads, minimum=1)
+    max_error = as_real("max_error", max_error, minimum=0.0, strict=True)
+    max_bos_mass = as_real("max_bos_mass", max_bos_mass, minimum=0.0)
+    if kind == "softmax" and max_bos_mass == 0.0:
+        raise ValueError("max_bos_mass must be > 0 for softmax: its BOS weight is never 0")
+    restarts = as_int("restarts", restarts, minimum=1)
+    seed = as_int("seed", seed, minimum=0)
+    maxiter = as_int("maxiter", maxiter, minimum=1)
+    dps = as_int("dps", dps, minimum=15)
+    if budget is not None:
+        budget = as_real("budget", budget, minimum=0.0, strict=True)
+    cores = available_cores() if processes is None else as_int("processes", processes, 1)
+    processes = min(cores, restarts)
+    if not isinstance(where, str):
+        where = frozenset((tuple(int(x) for x in seq), int(pos)) for seq, pos in where)
+    batch = prefix_batch(task, where=where)  # validates where against the family
+    if batch.n_constrained == 0 and max_bos_mass < 1.0:
+        raise ValueError(f"where={where!r} selects no position of the family")
+    start = time.perf_counter()
+    deadline = None if budget is None else time.time() + budget
+    settings = SearchSettings(task, kind, heads, values, max_error, max_bos_mass, where,
+                              seed, maxiter=maxiter, deadline=deadline)
+
+    done: list[RestartOutcome] = []
+    witness = None
+    chosen: RestartOutcome | None = None
+    candidates = rejected = 0
+    interrupted = False
+    with Progress(restarts, "search", progress, threshold=2) as bar:
+        try:
+            with closing(_outcomes(settings, restarts, processes)) as outcomes:
+                for outcome in outcomes:
+                    bar.update(1)
+                    if outcome is None:
+                        continue
+                    done.append(outcome)
+                    if not outcome.feasible(max_error, max_bos_mass):
+                        continue
+                    candidates += 1
+                    report = verify_witness(_model(settings, outcome), max_error, max_bos_mass,
+                                            where, dps)
+                    if report.verified:
+                        witness, chosen = report, outcome
+                        break
+                    rejected += 1
+        except KeyboardInterrupt:
+            interrupted = True
+    if chosen is None and done:
+        chosen = min(done, key=lambda o: (o.penalty, o.index))
+    if chosen is None:
+        raise KeyboardInterrupt("search interrupted before any restart finished")
+    points = pareto([p for o in done for p in o.points])
+    return SearchResult(
+        found=witness is not None,
+        model=_model(settings, chosen),
+        error=chosen.error,
+        bos_mass=chosen.bos_mass,
+        verified=witness is not None,
+        witness=witness,
+        trace=tuple(TracePoint(e, b) for e, b in points),
+        restarts=len(done),
+        candidates=candidates,
+        rejected=rejected,
+        seconds=time.perf_counter() - start,
+        interrupted=interrupted,
+        settings=dict(kind=kind, heads=heads, values=values, max_error=max_error,
+                      max_bos_mass=max_bos_mass, where=where, where_text=_where_text(where),
+                      restarts=restarts, seed=seed, budget=budget, processes=processes,
+                      maxiter=maxiter, dps=dps),
+    )
+
+
+def _model(settings: SearchSettings, outcome: RestartOutcome) -> AttentionModel:
+    return AttentionModel(settings.task, settings.kind, A=outcome.A, U=outcome.U)

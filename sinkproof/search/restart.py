@@ -1,0 +1,147 @@
+"""One seeded restart of the search: L-BFGS-B on the penalty objective.
+
+The feasibility problem "error ``<= ε`` on the whole family and BOS mass ``<= b``
+at the chosen positions" becomes the minimisation of a sum of squared hinges
+(:mod:`sinkproof.search.objective`, ``loss="penalty"``), zero exactly on the
+feasible set shrunk by a margin.  Each stage raises the weight of the BOS hinge
+(a penalty continuation), warm-started from the previous stage.  The restart's
+random start depends only on ``(seed, index)``, so a restart gives the same
+result in any process.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import minimize
+
+from ..model import fixed_values
+from ..task import TriggerTask
+from .objective import PrefixBatch, value_grad_measures
+
+STAGES = ((1.0, 0.1), (10.0, 0.01), (100.0, 0.0))
+"""``(BOS-hinge weight, ReLU leak)`` of the successive L-BFGS-B stages; the last stage
+is the exact objective (no leak)."""
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Everything a restart needs besides its index (picklable, sent to workers)."""
+
+    task: TriggerTask
+    kind: str
+    heads: int
+    values: str
+    max_error: float
+    max_bos_mass: float
+    where: Any
+    seed: int
+    maxiter: int = 300
+    margin: float = 0.05
+    init_scale: float = 1.0
+    deadline: float | None = None
+
+
+@dataclass
+class RestartOutcome:
+    """Where one restart ended, in float64: parameters, measures, penalty, trade-offs seen."""
+
+    index: int
+    A: np.ndarray
+    U: np.ndarray | None
+    error: float
+    bos_mass: float
+    penalty: float
+    evaluations: int
+    seconds: float
+    points: list[tuple[float, float]] = field(default_factory=list)
+
+    def feasible(self, max_error: float, max_bos_mass: float) -> bool:
+        """Both conditions hold in float64 (a candidate, not yet a witness)."""
+        bos_ok = np.isnan(self.bos_mass) or self.bos_mass <= max_bos_mass
+        return bool(self.error <= max_error and bos_ok)
+
+
+def initial_parameters(settings: SearchSettings, index: int
+                       ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Random start of restart ``index``: ``A ~ N(0, s²/D)``; learned values start at
+    ``U_fix`` plus noise on even restarts and fully random on odd ones."""
+    task = settings.task
+    rng = np.random.default_rng([settings.seed, index])
+    D, H, p = task.D, settings.heads, task.p
+    A = rng.standard_normal((H, D, D)) * settings.init_scale / np.sqrt(D)
+    if settings.values == "fixed":
+        return A, None
+    noise = rng.standard_normal((H, p, p + 3))
+    base = fixed_values(p)[None] if index % 2 == 0 else 0.0
+    return A, base + (0.3 if index % 2 == 0 else 1.0) * noise
+
+
+def pareto(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The points not dominated in (error, BOS mass), sorted by error."""
+    front: list[tuple[float, float]] = []
+    for e, b in sorted(points):
+        if not front or b < front[-1][1]:
+            front.append((e, b))
+    return front
+
+
+class _Stop(Exception):
+    pass
+
+
+def run_restart(settings: SearchSettings, batch: PrefixBatch, index: int) -> RestartOutcome:
+    """Minimise the penalty objective from restart ``index``'s start."""
+    start = time.perf_counter()
+    task, H = settings.task, settings.heads
+    A0, U0 = initial_parameters(settings, index)
+    nA = A0.size
+    learned = U0 is not None
+    shapeA, shapeU = A0.shape, (H, task.p, task.p + 3)
+    points: list[tuple[float, float]] = []
+    evaluations = 0
+    last: dict[str, Any] = {}
+
+    def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        return x[:nA].reshape(shapeA), (x[nA:].reshape(shapeU) if learned else None)
+
+    def fun(x: np.ndarray, weight: float, leak: float) -> tuple[float, np.ndarray]:
+        nonlocal evaluations
+        A, U = unpack(x)
+        value, dA, dU, m = value_grad_measures(
+            task, settings.kind, A, U, batch, loss="penalty", max_error=settings.max_error,
+            max_bos_mass=settings.max_bos_mass, margin=settings.margin, bos_weight=weight,
+            leak=leak)
+        evaluations += 1
+        points.append((m.max_error, m.max_bos_mass))
+        last.update(x=x.copy(), value=value, measures=m)
+        grad = np.concatenate([dA.ravel(), dU.ravel()]) if learned else dA.ravel()
+        return value, grad
+
+    def stop_at_deadline(intermediate_result: Any) -> None:
+        if last.get("value") == 0.0:
+            raise StopIteration
+        if settings.deadline is not None and time.time() > settings.deadline:
+            raise StopIteration
+
+    x = np.concatenate([A0.ravel(), U0.ravel()]) if learned else A0.ravel()
+    for i, (weight, leak) in enumerate(STAGES):
+        exact = i == len(STAGES) - 1
+        leak = leak if settings.kind == "relu" else 0.0
+        res = minimize(fun, x, args=(weight, leak), jac=True, method="L-BFGS-B",
+                       callback=stop_at_deadline,
+                       options=dict(maxiter=settings.maxiter, maxfun=2 * settings.maxiter))
+        x = res.x
+        solved = last.get("value") == 0.0 and (exact or leak == 0.0)
+        if solved or (settings.deadline is not None and time.time() > settings.deadline):
+            break
+    A, U = unpack(x)
+    value, _, _, m = value_grad_measures(
+        task, settings.kind, A, U, batch, loss="penalty", max_error=settings.max_error,
+        max_bos_mass=settings.max_bos_mass, margin=0.0)
+    return RestartOutcome(index, A.copy(), None if U is None else U.copy(), m.max_error,
+                          m.max_bos_mass, value, evaluations, time.perf_counter() - start,
+                          pareto(points))

@@ -1,0 +1,86 @@
+"""The answer of a search: the best model, whether it is a verified witness, the trade-offs seen."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ..errors import CertificateError
+from ..model import AttentionModel
+from .verify import WitnessReport
+
+
+class TracePoint(NamedTuple):
+    """One (error, BOS mass) trade-off reached by some evaluation of the search (float64)."""
+
+    error: float
+    bos_mass: float
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Outcome of :func:`sinkproof.search`.
+
+    ``found``: a model meets both conditions and the trusted checker confirmed it on
+    the whole family (exact rationals for ReLU, interval arithmetic for softmax);
+    ``verified`` says the same of ``model`` (``witness`` holds the checker's report).
+    ``model``: the witness, or else the restart that came closest (smallest penalty).
+    ``error``, ``bos_mass``: float64 measures of ``model`` (the largest error on the
+    family; the largest BOS mass over heads at ``where``).  ``trace``: the Pareto
+    front of (error, BOS mass) over every evaluation of every restart.
+    ``restarts``: restarts completed; ``candidates``: restarts feasible in float64;
+    ``rejected``: float64 candidates the high-precision check refused.
+    """
+
+    found: bool
+    model: AttentionModel
+    error: float
+    bos_mass: float
+    verified: bool
+    witness: WitnessReport | None
+    trace: tuple[TracePoint, ...]
+    restarts: int
+    candidates: int
+    rejected: int
+    seconds: float
+    interrupted: bool
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the verified witness file (``sinkproof verify FILE`` re-checks it)."""
+        if self.witness is None or not self.verified:
+            raise CertificateError("no verified witness to save: the search found none")
+        return self.witness.save(path)
+
+    def _headline(self) -> str:
+        s = self.settings
+        cls = f"{s.get('heads')}-head {s.get('kind')}, {s.get('values')} values"
+        goal = (f"error <= {s.get('max_error'):g}, BOS mass <= {s.get('max_bos_mass'):g} "
+                f"at {s.get('where_text')}")
+        state = ("FOUND (verified witness)" if self.found else
+                 "not found" + (" (interrupted)" if self.interrupted else ""))
+        return f"{cls}; {goal}: {state}"
+
+    def __repr__(self) -> str:
+        return (f"SearchResult({self._headline()}; best error={self.error:.6g}, "
+                f"BOS mass={self.bos_mass:.6g}; {self.restarts} restarts, "
+                f"{self.candidates} float64 candidates, {self.rejected} rejected, "
+                f"{self.seconds:.1f}s)")
+
+    def _repr_markdown_(self) -> str:
+        lines = [f"**search** — {self._headline()}", "",
+                 "| quantity | value |", "|---|---|",
+                 f"| best error (float64) | {self.error:.6g} |",
+                 f"| BOS mass (float64) | {self.bos_mass:.6g} |",
+                 f"| restarts / candidates / rejected | {self.restarts} / {self.candidates}"
+                 f" / {self.rejected} |",
+                 f"| time | {self.seconds:.1f} s |"]
+        if self.witness is not None:
+            lines.append(f"| rigorous error bound | {self.witness.error:.6g} |")
+            lines.append(f"| rigorous BOS bound | {self.witness.bos_mass:.6g} |")
+        if self.trace:
+            lines += ["", "Trade-offs seen (Pareto front):", "", "| error | BOS mass |",
+                      "|---|---|"]
+            lines += [f"| {p.error:.6g} | {p.bos_mass:.6g} |" for p in self.trace[:12]]
+        return "\n".join(lines)

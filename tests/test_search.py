@@ -1,0 +1,86 @@
+"""sinkproof.search: found only with a verified witness; same seed, same answer; bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sinkproof as sp
+from sinkproof.checker import verify_file
+from sinkproof.search import SearchResult, search
+
+
+@pytest.fixture(scope="module")
+def relu_found():
+    task = sp.TriggerTask(p=1, T=3)
+    return search(task, kind="relu", values="fixed", max_error=0.05, max_bos_mass=0.0,
+                  restarts=2, seed=3, processes=1)
+
+
+def test_relu_search_finds_a_sink_free_witness(relu_found, tmp_path):
+    r = relu_found
+    assert isinstance(r, SearchResult)
+    assert r.found and r.verified and r.witness.verified
+    assert r.error <= 0.05 and r.bos_mass == 0.0
+    ev = sp.evaluate(r.model)
+    assert ev.max_error <= 0.05 and float(ev.bos_nontrigger.max.max()) == 0.0
+    path = r.save(tmp_path / "w.json")
+    assert verify_file(path).ok
+    assert "FOUND" in repr(r) and "verified" in r._repr_markdown_()
+
+
+def test_trace_is_a_pareto_front(relu_found):
+    errs = [p.error for p in relu_found.trace]
+    boss = [p.bos_mass for p in relu_found.trace]
+    assert errs == sorted(errs) and all(b1 > b2 for b1, b2 in zip(boss, boss[1:]))
+
+
+def test_same_seed_same_result_with_any_number_of_processes():
+    task = sp.TriggerTask(p=1, T=2)
+    kw = dict(kind="softmax", values="learned", max_error=0.05, max_bos_mass=0.9,
+              restarts=3, seed=11, maxiter=60)
+    one = search(task, processes=1, **kw)
+    two = search(task, processes=2, **kw)
+    assert one.found == two.found and one.restarts == two.restarts
+    np.testing.assert_array_equal(one.model.A, two.model.A)
+    np.testing.assert_array_equal(one.model.U, two.model.U)
+    assert one.trace == two.trace
+    other = search(task, processes=1, **{**kw, "seed": 12})
+    assert not np.array_equal(one.model.A, other.model.A)
+
+
+def test_never_found_below_theorem_1_fixed_value_bound():
+    """Theorem 1: fixed values, error <= ε forces BOS mass >= 1 - ε/||c|| = 0.9 at X^c_n."""
+    task = sp.TriggerTask(p=1, T=2)
+    r = search(task, kind="softmax", values="fixed", max_error=0.1, max_bos_mass=0.85,
+               restarts=2, seed=0, processes=1, maxiter=80)
+    assert not r.found and not r.verified and r.witness is None
+    assert "not found" in repr(r)
+    with pytest.raises(sp.errors.CertificateError):
+        r.save("never-written.json")
+    for point in r.trace:  # every float64 trade-off respects the bound too
+        if point.error <= 0.1:
+            assert point.bos_mass >= 1 - point.error - 1e-12
+
+
+def test_module_is_callable_and_lazy_export_is_the_function():
+    import sinkproof.search as module
+
+    assert callable(module) and sp.search.search is module.search
+    with pytest.raises(ValueError, match="attention kind"):
+        module(sp.TriggerTask(p=1, T=1), kind="linear")
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(kind="softmax", max_bos_mass=0.0), ValueError, "never 0"),
+    (dict(values="tied"), ValueError, "values"),
+    (dict(heads=0), ValueError, "heads"),
+    (dict(restarts=1.5), TypeError, "restarts"),
+    (dict(where="sometimes"), ValueError, "where"),
+    (dict(where={((0, 0, 0), 1)}), ValueError, "length"),
+    (dict(max_error=-1.0), ValueError, "max_error"),
+    (dict(budget=0), ValueError, "budget"),
+])
+def test_bad_input_is_rejected_before_any_work(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        search(sp.TriggerTask(p=1, T=2), **kwargs)
