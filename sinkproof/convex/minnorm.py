@@ -1,9 +1,11 @@
 """The min-norm point of a polytope ``conv{v_1..v_m}`` as a QP (CVXPY), many at once.
 
 ``d = dist(0, conv V) = min ||V^T λ||`` over the simplex.  Writing the point as
-a variable ``z = V^T λ``, the dual variable of that equality is ``∓2 z*``: the
+a variable ``z = V^T λ``, the dual variable of that equality is ``∓z*/||z*||``: the
 *separating direction* ``w`` with ``w·v_j >= d·||w||`` for every ``j`` (strong
-duality), which is what a certificate carries.  Independent polytopes are
+duality), which is what a certificate carries.  (The objective is the norm, a
+second-order cone, not its square: a squared objective loses half the digits of
+small distances.)  Independent polytopes are
 stacked block-diagonally into one problem, so a batch costs one solve.
 """
 
@@ -45,9 +47,13 @@ def min_norm_points(point_sets: Sequence[np.ndarray], solver: str = SOLVER) -> l
     """Min-norm points of several polytopes (rows of each array are its vertices), one CVXPY QP."""
     import cvxpy as cp
 
-    sets = _check_sets(point_sets)
-    if not sets:
+    raw = _check_sets(point_sets)
+    if not raw:
         return []
+    # each polytope is scaled to unit size (distance scales, direction does not): the QP
+    # stays well conditioned for tiny or huge values
+    scales = [float(np.abs(v).max()) or 1.0 for v in raw]
+    sets = [v / s for v, s in zip(raw, scales)]
     p = sets[0].shape[1]
     sizes = [v.shape[0] for v in sets]
     offsets = np.concatenate([[0], np.cumsum(sizes)])
@@ -56,7 +62,9 @@ def min_norm_points(point_sets: Sequence[np.ndarray], solver: str = SOLVER) -> l
     lam = cp.Variable(int(offsets[-1]), nonneg=True)
     z = cp.Variable(p * len(sets))
     link = z == block @ lam
-    problem = cp.Problem(cp.Minimize(cp.sum_squares(z)), [link, sums @ lam == 1])
+    # Σ_i ||z_i|| (not squared: a second-order cone keeps small distances accurate)
+    norms = cp.norm(cp.reshape(z, (len(sets), p), order="C"), 2, axis=1)
+    problem = cp.Problem(cp.Minimize(cp.sum(norms)), [link, sums @ lam == 1])
     problem.solve(solver=solver)
     if problem.status not in ("optimal", "optimal_inaccurate") or lam.value is None:
         raise RuntimeError(f"min-norm QP failed: solver status {problem.status}")
@@ -64,9 +72,9 @@ def min_norm_points(point_sets: Sequence[np.ndarray], solver: str = SOLVER) -> l
     duals = np.asarray(link.dual_value, dtype=float).reshape(len(sets), p)
     out = []
     for i in range(len(sets)):
-        point = zs[i]
+        point = zs[i] * scales[i]
         w = duals[i] if float(duals[i] @ point) >= 0 else -duals[i]
-        out.append(MinNorm(float(np.linalg.norm(point)), point,
+        out.append(MinNorm(float(np.linalg.norm(zs[i])) * scales[i], point,
                            np.clip(lam.value[offsets[i]:offsets[i + 1]], 0.0, None), w))
     return out
 

@@ -35,6 +35,15 @@ def floor_to(x: Fraction, denominator: int = BOUND_DENOMINATOR) -> Fraction:
     return Fraction(math.floor(x * denominator), denominator)
 
 
+def floor_significant(x: Fraction, digits: int = 12) -> Fraction:
+    """``x > 0`` rounded down to ``digits`` significant decimal digits."""
+    if x <= 0:
+        raise ValueError("floor_significant needs x > 0")
+    exponent = len(str(x.numerator)) - len(str(x.denominator))  # within one of log10(x)
+    denominator = Fraction(10) ** (digits - exponent)
+    return Fraction(math.floor(x * denominator)) / denominator
+
+
 def sqrt_upper(x: Fraction) -> Fraction:
     """A rational ``u >= sqrt(x)`` (``x >= 0``), tight to about one part in ``10^12``."""
     if x < 0:
@@ -58,7 +67,7 @@ def integer_direction(w: Sequence[float] | np.ndarray) -> Vector | None:
 
 
 def certified_distance(w: Vector, points: Sequence[Vector]) -> Fraction | None:
-    """The largest rational ``d`` (rounded down) with ``d·||w|| <= w·v`` for all ``v``, or None.
+    """A rational ``d`` (rounded down to 12 digits) with ``d·||w|| <= w·v`` for all ``v``, or None.
 
     ``d = floor(min_v w·v / u)`` with ``u >= ||w||`` rational, so ``d`` never
     exceeds ``dist(0, conv points)``.  ``None`` when ``min_v w·v <= 0``.
@@ -66,8 +75,7 @@ def certified_distance(w: Vector, points: Sequence[Vector]) -> Fraction | None:
     m = min(dot(w, v) for v in points)
     if m <= 0:
         return None
-    d = floor_to(m / sqrt_upper(norm_sq(w)))
-    return d if d > 0 else None
+    return floor_significant(m / sqrt_upper(norm_sq(w)))
 
 
 def solve_exact(columns: Sequence[Vector], rhs: Vector) -> Vector | None:

@@ -87,15 +87,18 @@ def _exact_zero(values: ValueTable, tokens: Tokens) -> list[Fraction] | None:
 
 
 def _bounded(values: ValueTable, tokens: Tokens, eps: Fraction, distance: float,
-             direction: np.ndarray) -> Situation | None:
-    w = integer_direction(direction)
-    if w is None:
+             directions: Sequence[np.ndarray]) -> Situation | None:
+    """Certify with the best of the candidate directions (the dual, then the primal point)."""
+    best: tuple[Fraction, list[Fraction]] | None = None
+    for direction in directions:
+        w = integer_direction(direction)
+        d = None if w is None else certified_distance(w, [values.exact[c] for c in tokens])
+        if d is not None and (best is None or d > best[0]):
+            best = (d, w)
+    if best is None:
         return None
-    d = certified_distance(w, [values.exact[c] for c in tokens])
-    if d is None:
-        return None
-    bound = floor_to(1 - values.factor * eps / d)
-    return Situation(tokens, distance, bound, d=d, w=w)
+    d, w = best
+    return Situation(tokens, distance, floor_to(1 - values.factor * eps / d), d=d, w=w)
 
 
 def _zero(values: ValueTable, tokens: Tokens, distance: float,
@@ -122,7 +125,6 @@ def solve_situations(values: ValueTable, situations: Sequence[Tokens],
     """Certify Theorem 3 on every token set in ``situations`` (sorted tuples of codes)."""
     result: dict[Tokens, Situation] = {}
     zero_sets: list[tuple[Tokens, list[Fraction]]] = []
-    scale = max(float(np.linalg.norm(v)) for v in values.floats.values()) or 1.0
     by_size: dict[int, list[Tokens]] = {}
     for s in dict.fromkeys(situations):
         by_size.setdefault(len(s), []).append(s)
@@ -138,18 +140,20 @@ def solve_situations(values: ValueTable, situations: Sequence[Tokens],
             continue
         sols = min_norm_points([np.array([values.floats[c] for c in s]) for s in batch])
         for tokens, sol in zip(batch, sols):
-            result[tokens] = _decide(values, tokens, eps, sol.distance, sol.direction,
+            scale = max(float(np.linalg.norm(values.floats[c])) for c in tokens)
+            result[tokens] = _decide(values, tokens, eps, sol.distance,
+                                     [sol.direction, sol.point],
                                      sol.distance <= ZERO_TOLERANCE * scale, zero_sets)
     return result
 
 
 def _decide(values: ValueTable, tokens: Tokens, eps: Fraction, distance: float,
-            direction: np.ndarray, near_zero: bool,
+            directions: Sequence[np.ndarray], near_zero: bool,
             zero_sets: list[tuple[Tokens, list[Fraction]]]) -> Situation:
     attempts = ("zero", "bound") if near_zero else ("bound", "zero")
     for attempt in attempts:
         if attempt == "bound":
-            found = _bounded(values, tokens, eps, distance, direction)
+            found = _bounded(values, tokens, eps, distance, directions)
             if found is not None:
                 return found
         else:
