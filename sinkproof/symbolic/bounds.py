@@ -49,23 +49,25 @@ class Formula:
         fn = sympy.lambdify(self.args, self.expr, "numpy", dummify=True)
         object.__setattr__(self, "_numeric", fn)
 
+    @property
+    def keywords(self) -> list[str]:
+        """The keyword names ``__call__`` and ``exact`` take, in the order of ``args``."""
+        return _ALIASES.get(self.name, [str(a) for a in self.args])
+
     def _values(self, values: dict[str, Any]) -> list[Any]:
-        names = [str(a) for a in self.args]
-        aliases = dict(zip(_ALIASES.get(self.name, names), names))
-        got = {aliases.get(k, k): v for k, v in values.items()}
-        missing = [n for n in names if n not in got]
-        extra = set(got) - set(names)
+        names = self.keywords
+        missing = [n for n in names if n not in values]
+        extra = sorted(set(values) - set(names))
         if missing or extra:
-            raise TypeError(f"{self.name} takes {', '.join(_ALIASES.get(self.name, names))}"
+            raise TypeError(f"{self.name} takes {', '.join(names)}"
                             f"{'; missing ' + ', '.join(missing) if missing else ''}"
-                            f"{'; unknown ' + ', '.join(sorted(extra)) if extra else ''}")
-        return [got[n] for n in names]
+                            f"{'; unknown ' + ', '.join(extra) if extra else ''}")
+        return [values[n] for n in names]
 
     def exact(self, **values: Any) -> sympy.Expr:
-        """The bound with exact values substituted, simplified."""
+        """The bound with exact values substituted (SymPy's automatic simplification only)."""
         vals = self._values(values)
-        return sympy.nsimplify(sympy.simplify(
-            self.expr.subs({a: exact_number(v) for a, v in zip(self.args, vals)})))
+        return self.expr.subs({a: exact_number(v) for a, v in zip(self.args, vals)})
 
     def __call__(self, **values: Any) -> Any:
         """The bound in floating point (arrays broadcast)."""
@@ -127,7 +129,8 @@ class RayGap:
 
     Closed form (the optimal ``u`` lies in the plane of ``c, c'``, between them): if
     ``c·(c+c') < 0`` then ``g = ‖c‖``; if ``c'·(c+c') < 0`` then ``g = ‖c'‖``; else
-    ``g² = (‖c‖²‖c'‖² - (c·c')²) / ‖c+c'‖²`` (and ``g = ‖c‖`` when ``c' = -c``).
+    ``g² = (‖c‖²‖c'‖² - (c·c')²) / ‖c+c'‖² = ‖c ∧ c'‖² / ‖c+c'‖²`` (and ``g = ‖c‖`` when
+    ``c' = -c``).
     ``g_squared`` is an exact rational.
     """
 
@@ -156,7 +159,7 @@ def ray_gap(c: Any, c2: Any) -> RayGap:
     s = aa + bb + 2 * ab
     if s == 0:
         return RayGap(aa, "c' = -c: g = ‖c‖")
-    return RayGap((aa * bb - ab * ab) / s, "g = |c ∧ c'| / ‖c + c'‖")
+    return RayGap((aa * bb - ab * ab) / s, "g = ‖c ∧ c'‖ / ‖c + c'‖")
 
 
 def ray_distance(z: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -43,20 +44,20 @@ class BosBound:
     needs: tuple[Target, ...]
     note: str = ""
 
-    @property
+    @cached_property
     def value(self) -> float:
         """The bound as a float, rounded down."""
         return float_down(self.bound)
 
-    @property
+    @cached_property
     def slack(self) -> float:
         """``1 - bound`` (the most non-BOS mass allowed), computed exactly then rounded up."""
         return float_up(1 - self.bound)
 
-    @property
+    @cached_property
     def vacuous(self) -> bool:
-        """The bound says nothing (it is ``<= 0``)."""
-        return bool(self.bound <= 0)
+        """The bound says nothing (it is ``<= 0``; decided at 30 significant digits)."""
+        return float(sympy.N(self.bound, 30)) <= 0
 
     def __repr__(self) -> str:
         where = " or ".join(f"{list(s)}[t={t}]" for s, t in self.targets)
@@ -162,7 +163,9 @@ class InstantiatedBound:
     def check(self, model: AttentionModel, rtol: float = 1e-9) -> BoundCheck:
         """Hold the bound against a model of the class (floating point, log domain).
 
-        An item holds when ``min_target (1 - α_{t0}) <= (1 - bound)(1 + rtol)``.
+        An item's error hypothesis counts as met when the float error is ``<= ε(1 + rtol)``
+        (float errors carry rounding); it holds when
+        ``min_target (1 - α_{t0}) <= (1 - bound)(1 + rtol)``.
         """
         if not isinstance(model, AttentionModel):
             raise TypeError(f"model must be an AttentionModel, got {type(model).__name__}")
@@ -186,7 +189,7 @@ class InstantiatedBound:
                 lnb.append(float(lnb_cache[seq][t]))
             measured = min(lnb)
             holds = item.vacuous or measured <= math.log(item.slack) + math.log1p(rtol)
-            rows.append(ItemCheck(item, err, err <= eps, measured, holds))
+            rows.append(ItemCheck(item, err, err <= eps * (1 + rtol), measured, holds))
         return BoundCheck(self.theorem, tuple(rows))
 
     def __repr__(self) -> str:

@@ -10,8 +10,10 @@ is a construction: it *applies* to a class that contains its witness.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import combinations
 from typing import Any
 
@@ -290,7 +292,13 @@ class NormBoundInstance:
     eps: sympy.Expr
     model_class: ModelClass
     expr: sympy.Expr
-    needed: NormNeeded
+
+    @cached_property
+    def needed(self) -> NormNeeded:
+        """The norm error ``<= eps`` needs (bisection, certified from below)."""
+        if self.eps == 0:
+            return NormNeeded(0.0, math.inf, math.inf, (0.0, 0.0), math.inf)
+        return norm_needed(self.task, float_down(self.eps))
 
     def eps_min(self, norm: Any) -> Any:
         """``ε_min(B)`` in floating point."""
@@ -303,13 +311,12 @@ class NormBoundInstance:
         return evaluate(model).max_error >= eps_min(self.task, model.norm) * (1 - rtol)
 
     def __repr__(self) -> str:
-        return f"NormBoundInstance(theorem5, ε_min(B) = {sympy.sstr(self.expr)}; {self.needed!r})"
+        return (f"NormBoundInstance(theorem5, eps={sympy.sstr(self.eps)}, "
+                f"ε_min(B) = {sympy.sstr(self.expr)})")
 
 
 def _theorem5(task: TriggerTask, eps: sympy.Expr) -> NormBoundInstance:
-    needed = norm_needed(task, float_down(eps)) if eps > 0 else NormNeeded(
-        0.0, float("inf"), float("inf"), (0.0, 0.0), float("inf"))
-    return NormBoundInstance(task, eps, ONE_SOFTMAX_HEAD_FIXED, eps_min_expr(task), needed)
+    return NormBoundInstance(task, eps, ONE_SOFTMAX_HEAD_FIXED, eps_min_expr(task))
 
 
 # ------------------------------------------------------------------ theorem 6
