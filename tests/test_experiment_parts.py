@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sinkproof as sp
@@ -12,6 +12,7 @@ from sinkproof.constructions import softmax_solution
 from sinkproof.experiment import (
     Adam,
     ExperimentConfig,
+    History,
     hull_distance_lower,
     sink_bound,
     theorem1_check,
@@ -128,6 +129,7 @@ def _random_model(seed: int, kind: str = "softmax", heads: int = 1,
     return sp.AttentionModel(TASK, kind, A, U)
 
 
+@settings(max_examples=15)
 @given(st.integers(0, 2**31 - 1))
 def test_random_softmax_heads_never_break_theorems_1_and_3(seed):
     model = _random_model(seed)
@@ -177,3 +179,32 @@ def test_longer_model_needs_inverse_positions():
     model = sp.AttentionModel(task, "relu", np.zeros((task.D, task.D)))
     with pytest.raises(ValueError, match="inverse"):
         longer_model(model, 8)
+
+
+# ------------------------------------------------------------------ history
+
+
+def test_sink_step_is_when_the_sink_forms_for_good():
+    share = np.array([[0.6, 0.0], [0.1, 0.2], [0.1, 0.6], [0.2, 0.7], [0.3, 0.8]])
+    h = History(np.arange(5) * 10, np.zeros(5), share, share)
+    assert h.sink_step(0.5) == 20  # head 0 touches 0.6 at step 0 but does not stay
+    assert h.sink_step(0.9) is None
+    assert h.to_dict()["bos_share"][0] == [0.6, 0.0]
+
+
+@given(st.integers(1, 5), st.integers(0, 2**31 - 1))
+def test_hull_distance_agrees_with_the_exact_symbolic_distance(n, seed):
+    from sinkproof.symbolic import hull_distance
+
+    pts = np.random.default_rng(seed).normal(size=(n, 2)).round(3)
+    exact = float(hull_distance(pts.tolist()).exact)
+    lower = hull_distance_lower(pts)
+    assert lower <= exact + 1e-12
+    assert lower >= exact - 1e-6  # the float path is a near-tight lower bound
+
+
+def test_theorem1_registry_cross_check_sees_every_hypothesis():
+    t1 = theorem1_check(_random_model(7))
+    reg = t1["registry"]
+    assert reg["holds"] and reg["violations"] == 0
+    assert reg["items"] == reg["hypothesis_met"] <= TASK.k * TASK.T

@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from sinkproof.cli import main
-from sinkproof.experiment import ExperimentConfig, ExperimentResult, RunResult, run, train
+from sinkproof.experiment import (
+    ExperimentConfig,
+    ExperimentResult,
+    RunResult,
+    load,
+    run,
+    train,
+)
 from sinkproof.experiment.table import aggregate
 
 SMOKE = ExperimentConfig.smoke()
@@ -72,6 +79,25 @@ def test_measurements_are_consistent(smoke):
         np.testing.assert_allclose(r.norm_A, m.spectral_norms)
 
 
+def test_load_reads_back_what_run_wrote(smoke):
+    result, out = smoke
+    back = load(out)
+    assert back.config == result.config and back.seconds == result.seconds
+    assert [r.to_dict() for r in back.runs] == [r.to_dict() for r in result.runs]
+    np.testing.assert_array_equal(back.models[0].A, result.models[0].A)
+    assert back.markdown() == (out / "results.md").read_text()
+
+
+def test_load_rejects_other_folders(tmp_path):
+    (tmp_path / "results.json").write_text("not json")
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "models.json").write_text("[]")
+    with pytest.raises(ValueError, match="not an experiment output folder"):
+        load(tmp_path)
+    with pytest.raises(OSError):
+        load(tmp_path / "missing")
+
+
 def test_written_files_and_figures(smoke):
     _, out = smoke
     for name in ("results.md", "models.json", "heatmaps.png", "bos_training.png"):
@@ -103,6 +129,15 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys):
     assert main(["experiment", "--smoke", "--out", str(tmp_path), "--seeds", "0"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--seeds" in err
+
+
+def test_parallel_jobs_give_identical_runs(smoke):
+    result, _ = smoke
+    cfg = SMOKE.replace(kinds=("softmax",), heads=(2,))
+    parallel = run(cfg, progress=False, jobs=2)
+    (serial,) = [r for r in result.runs if (r.kind, r.heads) == ("softmax", 2)]
+    assert parallel.runs[0].to_dict() | {"seconds": 0} == serial.to_dict() | {"seconds": 0}
+    assert not parallel.models[0].A.flags.writeable
 
 
 def test_run_rejects_a_non_config():

@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "--out. Exits 1 if a trained model breaks a proved bound.")
     preset = p.add_mutually_exclusive_group()
     preset.add_argument("--quick", action="store_true",
-                        help="reduced run: signed content, T=8, 2 seeds, 400 steps")
+                        help="reduced run: signed content, T=8, 2 seeds, 300 steps")
     preset.add_argument("--smoke", action="store_true", help="tiny run for tests (seconds)")
     p.add_argument("--out", default="experiment-out", metavar="DIR",
                    help="output folder (default experiment-out)")
@@ -33,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--heads", type=int, nargs="+", help="head counts (default 1 4)")
     p.add_argument("--kinds", nargs="+", choices=KINDS, help="attention kinds")
     p.add_argument("--contents", nargs="+", choices=CONTENT_SCHEMES, help="content sets")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="train N models at a time in worker processes (default 1)")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     p.set_defaults(func=run)
@@ -61,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         changes["longer_T"] = 2 * changes["T"]
     config = config.replace(**changes)
     result = run_experiment(config, out=args.out, progress=False if args.quiet else None,
-                            figures=not args.no_figures)
+                            figures=not args.no_figures, jobs=args.jobs)
     if not args.quiet:
         print(result.markdown())
         print(f"wrote {args.out}/results.json, results.md, config.json, models.json"

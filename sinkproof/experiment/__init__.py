@@ -12,6 +12,8 @@ from .runner import ExperimentResult, run
 from .theory import hull_distance_lower, sink_bound, theorem1_check, theorem3_check
 from .train import History, TrainedModel, initial_parameters, train
 
+load = ExperimentResult.load
+
 __all__ = [
     "Adam",
     "ExperimentConfig",
@@ -21,6 +23,7 @@ __all__ = [
     "TrainedModel",
     "hull_distance_lower",
     "initial_parameters",
+    "load",
     "measure",
     "run",
     "sink_bound",

@@ -42,16 +42,16 @@ class ExperimentConfig:
     kinds: tuple[str, ...] = KINDS
     heads: tuple[int, ...] = (1, 4)
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
-    steps: int = 1500
-    lr: float = 0.02
+    steps: int = 500
+    lr: float = 0.01
     batch_size: int = 32
     n_train: int = 2048
-    init_scale: float = 0.1
+    init_scale: float = 0.02
     n_heldout: int = 512
     longer_T: int = 32
     n_longer: int = 256
     n_probe: int = 64
-    record_every: int = 50
+    record_every: int = 25
     eta: float = 0.05
     content_seed: int = 0
 
@@ -89,9 +89,9 @@ class ExperimentConfig:
 
     @classmethod
     def quick(cls) -> ExperimentConfig:
-        """A reduced run (signed content, 2 seeds, T=8, fewer steps) for examples."""
-        return cls(T=8, contents=("signed",), seeds=(0, 1), steps=400, n_train=512,
-                   n_heldout=256, longer_T=16, n_longer=128, record_every=25)
+        """A reduced run (signed content, 2 seeds, T=8, 300 steps) for examples."""
+        return cls(T=8, contents=("signed",), seeds=(0, 1), steps=300, n_train=512,
+                   n_heldout=256, longer_T=16, n_longer=128)
 
     @classmethod
     def smoke(cls) -> ExperimentConfig:

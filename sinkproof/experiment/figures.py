@@ -36,30 +36,36 @@ def _labels(task: TriggerTask, seq: Sequence[int]) -> list[str]:
     return ["BOS"] + ["TRIG" if s == TRIG else f"c{s}" for s in seq]
 
 
-def attention_heatmaps(models: Sequence[tuple[str, AttentionModel]], path: str | Path) -> Path:
-    """One row per labelled model, one column per head: the weights ``α^h_{tj}`` on one input.
+def attention_heatmaps(rows: Sequence[Sequence[tuple[str, AttentionModel]]],
+                       path: str | Path) -> Path:
+    """Weights ``α^h_{tj}`` on one input: one figure row per list of labelled models,
+    one panel per head of each model in turn.
 
-    Softmax rows show probabilities; ReLU rows show the raw (non-normalised) weights.
+    Softmax panels show probabilities (scale 0..1); ReLU panels show the raw
+    (non-normalised) weights on a scale shared by the row.
     """
-    if not models:
+    rows = [list(r) for r in rows if r]
+    if not rows:
         raise ValueError("no models to draw")
-    cols = max(m.H for _, m in models)
-    task = models[0][1].task
-    seq = heatmap_sequence(task)
-    labels = _labels(task, seq)
-    fig = _figure(2.3 * cols + 0.6, 2.3 * len(models))
-    for r, (label, model) in enumerate(models):
-        _, w = model.forward(seq)
-        vmax = 1.0 if model.kind == "softmax" else max(float(w.max()), 1e-12)
-        for h in range(model.H):
-            ax = fig.add_subplot(len(models), cols, r * cols + h + 1)
-            im = ax.imshow(w[h], cmap="viridis", vmin=0.0, vmax=vmax)
-            ax.set_title(f"{label} head {h}", fontsize=7)
-            ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=5)
-            ax.set_yticks(range(len(labels)), labels, fontsize=5)
-            if h == model.H - 1:
-                fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04).ax.tick_params(labelsize=5)
-    fig.suptitle("attention weights (rows: query t, columns: key j)", fontsize=8)
+    cols = max(sum(m.H for _, m in r) for r in rows)
+    seq = heatmap_sequence(rows[0][0][1].task)
+    labels = _labels(rows[0][0][1].task, seq)
+    fig = _figure(1.9 * cols + 0.6, 2.0 * len(rows) + 0.3)
+    for r, row in enumerate(rows):
+        weights = [(label, model, model.forward(seq)[1]) for label, model in row]
+        vmax = max(1.0 if m.kind == "softmax" else float(w.max()) for _, m, w in weights)
+        col = 0
+        for label, model, w in weights:
+            for h in range(model.H):
+                col += 1
+                ax = fig.add_subplot(len(rows), cols, r * cols + col)
+                im = ax.imshow(w[h], cmap="viridis", vmin=0.0, vmax=max(vmax, 1e-12))
+                ax.set_title(f"{label}, head {h}", fontsize=6)
+                ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=4)
+                ax.set_yticks(range(len(labels)), labels, fontsize=4)
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04).ax.tick_params(labelsize=5)
+    fig.suptitle(f"attention weights on {list(seq)} (-1 = trigger); rows: query t, "
+                 "columns: key j", fontsize=7)
     fig.tight_layout()
     return _save(fig, path)
 

@@ -26,7 +26,9 @@ class RunResult:
     mean BOS mass at trigger positions; ``bos_share``: BOS weight as a share of the
     head's total weight at non-trigger positions (equals the BOS mass for softmax);
     ``null_mass``: share of weight on keys with value norm ``<= eta`` at non-trigger
-    positions.  ``theory``: Theorem 1 / 3 checks (single-head softmax) or the
+    positions; ``silent_at_triggers``: the head gives zero weight to every key at
+    every held-out trigger position (a dead ReLU head; always false for softmax).
+    ``theory``: Theorem 1 / 3 checks (single-head softmax) or the
     Theorem 4 reference (ReLU).
     """
 
@@ -43,6 +45,7 @@ class RunResult:
     bos_share: list[float]
     null_mass: list[float]
     sink_score_longer: list[float]
+    silent_at_triggers: list[bool]
     value_norms: dict[str, list[float]]
     norm_A: list[float]
     sink_step: int | None
@@ -99,6 +102,8 @@ def measure(trained: TrainedModel, content: str, heldout: Sequence[Sequence[int]
         bos_share=ev.bos_share_nontrigger.mean.tolist(),
         null_mass=ev.null_mass_nontrigger.mean.tolist(),
         sink_score_longer=ev_long.sink_score.tolist(),
+        silent_at_triggers=((ev.bos_trigger.max == 0)
+                            & (ev.log_nonbos_trigger.max == -np.inf)).tolist(),
         value_norms=value_norms(model), norm_A=model.spectral_norms.tolist(),
         sink_step=trained.history.sink_step(), seconds=trained.seconds,
         theory=theory, history=trained.history.to_dict(),

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._validate import as_int
 from ..model import AttentionModel
 from ..progress import Progress
 from .config import HELDOUT_SEED, LONGER_SEED, ExperimentConfig
@@ -89,44 +92,75 @@ class ExperimentResult:
             written.append(attention_heatmaps(self.heatmap_models(), out / "heatmaps.png"))
         return written
 
-    def heatmap_models(self) -> list[tuple[str, AttentionModel]]:
-        """Softmax and ReLU models of the first content set and seed, one per head count."""
+    @classmethod
+    def load(cls, out: str | Path) -> ExperimentResult:
+        """Read back what :meth:`write` wrote to ``out`` (results, configuration, models)."""
+        out = Path(out)
+        try:
+            runs = json.loads((out / "results.json").read_text())
+            meta = json.loads((out / "config.json").read_text())
+            models = json.loads((out / "models.json").read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{out}: not an experiment output folder ({exc})") from None
+        if not isinstance(runs, list) or len(runs) != len(models) or "config" not in meta:
+            raise ValueError(f"{out}: results.json, models.json and config.json do not match")
+        return cls(ExperimentConfig.from_dict(meta["config"]),
+                   [RunResult.from_dict(r) for r in runs],
+                   [AttentionModel.from_dict(m) for m in models], float(meta["seconds"]))
+
+    def heatmap_models(self) -> list[list[tuple[str, AttentionModel]]]:
+        """Per attention kind, the models of the first content set and the first seed
+        (every head count), labelled with their held-out error; no choosing of seeds."""
         content, seed = self.config.contents[0], self.config.seeds[0]
-        chosen = []
+        rows = []
         for kind in self.config.kinds:
-            for run, model in zip(self.runs, self.models):
-                if (run.content, run.kind, run.seed) == (content, kind, seed):
-                    chosen.append((f"{kind} H={run.heads}", model))
-        return chosen
+            rows.append([(f"{kind} H={run.heads} seed {seed} (err {run.error:.2g})", model)
+                         for run, model in zip(self.runs, self.models)
+                         if (run.content, run.kind, run.seed) == (content, kind, seed)])
+        return rows
+
+
+def _one_run(cfg: ExperimentConfig, content: str, kind: str, heads: int, seed: int,
+             on_step: Callable[[int], None] | None = None) -> tuple[RunResult, AttentionModel]:
+    """Train and measure one model (held-out and longer sequences are rebuilt from their seeds)."""
+    task = cfg.task(content)
+    heldout = task.sample(cfg.n_heldout, seed=HELDOUT_SEED)
+    longer = longer_sequences(task, cfg.longer_T, cfg.n_longer, LONGER_SEED)
+    trained = train(task, kind, heads, seed, cfg, on_step=on_step)
+    return measure(trained, content, heldout, longer, cfg.longer_T, cfg.eta), trained.model
 
 
 def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None,
-        progress: bool | None = None, figures: bool = True) -> ExperimentResult:
+        progress: bool | None = None, figures: bool = True, jobs: int = 1) -> ExperimentResult:
     """Train and measure every model of ``config`` (default :meth:`ExperimentConfig.default`).
 
-    With ``out``, also write results.json, results.md, config.json, models.json and
-    (``figures=True``) heatmaps.png and bos_training.png there.
+    ``jobs > 1`` trains that many models at a time in worker processes (results are
+    identical: every run is seeded on its own).  With ``out``, also write
+    results.json, results.md, config.json, models.json and (``figures=True``)
+    heatmaps.png and bos_training.png there.
     """
     cfg = ExperimentConfig.default() if config is None else config
     if not isinstance(cfg, ExperimentConfig):
         raise TypeError(f"config must be an ExperimentConfig, got {type(cfg).__name__}")
+    jobs = as_int("jobs", jobs, minimum=1)
+    settings = [(content, kind, heads, seed) for content in cfg.contents for kind in cfg.kinds
+                for heads in cfg.heads for seed in cfg.seeds]
     start = time.perf_counter()
-    runs: list[RunResult] = []
-    models: list[AttentionModel] = []
+    results: list[tuple[RunResult, AttentionModel]] = []
     with Progress(cfg.n_runs * cfg.steps, "experiment", progress, threshold=0) as bar:
-        for content in cfg.contents:
-            task = cfg.task(content)
-            heldout = task.sample(cfg.n_heldout, seed=HELDOUT_SEED)
-            longer = longer_sequences(task, cfg.longer_T, cfg.n_longer, LONGER_SEED)
-            for kind in cfg.kinds:
-                for heads in cfg.heads:
-                    for seed in cfg.seeds:
-                        note = f"{content} {kind} H={heads} seed={seed}"
-                        trained = train(task, kind, heads, seed, cfg,
-                                        on_step=lambda n, note=note: bar.update(n, note))
-                        runs.append(measure(trained, content, heldout, longer,
-                                            cfg.longer_T, cfg.eta))
-                        models.append(trained.model)
+        if jobs == 1:
+            for s in settings:
+                note = "{} {} H={} seed={}".format(*s)
+                results.append(_one_run(cfg, *s, on_step=lambda n, note=note: bar.update(n, note)))
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futures = [pool.submit(_one_run, cfg, *s) for s in settings]
+                for s, fut in zip(settings, futures):
+                    run_result, model = fut.result()
+                    results.append((run_result, model.replace()))  # read-only copies again
+                    bar.update(cfg.steps, "{} {} H={} seed={}".format(*s))
+    runs = [r for r, _ in results]
+    models = [m for _, m in results]
     result = ExperimentResult(cfg, runs, models, time.perf_counter() - start)
     if out is not None:
         result.write(out, figures=figures)

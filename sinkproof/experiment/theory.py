@@ -30,11 +30,15 @@ def sink_bound(eps: float | np.ndarray, distance: float | np.ndarray) -> np.ndar
     """``1 - 2ε/d``: the least BOS mass of a learned-value softmax head (Theorems 1 and 3).
 
     ``d`` is ``||v_c||`` (Theorem 1) or the hull distance ``d_t`` (Theorem 3); the
-    bound is ``-inf`` (no bound) where ``d = 0``.
+    formula is the symbolic layer's ``THEOREM3_LEARNED`` (identical to
+    ``THEOREM1_LEARNED``); the bound is ``-inf`` (no bound) where ``d = 0``.
     """
+    from ..symbolic import THEOREM3_LEARNED
+
     eps, d = np.asarray(eps, dtype=float), np.asarray(distance, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(d > 0, 1.0 - 2.0 * eps / np.where(d > 0, d, 1.0), -np.inf)
+        value = THEOREM3_LEARNED(eps=eps, hull_distance=d)
+    return np.where(d > 0, value, -np.inf)
 
 
 def hull_distance_lower(points: np.ndarray) -> float:
@@ -74,9 +78,11 @@ def _single_head_softmax(model: AttentionModel) -> str | None:
 def theorem1_check(model: AttentionModel) -> dict[str, Any]:
     """Theorem 1 on every ``X^c_n`` (all content ``c``, ``n = 1..T``), at the model's own error.
 
-    Returns ``eps`` (the model's largest error on those positions), ``bos_min``
-    (least measured ``α_{n0}``), ``bound`` (``1 - 2·eps/min_c ||v_c||``: what the
-    theorem guarantees at that single ε), ``checked`` and ``violations`` (pairs
+    Also runs :func:`registry_theorem1` (exact bounds from the symbolic layer) as a
+    second, independent check.  Returns ``eps`` (the model's largest error on those
+    positions), ``bos_min`` (least measured ``α_{n0}``), ``bound``
+    (``1 - 2·eps/min_c ||v_c||``: what the theorem guarantees at that single ε),
+    ``checked`` and ``violations`` (pairs
     ``(c, n)`` whose own-error bound ``1 - 2ε_{c,n}/||v_c||`` is broken).
     """
     reason = _single_head_softmax(model)
@@ -98,7 +104,19 @@ def theorem1_check(model: AttentionModel) -> dict[str, Any]:
     return dict(theorem=1, applies=True, eps=eps_max,
                 bos_min=float(1.0 - np.exp(np.max(lnb_all))),
                 bound=float(sink_bound(eps_max, norms.min())),
-                checked=int(task.k * task.T), violations=violations)
+                checked=int(task.k * task.T), violations=violations,
+                registry=registry_theorem1(model, eps_max))
+
+
+def registry_theorem1(model: AttentionModel, eps: float) -> dict[str, Any]:
+    """Independent path: the symbolic registry's exact Theorem 1, instantiated for this
+    model's value map at ``eps`` and held against the model (``BoundCheck``)."""
+    from ..symbolic import theorem
+
+    check = theorem("theorem1").instantiate(model.task, eps, values="learned",
+                                            model=model).check(model)
+    return dict(holds=check.holds, items=len(check.items),
+                hypothesis_met=len(check.applicable), violations=len(check.violations))
 
 
 def theorem3_check(model: AttentionModel, sequences: Sequence[Sequence[int]],

@@ -35,9 +35,12 @@ class History:
     bos_share: np.ndarray
 
     def sink_step(self, level: float = 0.5) -> int | None:
-        """First recorded step where some head's BOS share reaches ``level`` (None if never)."""
-        hit = np.flatnonzero((self.bos_share >= level).any(axis=1))
-        return int(self.step[hit[0]]) if hit.size else None
+        """First recorded step from which some head's BOS share stays ``>= level`` to the
+        end of training (None if no head ends there): when the sink forms for good."""
+        above = self.bos_share >= level  # (R, H)
+        stays = np.flip(np.logical_and.accumulate(np.flip(above, axis=0), axis=0), axis=0)
+        rows = np.flatnonzero(stays.any(axis=1))
+        return int(self.step[rows[0]]) if rows.size else None
 
     def to_dict(self) -> dict[str, list]:
         return dict(step=self.step.tolist(), loss=self.loss.tolist(),
