@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -308,7 +309,7 @@ def sink_map(
         rep = orbit.rep if orbit is not None else tgt
         data, entry = solved[rep]
         user = tuple(-1 if c == task.trig_code else c for c in tgt)
-        entries[user] = entry
+        entries[user] = entry if tgt == rep else replace(entry, u=None, block=None)
         if "ray" in data:
             if orbit is not None and rep != tgt:
                 rays.append(transport_ray(task, data["ray"], orbit, tgt))

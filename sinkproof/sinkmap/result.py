@@ -122,12 +122,14 @@ class SinkMap:
         return "\n".join(lines)
 
     def table(self, limit: int | None = 20) -> str:
-        """One line per prefix (at most ``limit``): bound, status, reason, realised mass."""
-        lines = [f"{'prefix':28s} {'bound':>10s}  {'realised':>9s}  status / reason"]
+        """One line per prefix (at most ``limit``): certified bound, BOS mass of the best realised
+        accurate model (after :meth:`realise`), the gap between them, status and reason."""
+        lines = [f"{'prefix':24s} {'bound':>9s}  {'realised':>9s}  {'gap':>8s}  status / reason"]
         items = list(self.entries.items())[: limit if limit is not None else None]
         for key, e in items:
             real = "" if e.realised is None else f"{e.realised:.6f}"
-            lines.append(f"{_show(key):28s} {e.bound:10.6f}  {real:>9s}  {e.status}"
+            gap = "" if e.gap is None else f"{e.gap:.4f}"
+            lines.append(f"{_show(key):24s} {e.bound:9.6f}  {real:>9s}  {gap:>8s}  {e.status}"
                          f"{': ' + e.reason if e.reason else ''}")
         if limit is not None and len(self.entries) > limit:
             lines.append(f"... {len(self.entries) - limit} more")
@@ -175,6 +177,13 @@ class SinkMap:
             ax.set_yticklabels([_show(k) for k in rows], fontsize=7)
         ax.figure.colorbar(im, ax=ax)
         return ax
+
+    def realise(self, prefixes: Any = None, *, verify: bool = True, dps: int = 30) -> list:
+        """Bridge to search (:func:`sinkproof.sinkmap.bridge.realise`): accurate models aimed at
+        the relaxation's optimum; fills ``realised`` and ``gap`` of the entries it reaches."""
+        from .bridge import realise
+
+        return realise(self, prefixes, verify=verify, dps=dps)
 
     # --------------------------------------------------------- persistence
     def verify(self) -> Any:
