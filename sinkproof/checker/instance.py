@@ -58,9 +58,13 @@ class Instance:
     def describe(self) -> str:
         """Short text naming the instance, for claims."""
         d = self.description
-        content = d["content"] if isinstance(d["content"], str) else "custom"
+        if d["content"] == "signed":
+            content = f"signed content ±e_i (k={self.k})"
+        else:
+            scheme = d["content"] if isinstance(d["content"], str) else "custom"
+            content = f"the k={self.k} content vectors listed in the certificate ({scheme})"
         vals = "U_fix" if self.fixed else "the certificate's U"
-        return (f"p={self.p}, T={self.T}, {content} content (k={self.k}), "
+        return (f"p={self.p}, T={self.T}, {content}, "
                 f"{d.get('triggers', 'single')}-trigger family, values {vals}")
 
 

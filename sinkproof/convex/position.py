@@ -75,6 +75,10 @@ class PositionCertificate(CertificateMixin):
                 f"{'fixed' if self.values.fixed else 'given'} values])")
 
 
+    def _repr_markdown_(self) -> str:
+        return f"`{self!r}`"
+
+
 def _position(task: TriggerTask, seq: Sequence[int], t: Any) -> tuple[tuple[int, ...], int,
                                                                       tuple[int, ...]]:
     codes = task.encode(seq)  # validates tokens, length and trigger count

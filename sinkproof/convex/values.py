@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_real, as_real_array
-from ..checker.instance import TRIGGER
+from ..checker.instance import TRIGGER, read_instance
 from ..checker.schema import format_rational
 from ..model import AttentionModel, fixed_values
 from ..task import TriggerTask
@@ -73,16 +73,11 @@ def value_table(task: TriggerTask, values: Any = "fixed") -> ValueTable:
     table = task.token_table @ U.T  # (k+2, p): content..., TRIG, BOS
     floats = {i: table[i] for i in range(task.k)}
     floats[TRIGGER] = table[task.trig_code]
-    # exact values from the exact U and content, exactly as the checker computes them
-    U_exact = [exact_vector(row) for row in U]
-    exact: dict[int, list[Fraction]] = {}
-    for code in [*range(task.k), TRIGGER]:
-        row = task.token_features_exact(task.trig_code if code == TRIGGER else code)
-        exact[code] = [sum((a * b for a, b in zip(u, row)), Fraction(0)) for u in U_exact]
-    bos_row = task.token_features_exact(task.bos_code)
-    bos_exact = [sum((a * b for a, b in zip(u, bos_row)), Fraction(0)) for u in U_exact]
     U.setflags(write=False)
-    return ValueTable(task, U, fixed, floats, exact, table[task.bos_code], bos_exact)
+    partial = ValueTable(task, U, fixed, floats, {}, table[task.bos_code], [])
+    # the exact values are the checker's own reading of the instance this table writes
+    exact = read_instance(partial.instance(Fraction(0)))
+    return ValueTable(task, U, fixed, floats, exact.values, table[task.bos_code], exact.bos)
 
 
 def check_eps(eps: Any) -> Fraction:
