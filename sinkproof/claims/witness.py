@@ -43,68 +43,66 @@ def _where(claim: Claim) -> Any:
     return {(seq[:t], t) for seq, t in at.pair_list(claim.task)}
 
 
-def _run_search(claim: Claim, where: Any, threshold: float, budget: float, seed: int,
-                progress: bool | None) -> Any:
+def _run_search(claim: Claim, where: Any, threshold: float, budget: float, seed: int) -> Any:
     from .. import search as search_module
 
     mc = claim.model_class
     return search_module.search(
         claim.task, kind=mc.kind, heads=mc.heads, values=mc.values,
         max_error=claim.max_error, max_bos_mass=threshold, where=where,
-        restarts=claim.options.restarts, seed=seed, budget=budget, progress=progress)
+        restarts=claim.options.restarts, seed=seed, budget=budget, progress=False)
 
 
 def _trace_points(result: Any) -> list[tuple[float, float]]:
-    points = []
-    for item in getattr(result, "trace", None) or ():
-        if isinstance(item, tuple):
-            e, b = item[0], item[1]
-        else:
-            e, b = item.error, item.bos_mass
-        points.append((float(e), float(b)))
-    return points
+    return [(float(point.error), float(point.bos_mass)) for point in result.trace]
 
 
-def _pareto(points: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
-    front: list[tuple[float, float]] = []
-    for e, b in sorted(points):
-        if not front or b < front[-1][1]:
-            front.append((e, b))
-    return tuple(front)
+def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None,
+                   whole_set: bool = True) -> SearchRecord:
+    """Search for a model refuting ``claim`` (BOS threshold ``bound_at(prefix)``).
 
+    Attempts: the whole position set (skipped when ``whole_set`` is false, e.g. when a
+    theorem already proves that some position of the set sinks), then for a
+    ``positions="every"`` claim up to :data:`SINGLE_POSITION_TRIES` single positions:
+    those where the first attempt's model came closest, else the shortest prefixes.
+    The budget is split evenly between the attempts.
+    """
+    from ..search.restart import pareto
 
-def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None) -> SearchRecord:
-    """Search for a model refuting ``claim`` (BOS threshold ``bound_at(prefix)``)."""
     record = SearchRecord()
-    positions = scan_positions(claim)
-    thresholds = [bound_at(seq[:t]) for seq, t in positions]
-    threshold = min(thresholds)
-    attempts: list[Any] = [_where(claim)]
+    positions = [(seq[:t], t) for seq, t in scan_positions(claim)]
     tries = SINGLE_POSITION_TRIES if (claim.conclusion.positions == "every"
                                       and len(positions) > 1) else 0
-    budget = claim.options.budget / (1 + (1 if tries else 0))
+    attempts: list[Any] = []
+    if whole_set:
+        attempts.append(_where(claim))
+    else:
+        attempts += [{pair} for pair in sorted(positions, key=lambda p: (p[1], p[0]))[:tries]]
+    budget = claim.options.budget / ((1 if whole_set else 0) + tries)
     points: list[tuple[float, float]] = []
-    with Progress(1 + tries, "check", progress) as bar:
+    with Progress(len(attempts) + (tries if whole_set else 0), "check", progress) as bar:
         i = 0
         while i < len(attempts):
             where = attempts[i]
-            result = _run_search(claim, where, threshold, budget / max(1, i and tries),
-                                 claim.options.seed + i, progress=False)
-            record.results.append(result)
-            record.restarts += int(getattr(result, "restarts", claim.options.restarts))
-            points += _trace_points(result)
-            model = getattr(result, "model", None)
-            if model is not None:
-                ref = refutes(model, claim, bound_at)
-                if ref is not None:
-                    record.refutation = ref
-                    break
-                if i == 0 and tries:
-                    attempts += [{(m.sequence[:m.position], m.position)}
-                                 for m in closest(scan(model, claim.conclusion.at), tries)]
-            bar.update(1)
+            pairs = positions if isinstance(where, str) else list(where)
+            threshold = min(bound_at(seq) for seq, _ in pairs)
             i += 1
-    record.frontier = _pareto(points)
+            bar.update(1)
+            if threshold <= 0:
+                record.notes.append("search: nothing to violate where the bound is <= 0")
+                continue
+            result = _run_search(claim, where, threshold, budget, claim.options.seed + i - 1)
+            record.results.append(result)
+            record.restarts += int(result.restarts)
+            points += _trace_points(result)
+            ref = refutes(result.model, claim, bound_at)
+            if ref is not None:
+                record.refutation = ref
+                break
+            if i == 1 and whole_set and tries:
+                attempts += [{(m.sequence[:m.position], m.position)}
+                             for m in closest(scan(result.model, claim.conclusion.at), tries)]
+    record.frontier = tuple(pareto(points))
     if record.refutation is None:
         record.notes.append(f"search: no model with error <= {claim.max_error:g} violating the "
                             f"conclusion was found in {len(attempts)} attempt(s)")
