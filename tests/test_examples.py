@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-SLOW: set[str] = set()  # scripts that take more than a few seconds
+SLOW = {"search.py", "quick_experiment.py"}  # 10-20 s each on a loaded 2-core machine
 
 
 def _params() -> list:
