@@ -12,7 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sinkproof import checker
@@ -301,3 +301,25 @@ def test_checking_a_file_loads_no_solver(tmp_path):
             "bad = [m for m in ('cvxpy', 'sinkproof.convex', 'sinkproof.search', "
             "'sinkproof.sinkmap') if m in sys.modules]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(-3, 3)), min_size=1, max_size=3),
+       st.tuples(st.integers(-4, 4), st.integers(-4, 4)),
+       st.fractions(min_value=Fraction(1, 50), max_value=3, max_denominator=50))
+def test_accepted_distance_never_exceeds_the_true_one(points, w, d):
+    """Soundness of the hull check: whatever (w, d) it accepts, d <= dist(0, conv points)."""
+    from sinkproof.convex.crosscheck import hull_distance_scipy
+
+    k = len(points)
+    cert = {
+        "format": "sinkproof-certificate", "version": 1, "kind": "hull",
+        "instance": {"task": {"p": 2, "T": k, "content": [list(map(float, v)) for v in points]},
+                     "content_vectors": [[str(x) for x in v] for v in points],
+                     "values": "fixed", "eps": "0", "sequence": list(range(k)), "t": k},
+        "claim": {"bound": "0"},
+        "data": {"tokens": list(range(k)), "w": [str(x) for x in w], "d": str(d), "bound": "0"},
+    }
+    verdict = checker.verify(cert)
+    if verdict.ok:
+        assert float(d) <= hull_distance_scipy(points) + 1e-7
