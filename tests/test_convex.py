@@ -326,3 +326,13 @@ def test_cli_single_position_and_model_values(tmp_path, capsys):
     assert main(["certify", "--eps", "0.1", "--sequence", "0,x", "--t", "1",
                  "--out", str(path)]) == 2
     capsys.readouterr()
+
+
+def test_report_section_lists_verified_family_certificates():
+    from sinkproof.convex.report_section import theorem3_family_section
+
+    (table,) = theorem3_family_section(sp.TriggerTask(p=1, T=3))
+    assert [row[0] for row in table.rows] == ["1/100", "1/1000"]
+    for row in table.rows:  # p=1: {+1}, {-1} bounded by 1 - eps; {+1,-1} and trigger sets not
+        assert row[1:5] == [5, 2, 3, 0] and row[6] == "yes"
+    assert table.rows[0][5] == pytest.approx(0.99, abs=1e-12)
