@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .constructions import relu_solution, softmax_solution
+from .convex.report_section import theorem3_family_section
 from .measures import evaluate
 from .symbolic.tightness import theorem1_tightness_section, theorem5_sandwich_section
 from .task import TriggerTask
@@ -92,7 +93,8 @@ def constructions_section(task: TriggerTask, Ls: tuple[float, ...] = DEFAULT_LS)
 
 
 SECTIONS: list[Callable[[TriggerTask], list[Table]]] = [
-    constructions_section, theorem5_sandwich_section, theorem1_tightness_section]
+    constructions_section, theorem5_sandwich_section, theorem1_tightness_section,
+    theorem3_family_section]
 
 
 def build_report(task: TriggerTask) -> Report:
