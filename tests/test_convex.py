@@ -334,5 +334,5 @@ def test_report_section_lists_verified_family_certificates():
     (table,) = theorem3_family_section(sp.TriggerTask(p=1, T=3))
     assert [row[0] for row in table.rows] == ["1/100", "1/1000"]
     for row in table.rows:  # p=1: {+1}, {-1} bounded by 1 - eps; {+1,-1} and trigger sets not
-        assert row[1:5] == [5, 2, 3, 0] and row[6] == "yes"
+        assert row[1:5] == [6, 2, 4, 0] and row[6] == "yes"
     assert table.rows[0][5] == pytest.approx(0.99, abs=1e-12)
