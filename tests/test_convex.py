@@ -336,3 +336,12 @@ def test_report_section_lists_verified_family_certificates():
     for row in table.rows:  # p=1: {+1}, {-1} bounded by 1 - eps; {+1,-1} and trigger sets not
         assert row[1:5] == [6, 2, 4, 0] and row[6] == "yes"
     assert table.rows[0][5] == pytest.approx(0.99, abs=1e-12)
+
+
+def test_many_content_vectors_with_short_sequences():
+    """Cost follows the situations: k=12 gaussian vectors with T=2 give 13 + 78 - 1 = 90."""
+    task = sp.TriggerTask(p=3, T=2, content="gaussian", k=12, seed=3)
+    cert = family_certificate(task, EPS)
+    assert len(cert.situations) == 90 and cert.verify().ok
+    with pytest.raises(sp.checker.CertificateError, match="more than a family certificate"):
+        family_certificate(sp.TriggerTask(p=3, T=12, content="gaussian", k=30), EPS)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from itertools import combinations
+from math import comb
 from typing import Any
 
 from ..errors import CertificateError
@@ -39,8 +40,8 @@ from .schema import (
 )
 from .verdict import Verdict
 
-MAX_TOKEN_TYPES = 20
-"""Largest ``k + 1`` (content vectors and trigger) a family certificate may enumerate."""
+MAX_SITUATIONS = 500_000
+"""Most situations a family certificate may have (the checker enumerates them all)."""
 
 
 def _token_name(code: int) -> str:
@@ -153,11 +154,13 @@ def occurring_situations(inst: Instance) -> list[tuple[int, ...]]:
     elements (the trigger counts once, even in the multi-trigger family).
     """
     universe = [*range(inst.k), TRIGGER]
-    if len(universe) > MAX_TOKEN_TYPES:
-        raise CertificateError(f"instance: {inst.k} content vectors are more than a family "
-                               f"certificate enumerates ({MAX_TOKEN_TYPES - 1})")
+    sizes = range(1, min(inst.T, len(universe)) + 1)
+    count = sum(comb(len(universe), size) for size in sizes) - 1  # minus {TRIG}
+    if count > MAX_SITUATIONS:
+        raise CertificateError(f"instance: k={inst.k}, T={inst.T} give {count} situations, more "
+                               f"than a family certificate enumerates ({MAX_SITUATIONS})")
     out = []
-    for size in range(1, min(inst.T, len(universe)) + 1):
+    for size in sizes:
         for combo in combinations(universe, size):
             if any(c != TRIGGER for c in combo):
                 out.append(tuple(sorted(combo)))

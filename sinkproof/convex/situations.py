@@ -20,6 +20,7 @@ from scipy.optimize import linprog
 
 from ..checker.instance import TRIGGER
 from ..checker.schema import format_rational
+from ..progress import Progress
 from .minnorm import min_norm_points
 from .rational import certified_distance, floor_to, integer_direction, solve_exact
 from .values import ValueTable
@@ -128,23 +129,32 @@ def solve_situations(values: ValueTable, situations: Sequence[Tokens],
     by_size: dict[int, list[Tokens]] = {}
     for s in dict.fromkeys(situations):
         by_size.setdefault(len(s), []).append(s)
-    for size in sorted(by_size):
-        batch = []
-        for tokens in by_size[size]:
-            inherited = _inherit(tokens, zero_sets, values)
-            if inherited is not None:
-                result[tokens] = inherited
-            else:
-                batch.append(tokens)
-        if not batch:
-            continue
-        sols = min_norm_points([np.array([values.floats[c] for c in s]) for s in batch])
-        for tokens, sol in zip(batch, sols):
-            scale = max(float(np.linalg.norm(values.floats[c])) for c in tokens)
-            result[tokens] = _decide(values, tokens, eps, sol.distance,
-                                     [sol.direction, sol.point],
-                                     sol.distance <= ZERO_TOLERANCE * scale, zero_sets)
+    with Progress(len(situations), "Theorem 3 situations", threshold=2000) as bar:
+        for size in sorted(by_size):
+            _solve_level(values, by_size[size], eps, result, zero_sets)
+            bar.update(len(by_size[size]), note=f"size {size}")
     return result
+
+
+def _solve_level(values: ValueTable, level: list[Tokens], eps: Fraction,
+                 result: dict[Tokens, Situation],
+                 zero_sets: list[tuple[Tokens, list[Fraction]]]) -> None:
+    """Situations of one size: inherit zero hulls, then one batched QP for the rest."""
+    batch = []
+    for tokens in level:
+        inherited = _inherit(tokens, zero_sets, values)
+        if inherited is not None:
+            result[tokens] = inherited
+        else:
+            batch.append(tokens)
+    if not batch:
+        return
+    sols = min_norm_points([np.array([values.floats[c] for c in s]) for s in batch])
+    for tokens, sol in zip(batch, sols):
+        scale = max(float(np.linalg.norm(values.floats[c])) for c in tokens)
+        result[tokens] = _decide(values, tokens, eps, sol.distance,
+                                 [sol.direction, sol.point],
+                                 sol.distance <= ZERO_TOLERANCE * scale, zero_sets)
 
 
 def _decide(values: ValueTable, tokens: Tokens, eps: Fraction, distance: float,
