@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 from .engine import available_cores, search
+from .frontier import CertifiedBound, Frontier, FrontierPoint, certified_bound, frontier
 from .objective import (
     BatchMeasures,
     PrefixBatch,
@@ -22,7 +23,7 @@ from .objective import (
     value_grad_measures,
 )
 from .result import SearchResult, TracePoint
-from .verify import WitnessReport, verify_witness, witness_document
+from .verify import WitnessReport, rigorous_measures, verify_witness, witness_document
 
 # ``from sinkproof import search`` gives the function when the lazy export ran first
 # and this module otherwise; both then answer ``.search(...)`` and ``(...)``.
@@ -30,17 +31,23 @@ search.search = search  # type: ignore[attr-defined]
 
 __all__ = [
     "BatchMeasures",
+    "CertifiedBound",
+    "Frontier",
+    "FrontierPoint",
     "PrefixBatch",
     "SearchResult",
     "TracePoint",
     "WitnessReport",
     "available_cores",
     "batch_measures",
+    "certified_bound",
     "feature_rows",
+    "frontier",
     "prefix_batch",
     "search",
     "value_and_grad",
     "value_grad_measures",
+    "rigorous_measures",
     "verify_witness",
     "witness_document",
 ]

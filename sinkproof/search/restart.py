@@ -22,14 +22,21 @@ from ..model import fixed_values
 from ..task import TriggerTask
 from .objective import PrefixBatch, value_grad_measures
 
-STAGES = ((1.0, 0.1), (10.0, 0.01), (100.0, 0.0))
-"""``(BOS-hinge weight, ReLU leak)`` of the successive L-BFGS-B stages; the last stage
-is the exact objective (no leak)."""
+PENALTY_STAGES = ((1.0, 0.1), (10.0, 0.01), (100.0, 0.0))
+"""``(BOS-hinge weight, ReLU leak)`` of the successive L-BFGS-B stages of the feasibility
+search; the last stage is the exact objective (no leak)."""
+
+SINK_STAGES = ((10.0, 0.3), (100.0, 0.1), (1000.0, 0.03))
+"""``(error-hinge weight, temperature)`` of the stages that minimise BOS mass (softmax)."""
 
 
 @dataclass(frozen=True)
 class SearchSettings:
-    """Everything a restart needs besides its index (picklable, sent to workers)."""
+    """Everything a restart needs besides its index (picklable, sent to workers).
+
+    ``objective``: ``"penalty"`` (find a feasible point) or ``"sink"`` (softmax: minimise
+    the largest BOS mass at ``where`` subject to error ``<= max_error``).
+    """
 
     task: TriggerTask
     kind: str
@@ -40,6 +47,7 @@ class SearchSettings:
     where: Any
     seed: int
     maxiter: int = 300
+    objective: str = "penalty"
     margin: float = 0.05
     init_scale: float = 1.0
     deadline: float | None = None
@@ -108,34 +116,28 @@ def run_restart(settings: SearchSettings, batch: PrefixBatch, index: int) -> Res
     def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         return x[:nA].reshape(shapeA), (x[nA:].reshape(shapeU) if learned else None)
 
-    def fun(x: np.ndarray, weight: float, leak: float) -> tuple[float, np.ndarray]:
+    def fun(x: np.ndarray, options: dict[str, Any]) -> tuple[float, np.ndarray]:
         nonlocal evaluations
         A, U = unpack(x)
-        value, dA, dU, m = value_grad_measures(
-            task, settings.kind, A, U, batch, loss="penalty", max_error=settings.max_error,
-            max_bos_mass=settings.max_bos_mass, margin=settings.margin, bos_weight=weight,
-            leak=leak)
+        value, dA, dU, m = value_grad_measures(task, settings.kind, A, U, batch, **options)
         evaluations += 1
         points.append((m.max_error, m.max_bos_mass))
-        last.update(x=x.copy(), value=value, measures=m)
+        last.update(value=value)
         grad = np.concatenate([dA.ravel(), dU.ravel()]) if learned else dA.ravel()
         return value, grad
 
-    def stop_at_deadline(intermediate_result: Any) -> None:
-        if last.get("value") == 0.0:
+    def stop_early(intermediate_result: Any) -> None:
+        if settings.objective == "penalty" and last.get("value") == 0.0:
             raise StopIteration
         if settings.deadline is not None and time.time() > settings.deadline:
             raise StopIteration
 
     x = np.concatenate([A0.ravel(), U0.ravel()]) if learned else A0.ravel()
-    for i, (weight, leak) in enumerate(STAGES):
-        exact = i == len(STAGES) - 1
-        leak = leak if settings.kind == "relu" else 0.0
-        res = minimize(fun, x, args=(weight, leak), jac=True, method="L-BFGS-B",
-                       callback=stop_at_deadline,
+    for options, exact in _stages(settings):
+        res = minimize(fun, x, args=(options,), jac=True, method="L-BFGS-B", callback=stop_early,
                        options=dict(maxiter=settings.maxiter, maxfun=2 * settings.maxiter))
         x = res.x
-        solved = last.get("value") == 0.0 and (exact or leak == 0.0)
+        solved = settings.objective == "penalty" and exact and last.get("value") == 0.0
         if solved or (settings.deadline is not None and time.time() > settings.deadline):
             break
     A, U = unpack(x)
@@ -145,3 +147,18 @@ def run_restart(settings: SearchSettings, batch: PrefixBatch, index: int) -> Res
     return RestartOutcome(index, A.copy(), None if U is None else U.copy(), m.max_error,
                           m.max_bos_mass, value, evaluations, time.perf_counter() - start,
                           pareto(points))
+
+
+def _stages(settings: SearchSettings) -> list[tuple[dict[str, Any], bool]]:
+    """Objective options of each L-BFGS-B stage, and whether it is the exact objective."""
+    common = dict(max_error=settings.max_error, margin=settings.margin)
+    if settings.objective == "sink":
+        if settings.kind != "softmax":
+            raise ValueError("objective='sink' minimises softmax BOS mass; for ReLU search "
+                             "with max_bos_mass=0")
+        return [(dict(loss="sink", error_weight=w, temperature=tau, **common), True)
+                for w, tau in SINK_STAGES]
+    leaky = settings.kind == "relu"
+    return [(dict(loss="penalty", max_bos_mass=settings.max_bos_mass, bos_weight=w,
+                  leak=leak if leaky else 0.0, **common), not leaky or leak == 0.0)
+            for w, leak in PENALTY_STAGES]

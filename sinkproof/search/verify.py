@@ -157,6 +157,14 @@ def _sqrt_up(x: Fraction) -> float:
     return r
 
 
+def rigorous_measures(model: AttentionModel, where: Any = "nontrigger", dps: int = 50
+                      ) -> tuple[float, float]:
+    """Floats ``>=`` the true largest error on the family and the true largest BOS mass
+    over heads at ``where``, from the trusted checker's exact or interval evaluation."""
+    fig = measure(read_witness(witness_document(model, 0.0, 0.0, where, dps)))
+    return _sqrt_up(fig.error_sq), float("nan") if fig.bos is None else _float_up(fig.bos)
+
+
 def verify_witness(model: AttentionModel, max_error: float, max_bos_mass: float,
                    where: Any = "nontrigger", dps: int = 50) -> WitnessReport:
     """Re-evaluate ``model`` on the whole family with its parameters taken exactly
