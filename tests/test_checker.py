@@ -323,3 +323,18 @@ def test_accepted_distance_never_exceeds_the_true_one(points, w, d):
     verdict = checker.verify(cert)
     if verdict.ok:
         assert float(d) <= hull_distance_scipy(points) + 1e-7
+
+
+def test_undecided_entries_claim_nothing():
+    cert = position_cert()
+    cert["data"] = {"tokens": [0, 1], "no_bound": "undecided: solver trouble"}
+    cert["claim"]["bound"] = None
+    verdict = checker.verify(cert)
+    assert verdict.ok and "no bound is claimed" in verdict.claim
+    cert["claim"]["bound"] = "1/2"
+    assert not checker.verify(cert).ok
+    fam = family_cert()
+    fam["data"]["situations"][0] = {"tokens": [0], "no_bound": "undecided"}
+    fam["claim"]["bounded"] = 1
+    verdict = checker.verify(fam)
+    assert verdict.ok and verdict.details["undecided"] == 1 and "undecided" in verdict.claim

@@ -136,8 +136,10 @@ def verify_position(cert: dict[str, Any]) -> Verdict:
     if bound is None:
         if claimed is not None:
             raise InequalityFailed("claim.bound: a bound is claimed but 0 lies in the hull")
-        text = (f"{where} [{inst.describe()}]: 0 lies in the hull of the values "
-                f"{_situation_name(tokens)}, so Theorem 3 gives no bound there")
+        why = ("no bound is claimed (undecided)" if "no_bound" in data else
+               f"0 lies in the hull of the values {_situation_name(tokens)}, so Theorem 3 "
+               "gives no bound there")
+        text = f"{where} [{inst.describe()}]: {why}"
         return Verdict(True, "hull", text, details={"tokens": list(tokens), "bound": None})
     claimed_bound = parse_rational(claimed, "claim.bound")
     check_leq(claimed_bound, bound, "claim.bound <= certified bound")
