@@ -8,6 +8,7 @@ norms, ray gaps ``g(c, c')``, hull distances ``d_t`` - are computed exactly here
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -33,6 +34,21 @@ def exact_number(x: Any) -> sympy.Expr:
         return x
     f = as_fraction(x)
     return sympy.Rational(f.numerator, f.denominator)
+
+
+def exact_sqrt(x: Any) -> sympy.Expr:
+    """``√x`` for a rational ``x >= 0``, exactly.  Small rationals get SymPy's simplified
+    form (``sqrt(2)/2``); huge ones (exact floats) an unevaluated root, so SymPy does not
+    spend seconds factoring their numerators."""
+    q = as_fraction(x)
+    if q < 0:
+        raise ValueError(f"square root of a negative number {q}")
+    if max(q.numerator, q.denominator) < 10**12:
+        return sympy.sqrt(exact_number(q))
+    root = math.isqrt(q.numerator * q.denominator)
+    if root * root == q.numerator * q.denominator:
+        return sympy.Rational(root, q.denominator)
+    return sympy.Pow(exact_number(q), sympy.Rational(1, 2), evaluate=False)
 
 
 @dataclass(frozen=True)
@@ -120,11 +136,25 @@ def _dot(a: Sequence[Fraction], b: Sequence[Fraction]) -> Fraction:
 def norm_exact(v: Any) -> sympy.Expr:
     """``‖v‖`` exactly (the square root of a rational)."""
     x = _vector("v", v)
-    return sympy.sqrt(exact_number(_dot(x, x)))
+    return exact_sqrt(_dot(x, x))
+
+
+class _RationalRoot:
+    """A quantity known exactly through its rational square (``_square`` names the field)."""
+
+    _square = ""
+
+    @property
+    def exact(self) -> sympy.Expr:
+        return exact_sqrt(getattr(self, self._square))
+
+    @property
+    def value(self) -> float:
+        return float(np.sqrt(float(getattr(self, self._square))))
 
 
 @dataclass(frozen=True)
-class RayGap:
+class RayGap(_RationalRoot):
     """``g(c, c') = min_{‖u‖=1} max(d(c, R_+u), d(c', R_+u))`` exactly, with its case.
 
     Closed form (the optimal ``u`` lies in the plane of ``c, c'``, between them): if
@@ -136,14 +166,7 @@ class RayGap:
 
     g_squared: Fraction
     case: str
-
-    @property
-    def exact(self) -> sympy.Expr:
-        return sympy.sqrt(exact_number(self.g_squared))
-
-    @property
-    def value(self) -> float:
-        return float(np.sqrt(float(self.g_squared)))
+    _square = "g_squared"
 
 
 def ray_gap(c: Any, c2: Any) -> RayGap:
@@ -169,7 +192,7 @@ def ray_distance(z: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class HullDistance:
+class HullDistance(_RationalRoot):
     """``d = dist(0, conv V)`` exactly: ``d_squared`` rational, the min-norm point ``x``
     (rational) and its barycentric weights.  ``x`` is its own certificate: ``x·v >= x·x``
     for every ``v ∈ V`` (so ``‖z‖ >= ‖x‖`` for every ``z`` in the hull)."""
@@ -177,14 +200,7 @@ class HullDistance:
     d_squared: Fraction
     point: tuple[Fraction, ...]
     weights: tuple[Fraction, ...]
-
-    @property
-    def exact(self) -> sympy.Expr:
-        return sympy.sqrt(exact_number(self.d_squared))
-
-    @property
-    def value(self) -> float:
-        return float(np.sqrt(float(self.d_squared)))
+    _square = "d_squared"
 
 
 def _solve(M: list[list[Fraction]], rhs: list[Fraction]) -> list[Fraction] | None:

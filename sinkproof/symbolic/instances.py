@@ -106,13 +106,30 @@ class BoundCheck:
                 f"{len(self.applicable)}/{len(self.items)} items with the error hypothesis met, "
                 f"{len(self.violations)} violations)")
 
+    def _repr_markdown_(self) -> str:
+        rows = ["| item | error at needs | hypothesis met | measured 1-α0 | allowed 1-α0 | holds |",
+                "|---|---|---|---|---|---|"]
+        rows += [f"| {i.item!r} | {i.error:.6g} | {i.hypothesis} | {i.nonbos:.6g} | "
+                 f"{i.item.slack:.6g} | {i.holds} |" for i in self.items]
+        return f"**{self.theorem}**: holds = **{self.holds}**\n\n" + "\n".join(rows)
 
-def _errors(model: AttentionModel, needs: Iterable[Target], cache: dict) -> float:
+
+def stable_norm(x: np.ndarray) -> np.ndarray:
+    """Row norms ``‖x_i‖`` without underflow (``np.linalg.norm`` squares tiny entries to 0)."""
+    scale = np.max(np.abs(x), axis=-1, keepdims=True)
+    safe = np.where(scale > 0, scale, 1.0)
+    return (safe * np.linalg.norm(x / safe, axis=-1, keepdims=True))[..., 0] * (scale[..., 0] > 0)
+
+
+def errors_at(model: AttentionModel, targets: Iterable[Target], cache: dict | None = None
+              ) -> float:
+    """``max ‖f_t(X) - y_t(X)‖`` over the given (sequence, position) pairs (float, no underflow)."""
+    cache = {} if cache is None else cache
     worst = 0.0
-    for seq, t in needs:
+    for seq, t in targets:
         if seq not in cache:
             out, _ = model.forward(seq)
-            cache[seq] = np.linalg.norm(out - model.task.targets(seq), axis=1)
+            cache[seq] = stable_norm(out - model.task.targets(seq))
         worst = max(worst, float(cache[seq][t]))
     return worst
 
@@ -181,7 +198,7 @@ class InstantiatedBound:
         eps = float(self.eps)
         rows = []
         for item in self.items:
-            err = _errors(model, item.needs, cache)
+            err = errors_at(model, item.needs, cache)
             lnb = []
             for seq, t in item.targets:
                 if seq not in lnb_cache:

@@ -91,7 +91,9 @@ def log_eps_min(task: TriggerTask, B: Any) -> Any:
             continue  # a zero content vector contributes error 0
         log_q = logsumexp(-np.multiply.outer(B, term.rates()), axis=-1)
         # log(‖c‖ Q/(1+Q)) = log‖c‖ - log(1 + 1/Q)
-        best = np.maximum(best, 0.5 * math.log(term.content_norm_sq) - np.logaddexp(0.0, -log_q))
+        log_c = 0.5 * (math.log(term.content_norm_sq.numerator)
+                       - math.log(term.content_norm_sq.denominator))  # exact ‖c‖², any size
+        best = np.maximum(best, log_c - np.logaddexp(0.0, -log_q))
     return best if best.ndim else float(best)
 
 
@@ -163,6 +165,10 @@ class NormNeeded:
         return (f"NormNeeded(eps={self.eps:g}: error <= eps needs ‖A‖_2 > {self.below:.6g} "
                 f"(certified), bisection bracket ({self.below:.6g}, {self.above:.6g}], "
                 f"closed form {self.closed_form:.6g})")
+
+    def _repr_markdown_(self) -> str:
+        return (f"error ≤ {self.eps:g} needs ‖A‖_2 > **{self.below:.6g}** (certified: "
+                f"ε_min ≥ {self.enclosure_below[0]:.6g} there); closed form {self.closed_form:.6g}")
 
 
 def norm_needed(task: TriggerTask, eps: float, rtol: float = 1e-9) -> NormNeeded:

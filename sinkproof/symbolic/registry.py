@@ -22,13 +22,12 @@ import sympy
 from .._validate import as_int
 from ..constructions import relu_solution
 from ..errors import SinkproofError
-from ..measures import evaluate
 from ..model import AttentionModel
 from ..modelclass import ModelClass
 from ..task import TRIG, TriggerTask
 from . import bounds as B
 from .exact import ExactFamilyCheck, ExactModel, exact_check
-from .instances import BosBound, InstantiatedBound, Target, float_down
+from .instances import BosBound, InstantiatedBound, Target, errors_at, float_down
 from .normbound import NormNeeded, eps_min, eps_min_expr, norm_needed
 from .statements import STATEMENTS
 from .theorem4 import Theorem4Verification, exact_relu_solution, verify_relu_symbolic
@@ -276,6 +275,11 @@ class WitnessInstance:
     def __repr__(self) -> str:
         return f"WitnessInstance(theorem4, {self.model_class}, ‖A‖_2={self.model.norm:.6g})"
 
+    def _repr_markdown_(self) -> str:
+        return (f"**Theorem 4 witness** on `{self.task!r}`: {self.model_class}, "
+                f"‖A‖_2 = {self.model.norm:.6g}; verify with `.symbolic()` (every length) "
+                f"or `.family_check()` (exact, all of S_T)")
+
 
 def _theorem4(task: TriggerTask, eps: sympy.Expr) -> WitnessInstance:
     exact = exact_relu_solution(task)
@@ -305,14 +309,23 @@ class NormBoundInstance:
         return eps_min(self.task, norm)
 
     def check(self, model: AttentionModel, rtol: float = 1e-9) -> bool:
-        """The model's measured family error is ``>= ε_min(‖A‖_2)`` (floating point)."""
+        """The model's largest error on the sequences ``X^c_n`` (where the theorem's
+        argument lives) is ``>= ε_min(‖A‖_2)`` (floating point, no underflow)."""
         if not self.model_class.contains(model) or model.task != self.task:
             raise ValueError(f"the model is not a {self.model_class} model on this task")
-        return evaluate(model).max_error >= eps_min(self.task, model.norm) * (1 - rtol)
+        task = self.task
+        error = errors_at(model, [((c,) * task.T, n) for c in range(task.k)
+                                  for n in range(1, task.T + 1)])
+        return error >= eps_min(task, model.norm) * (1 - rtol)
 
     def __repr__(self) -> str:
         return (f"NormBoundInstance(theorem5, eps={sympy.sstr(self.eps)}, "
                 f"ε_min(B) = {sympy.sstr(self.expr)})")
+
+    def _repr_markdown_(self) -> str:
+        return (f"**Theorem 5** on `{self.task!r}`: ε_min(B) = `{sympy.sstr(self.expr)}`; "
+                f"error ≤ {sympy.sstr(self.eps)} needs ‖A‖_2 > {self.needed.below:.6g} "
+                f"(certified)")
 
 
 def _theorem5(task: TriggerTask, eps: sympy.Expr) -> NormBoundInstance:

@@ -65,29 +65,12 @@ class Theorem4Verification:
         items = [i for i in self.identities if i.group == name]
         return bool(items) and all(i.holds for i in items)
 
-    @property
-    def weights_uniform(self) -> bool:
-        return self._group("weights_uniform")
-
-    @property
-    def bos_weights_zero(self) -> bool:
-        return self._group("bos_weights_zero")
-
-    @property
-    def position0(self) -> bool:
-        return self._group("position0")
-
-    @property
-    def nontrigger(self) -> bool:
-        return self._group("nontrigger")
-
-    @property
-    def trigger(self) -> bool:
-        return self._group("trigger")
-
-    @property
-    def multi_trigger(self) -> bool:
-        return self._group("multi_trigger")
+    weights_uniform = property(lambda self: self._group("weights_uniform"))
+    bos_weights_zero = property(lambda self: self._group("bos_weights_zero"))
+    position0 = property(lambda self: self._group("position0"))
+    nontrigger = property(lambda self: self._group("nontrigger"))
+    trigger = property(lambda self: self._group("trigger"))
+    multi_trigger = property(lambda self: self._group("multi_trigger"))
 
     @property
     def holds(self) -> bool:
