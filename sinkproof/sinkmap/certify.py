@@ -74,12 +74,19 @@ def rationalise(task: TriggerTask, inst: Instance, block: Block, target: tuple[i
                 sol: DualSolution) -> dict[str, Any] | None:
     """A verified rational bound certificate (file form, with ``proved``), or ``None``.
 
+    Constraints touching a null column (value 0 in every constraint, not in the target)
+    must carry zero multipliers in any valid certificate; they are dropped outright.
+
     ``target`` is a prefix of codes.  Returns ``None`` when the rounded data fail the
     exact check (the caller retries with a larger margin).
     """
     assert sol.w is not None and sol.z is not None
     w_float = np.maximum(sol.w, 0.0)
-    keep = np.flatnonzero(w_float > DROP_RELATIVE * max(1.0, float(w_float.max())))
+    a0 = block.indicator(target)
+    null = (np.asarray(abs(block.R).sum(axis=0)).ravel() == 0) & (a0 == 0)
+    touches_null = np.asarray(block.A[:, null].sum(axis=1)).ravel() > 0
+    keep = np.flatnonzero((w_float > DROP_RELATIVE * max(1.0, float(w_float.max())))
+                          & ~touches_null)
     prefixes, zs, ws = [], [], []
     for i in keep:
         z = [_on_grid(v) for v in sol.z[i]]

@@ -4,9 +4,13 @@ For each target prefix ``X* = (x_1..x_t)`` (its bound holds at position ``t`` of
 sequence starting with it) we solve the logit-sharing SOCP of its block over a
 *subfamily* of constraints (any subfamily gives a valid, possibly weaker bound):
 
-- ``"hamming"`` (default): the prefixes of the block that differ from ``X*`` in at
-  most ``radius`` key positions -- they share all but ``radius`` of ``X*``'s variables;
-- ``"full"``: every prefix of the block (the exact relaxation of the family).
+- ``"splice"``: the prefixes obtained from ``X*`` by overwriting any set of its key
+  positions with one token ``b`` (``(k+1)·2^(t-1)`` at most); measured to lose nothing
+  against the full family on the instances of ``benchmarks/bench_sinkmap.py``;
+- ``"hamming"``: the prefixes that differ from ``X*`` in at most ``radius`` key
+  positions -- they share all but ``radius`` of ``X*``'s variables;
+- ``"full"``: every prefix of the block (the exact relaxation of the family);
+- ``"auto"`` (default): ``"full"`` for blocks of at most 256 prefixes, else ``"splice"``.
 
 Prefixes holding a trigger are left out when the target holds none and the trigger's
 value is zero: such a constraint is met by raising its own trigger variable, so it
@@ -44,12 +48,12 @@ from .result import Entry, SinkMap
 from .solve import DEFAULT_SOLVER, BlockSolver
 from .symmetry import TokenSymmetry, canonical, token_symmetries
 
-SUBFAMILIES = ("auto", "hamming", "full")
+SUBFAMILIES = ("auto", "splice", "hamming", "full")
 MAX_FULL_PREFIXES = 20000
 """Largest block solved in full when a subfamily leaves the program unbounded."""
-AUTO_FULL_PREFIXES = 1024
-"""``subfamily="auto"`` solves blocks of at most this many prefixes in full, larger ones by
-the Hamming ball."""
+AUTO_FULL_PREFIXES = 256
+"""``subfamily="auto"`` solves blocks of at most this many prefixes in full (one compiled
+program per block serves every target), larger ones by their splices."""
 MARGINS = (1e-7, 1e-5, 1e-3)
 """Dual margins tried in turn until the rounded certificate verifies."""
 
@@ -128,10 +132,11 @@ class _Planner:
     """Chooses the constraint prefixes of a target's block and caches full-block solvers."""
 
     def __init__(self, task: TriggerTask, V: np.ndarray, eps: float, subfamily: str,
-                 radius: int, listed: set[tuple[int, ...]] | None, solver: str) -> None:
+                 radius: int, listed: set[tuple[int, ...]] | None, solver: str,
+                 all_triggers: bool = False) -> None:
         self.task, self.V, self.eps = task, V, eps
         self.subfamily, self.radius, self.listed, self.solver = subfamily, radius, listed, solver
-        self.trigger_matters = bool(np.linalg.norm(V[task.trig_code]) > 0)
+        self.trigger_matters = all_triggers or bool(np.linalg.norm(V[task.trig_code]) > 0)
         self._full: dict[tuple[int, int, float, bool], BlockSolver] = {}
 
     def _allowed(self, keys: tuple[int, ...], with_trigger: bool) -> bool:
@@ -184,6 +189,23 @@ class _Planner:
                         rows.append(row)
         return np.array(rows, dtype=np.int64).reshape(len(rows), t - 1)
 
+    def splices(self, target: tuple[int, ...], with_trigger: bool) -> np.ndarray:
+        """Key prefixes made from the target's by overwriting any set of key positions with
+        one token ``b`` (``(k+1)·2^(t-1)`` at most)."""
+        keys, t = target[:-1], len(target)
+        if self.listed is not None:
+            full = self.full_prefixes(target[-1], t, with_trigger)
+            changed = full != np.array(keys)[None, :]
+            ok = [len(set(row[c].tolist())) <= 1 for row, c in zip(full, changed)]
+            return full[np.array(ok, dtype=bool)]
+        rows: dict[tuple[int, ...], None] = {}
+        for b in range(self.task.k + 1):
+            for mask in itertools.product((False, True), repeat=t - 1):
+                row = tuple(b if m else x for m, x in zip(mask, keys))
+                if self._allowed(row, with_trigger):
+                    rows[row] = None
+        return np.array(list(rows), dtype=np.int64).reshape(len(rows), t - 1)
+
     def solver_for(self, target: tuple[int, ...], full: bool) -> tuple[BlockSolver, Block] | None:
         q, t = target[-1], len(target)
         with_trigger = self.trigger_matters or self.task.trig_code in target[:-1]
@@ -199,7 +221,10 @@ class _Planner:
                 self._full[key] = BlockSolver(blk, self.solver)
             solver = self._full[key]
             return solver, solver.block
-        rows = self.ball(target, with_trigger)
+        if self.subfamily == "hamming":
+            rows = self.ball(target, with_trigger)
+        else:
+            rows = self.splices(target, with_trigger)
         if rows.shape[0] == 0:
             return None
         blk = build_block(self.task, self.V, q, t, rows, self.eps)
@@ -223,7 +248,8 @@ def _solve_target(planner: _Planner, inst: Instance, target: tuple[int, ...],
         a0 = blk.indicator(target)
         label = "full" if blk.m == planner.block_size(
             target[-1], len(target), planner.trigger_matters
-            or task.trig_code in target[:-1]) else f"hamming<={planner.radius}"
+            or task.trig_code in target[:-1]) else (
+            f"hamming<={planner.radius}" if planner.subfamily == "hamming" else "splice")
         for margin in MARGINS:
             solver.margin.value = margin
             sol = solver.solve(a0)
@@ -261,6 +287,7 @@ def sink_map(
     subfamily: str = "auto",
     radius: int = 2,
     solver: str = DEFAULT_SOLVER,
+    all_triggers: bool = False,
     progress: bool | None = None,
 ) -> SinkMap:
     """Certified least BOS mass of any eps-accurate single-head softmax model, per position.
@@ -271,7 +298,11 @@ def sink_map(
     score function of (query token, position, key token, position), and error
     ``<= eps`` on ``family`` (default: the task's family ``S_T``) has there
     (THEORY.md Theorem 6), each backed by an exact rational certificate
-    (:meth:`SinkMap.certificate`), or "no bound" with the reason.
+    (:attr:`SinkMap.certificate`), or "no bound" with the reason.
+
+    ``subfamily``/``radius``: which constraints of each block to keep (module docstring);
+    ``all_triggers``: keep prefixes holding a trigger even where they cannot bind (to
+    measure that leaving them out costs nothing).
     """
     if not isinstance(task, TriggerTask):
         raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
@@ -287,7 +318,7 @@ def sink_map(
                                                                       np.eye(task.p))]
     inst_d = instance_dict(task, U, eps_q, "S_T" if symmetric else "listed")
     inst = Instance(inst_d)
-    planner = _Planner(task, V, float(eps_q), subfamily, radius, listed, solver)
+    planner = _Planner(task, V, float(eps_q), subfamily, radius, listed, solver, all_triggers)
 
     orbits = {tgt: canonical(tgt, syms) if symmetric else None for tgt in targets}
     reps = list(dict.fromkeys(o.rep if o is not None else tgt for tgt, o in orbits.items()))

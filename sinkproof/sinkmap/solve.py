@@ -50,13 +50,17 @@ class BlockSolver:
         m, n = block.m, block.n
         p = block.R.shape[0] // m
         self.used = np.asarray(block.A.sum(axis=0)).ravel() > 0
+        # a column whose value vector is 0 in every constraint (e.g. the trigger key under a
+        # content query) has g >= 0, so g <= 0 forces zero multipliers there: no margin
+        self.null = self.used & (np.asarray(abs(block.R).sum(axis=0)).ravel() == 0)
         self.target = cp.Parameter(n)
         self.margin = cp.Parameter(nonneg=True, value=margin)
         self.w = cp.Variable(m, nonneg=True)
         self.z = cp.Variable((p, m))
         zvec = cp.vec(self.z, order="F")
         g = block.eps * (block.A.T @ self.w) + block.R.T @ zvec
-        self.feasibility = g + self.target <= -self.margin * self.used.astype(float)
+        margin_cols = (self.used & ~self.null).astype(float)
+        self.feasibility = g + self.target <= -self.margin * margin_cols
         self.problem = cp.Problem(
             cp.Minimize(block.eps * cp.sum(self.w) + block.r0 @ zvec),
             [cp.SOC(self.w, self.z, axis=0), self.feasibility],

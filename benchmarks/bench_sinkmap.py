@@ -1,0 +1,82 @@
+"""Sink-map cost and bound quality against the size of the constraint subfamily.
+
+Baseline: every non-trigger position solved over the *full* family of its block
+(the exact relaxation).  Against it, in the same run: the "splice" subfamily
+(overwrite any set of the target's key positions with one token), Hamming balls of
+radius r, and the full family with the never-binding trigger prefixes kept.  For each:
+wall time and its ratio to the baseline, mean cone constraints per certificate, the
+lowest bound, and the bound lost against the full family (mean and worst over the
+certified prefixes).  Then the scale rows: "auto" on larger instances, with the
+exact re-verification time.
+
+Run: ``python benchmarks/bench_sinkmap.py`` (``--quick``: p=2, T=4 only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import sinkproof as sp
+from sinkproof.sinkmap import sink_map
+
+COMPARE = [(2, 4), (2, 5), (3, 4)]
+SCALE = [(2, 6), (2, 7), (3, 5)]
+
+
+def _timed(task: sp.TriggerTask, eps: float, **kw):
+    t0 = time.perf_counter()
+    m = sink_map(task, eps, **kw)
+    return m, time.perf_counter() - t0
+
+
+def compare(p: int, T: int, eps: float) -> None:
+    task = sp.TriggerTask(p=p, T=T)
+    full, t_full = _timed(task, eps, subfamily="full")
+    cert = {k: e for k, e in full.entries.items() if e.status == "certified"}
+    print(f"\np={p} T={T} eps={eps}: {len(full.entries)} non-trigger prefixes, {len(cert)} "
+          f"certified, {full.count('no bound')} no bound")
+    print(f"  {'subfamily':18s} {'time s':>7s} {'ratio':>6s} {'constr.':>8s} {'min bound':>9s} "
+          f"{'mean loss':>10s} {'max loss':>10s}")
+    runs = [("full (baseline)", full, t_full),
+            ("full + triggers", *_timed(task, eps, subfamily="full", all_triggers=True)),
+            ("splice", *_timed(task, eps, subfamily="splice"))]
+    runs += [(f"hamming<={r}", *_timed(task, eps, subfamily="hamming", radius=r))
+             for r in (1, 2, 3)]
+    for name, m, dt in runs:
+        loss = np.array([e.bound - m.entries[k].bound for k, e in cert.items()])
+        size = np.mean([m.entries[k].constraints for k in cert])
+        print(f"  {name:18s} {dt:7.2f} {dt / t_full:6.2f} {size:8.1f} "
+              f"{min(m.entries[k].bound for k in cert):9.6f} {loss.mean():10.2e} "
+              f"{loss.max():10.2e}")
+
+
+def scale(p: int, T: int, eps: float) -> None:
+    task = sp.TriggerTask(p=p, T=T)
+    m, dt = _timed(task, eps)
+    t0 = time.perf_counter()
+    ok = m.verify().ok
+    tv = time.perf_counter() - t0
+    low = m.lowest(1)[0][1].bound
+    print(f"  p={p} T={T}: {len(m.entries):6d} prefixes, {m.count('certified'):5d} certified, "
+          f"{m.count('no bound'):5d} no bound, lowest {low:.6f}; sink map {dt:6.1f}s, "
+          f"exact verify {tv:5.2f}s ({'ok' if ok else 'FAILED'})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="only p=2, T=4")
+    ap.add_argument("--eps", type=float, default=0.1)
+    args = ap.parse_args()
+    for p, T in COMPARE[:1] if args.quick else COMPARE:
+        compare(p, T, args.eps)
+    if not args.quick:
+        print("\nscale (subfamily auto):")
+        for p, T in SCALE:
+            scale(p, T, args.eps)
+
+
+if __name__ == "__main__":
+    main()
