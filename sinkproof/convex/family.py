@@ -96,10 +96,12 @@ class FamilyCertificate(CertificateMixin):
     def __repr__(self) -> str:
         mb = self.min_bound
         low = "none" if mb is None else f"{float(mb):.6g}"
+        vacuous = sum(1 for s in self.bounded if s.bound <= 0)
+        note = f", {vacuous} of them vacuous (<= 0)" if vacuous else ""
         return (f"FamilyCertificate({self.task!r}, eps={format_rational(self.eps)}, "
                 f"values={'fixed' if self.values.fixed else 'U'}: {len(self.situations)} "
                 f"situations cover {self.n_positions:,} positions; bounded "
-                f"{len(self.bounded)} (min BOS mass >= {low}), 0 in hull "
+                f"{len(self.bounded)} (min BOS mass >= {low}{note}), 0 in hull "
                 f"{len(self.zero_in_hull)}, undecided {len(self.undecided)})")
 
     def _repr_markdown_(self) -> str:
