@@ -14,13 +14,14 @@ this module, so :mod:`sinkproof.report` is imported inside the functions).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from ..constructions import softmax_solution
 from ..measures import evaluate
 from ..task import TriggerTask
-from .normbound import eps_min_enclosure, norm_needed
+from .normbound import eps_min_enclosure, log_eps_min, norm_needed
 
 
 def theorem5_sandwich_section(task: TriggerTask, Ls: tuple[float, ...] | None = None) -> list:
@@ -75,3 +76,36 @@ def theorem1_tightness_section(task: TriggerTask, Ls: tuple[float, ...] | None =
     return [Table("Theorem 1 vs the softmax construction",
                   ["L", "ε (measured)", "Thm 1 BOS >=", "construction BOS min",
                    "allowed 1-α0", "construction 1-α0", "tightness"], rows, caption)]
+
+
+def sandwich_curve(task: TriggerTask, Ls: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Both sides of Theorem 5's sandwich along the construction's family: for each ``L``,
+    the norm ``B``, ``log10 ε_min(B)`` (the certified floor, float) and ``log10`` of the
+    construction's measured error."""
+    Ls = np.linspace(0.0, 16.0, 17) if Ls is None else np.asarray(Ls, dtype=float)
+    B = np.array([softmax_solution(task, L).norm for L in Ls])
+    floor = log_eps_min(task, B) / math.log(10)
+    errors = np.array([evaluate(softmax_solution(task, L), progress=False).max_error for L in Ls])
+    with np.errstate(divide="ignore"):
+        return dict(L=Ls, B=B, log10_eps_min=floor, log10_error=np.log10(errors))
+
+
+def plot_theorem5_sandwich(task: TriggerTask, Ls: np.ndarray | None = None, ax: Any = None
+                           ) -> Any:
+    """Theorem 5's sandwich as a figure (matplotlib): the certified floor ``ε_min(B)``
+    against the construction's error at the same norm, on a log scale; returns the axes."""
+    import matplotlib.pyplot as plt
+
+    data = sandwich_curve(task, Ls)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(data["B"], data["log10_error"], "o-", label="softmax construction (measured)")
+    ax.plot(data["B"], data["log10_eps_min"], "s-", label="ε_min(B): every model (certified)")
+    ax.fill_between(data["B"], data["log10_eps_min"], data["log10_error"], alpha=0.15,
+                    label="gap")
+    ax.axvline(2.0, color="gray", ls=":", label="ReLU (Thm 4): error 0 at B = 2")
+    ax.set_xlabel("B = ‖A‖_2")
+    ax.set_ylabel("log10 error")
+    ax.set_title(f"Theorem 5 sandwich, p={task.p}, T={task.T}")
+    ax.legend(fontsize=8)
+    return ax
