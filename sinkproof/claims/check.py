@@ -30,7 +30,7 @@ from .certified import NotImplied, prove_by_certificate
 from .outcome import Open, Outcome, Proved, Refuted
 from .refute import refutes
 from .schema import Claim, claim_from_dict, load_claim
-from .theorems import prove_by_theorem, theorem_bound, theorem_witnesses
+from .theorems import prove_by_theorem, proved_positions, theorem_bound, theorem_witnesses
 from .witness import SearchRecord, search_witness, write_witness
 
 
@@ -113,7 +113,9 @@ def check(
             reasons.append(f"search: {pre.by} proves that some claimed position has BOS mass "
                            f">= {pre.bound:.4g}, so only single positions are searched")
     start = time.perf_counter()
-    record = search_witness(claim, bound_at, progress=progress, whole_set=whole_set)
+    record = search_witness(claim, bound_at, progress=progress, whole_set=whole_set,
+                            proved=proved_positions(claim) if claim.conclusion.positions == "every"
+                            else set())
     spent = {"seconds": round(time.perf_counter() - start, 2), "restarts": record.restarts}
     if record.refutation is None:
         return Open(claim, frontier=record.frontier, spent=spent,

@@ -137,7 +137,8 @@ class Open:
     status = "open"
 
     def facts(self) -> list[tuple[str, str]]:
-        out = [("no proof", r) for r in self.reasons]
+        out = [("search", r.split(": ", 1)[1]) if r.startswith("search: ") else ("no proof", r)
+               for r in self.reasons]
         if "restarts" not in self.spent:
             out.append(("search", "not run"))
         elif self.frontier:

@@ -156,39 +156,54 @@ def show_sequence(seq: Sequence[int]) -> str:
     return _show(seq)
 
 
-def bos_masses(model: AttentionModel, codes: np.ndarray) -> np.ndarray:
-    """BOS mass per head at the last position of each prefix: ``(H, N)``.
+NULL_ETA = 1e-9
+"""A key is *null* when its value has norm ``<= NULL_ETA`` (BOS under fixed values, the
+trigger under fixed values, ...): THEORY.md section 3's null mass."""
 
-    Softmax: ``α_{t0} = -expm1(log non-BOS mass)`` (log domain).  ReLU: the BOS share.
+
+def masses(model: AttentionModel, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """BOS mass and null mass per head at the last position of each prefix: ``(H, N)`` each.
+
+    Softmax: ``α_{t0} = -expm1(log non-BOS mass)`` (log domain).  ReLU: the BOS share
+    (and the null share).  Null mass: weight on keys whose value is null, BOS included.
     """
     fw = forward_prefixes(model, codes)
-    if model.kind == "softmax":
-        return -np.expm1(fw.log_nonbos)
     w = fw.weights
+    null_keys = np.linalg.norm(model.value_table, axis=-1) <= NULL_ETA  # (H, k+2)
+    null = np.stack([(w[h] * null_keys[h][fw.keys]).sum(axis=-1) for h in range(model.H)])
+    if model.kind == "softmax":
+        return -np.expm1(fw.log_nonbos), null
     total = w.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, w[..., 0] / np.where(total > 0, total, 1.0), 0.0)
+        safe = np.where(total > 0, total, 1.0)
+        return (np.where(total > 0, w[..., 0] / safe, 0.0),
+                np.where(total > 0, null / safe, 0.0))
 
 
 @dataclass(frozen=True)
 class PositionMass:
-    """BOS mass per head at one (sequence, position)."""
+    """BOS mass (and null mass) per head at one (sequence, position)."""
 
     sequence: tuple[int, ...]
     position: int
     masses: tuple[float, ...]
+    null: tuple[float, ...] = ()
 
     def __str__(self) -> str:
         ms = ", ".join(f"{m:.6g}" for m in self.masses)
-        return f"{_show(self.sequence)} at t={self.position}: BOS mass per head [{ms}]"
+        text = f"{_show(self.sequence)} at t={self.position}: BOS mass per head [{ms}]"
+        if self.null and any(n > m + 1e-3 for n, m in zip(self.null, self.masses)):
+            text += f", null mass [{', '.join(f'{n:.4g}' for n in self.null)}]"
+        return text
 
 
 def scan(model: AttentionModel, positions: PositionSet) -> list[PositionMass]:
-    """The BOS mass of every head at every position of the set (float64, log domain)."""
+    """BOS and null mass of every head at every position of the set (float64, log domain)."""
     out = []
     task = model.task
     for t, codes in positions.prefix_blocks(task):
-        m = bos_masses(model, codes)
+        bos, null = masses(model, codes)
         for i, row in enumerate(codes):
-            out.append(PositionMass(task.decode(row), t, tuple(float(x) for x in m[:, i])))
+            out.append(PositionMass(task.decode(row), t, tuple(float(x) for x in bos[:, i]),
+                                    tuple(float(x) for x in null[:, i])))
     return out

@@ -71,7 +71,7 @@ def refutes(model: AttentionModel, claim: Claim,
         at = precise.at(tuple(int(c) for c in task.encode(pm.sequence)))
         if violated(at.bos, bound_at(pm.sequence[:pm.position]), con.heads):
             confirmed.append(PositionMass(pm.sequence, pm.position,
-                                          tuple(float(m) for m in at.bos)))
+                                          tuple(float(m) for m in at.bos), pm.null))
         elif con.positions == "some":
             return None
     if not confirmed:

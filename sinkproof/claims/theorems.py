@@ -146,6 +146,21 @@ def _show(seq: tuple[int, ...]) -> str:
     return show_sequence(seq)
 
 
+def proved_positions(claim: Claim) -> set[Target]:
+    """Claimed positions (prefix, t) where a registered theorem alone proves the conclusion's
+    bound in one head: no counterexample can violate the claim there."""
+    out: set[Target] = set()
+    family = _family_prefixes(claim)
+    con = claim.conclusion
+    for _, inst in _bound_instances(claim, []):
+        for seq, t in _claimed(claim):
+            item = inst.bound_at(seq, t)
+            if (item is not None and _covered(item.needs, family)
+                    and (con.theorem is not None or item.bound >= _exact(con.min_bos_mass))):
+                out.add((seq, t))
+    return out
+
+
 def prove_by_theorem(claim: Claim, reasons: list[str]) -> Proved | None:
     """A :class:`Proved` by the first registered theorem that proves ``claim``; otherwise
     ``None``, with one line per theorem in ``reasons`` saying why it does not."""

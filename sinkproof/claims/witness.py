@@ -58,26 +58,32 @@ def _trace_points(result: Any) -> list[tuple[float, float]]:
 
 
 def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None,
-                   whole_set: bool = True) -> SearchRecord:
+                   whole_set: bool = True,
+                   proved: set[tuple[tuple[int, ...], int]] = frozenset()) -> SearchRecord:
     """Search for a model refuting ``claim`` (BOS threshold ``bound_at(prefix)``).
 
     Attempts: the whole position set (skipped when ``whole_set`` is false, e.g. when a
     theorem already proves that some position of the set sinks), then for a
     ``positions="every"`` claim up to :data:`SINGLE_POSITION_TRIES` single positions:
-    those where the first attempt's model came closest, else the shortest prefixes.
-    The budget is split evenly between the attempts.
+    those where the first attempt's model came closest, else the shortest prefixes,
+    never one in ``proved`` (where a theorem already proves the bound).  The budget is
+    split evenly between the attempts.
     """
     from ..search.restart import pareto
 
     record = SearchRecord()
     positions = [(seq[:t], t) for seq, t in scan_positions(claim)]
-    tries = SINGLE_POSITION_TRIES if (claim.conclusion.positions == "every"
-                                      and len(positions) > 1) else 0
+    open_positions = [pair for pair in positions if pair not in proved]
+    tries = min(SINGLE_POSITION_TRIES, len(open_positions)) if (
+        claim.conclusion.positions == "every" and len(positions) > 1) else 0
     attempts: list[Any] = []
     if whole_set:
         attempts.append(_where(claim))
     else:
-        attempts += [{pair} for pair in sorted(positions, key=lambda p: (p[1], p[0]))[:tries]]
+        attempts += [{pair} for pair in sorted(open_positions, key=lambda p: (p[1], p[0]))[:tries]]
+    if not attempts:
+        record.notes.append("search: theorems prove the bound at every claimed position")
+        return record
     budget = claim.options.budget / ((1 if whole_set else 0) + tries)
     points: list[tuple[float, float]] = []
     with Progress(len(attempts) + (tries if whole_set else 0), "check", progress) as bar:
@@ -100,8 +106,9 @@ def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None,
                 record.refutation = ref
                 break
             if i == 1 and whole_set and tries:
-                attempts += [{(m.sequence[:m.position], m.position)}
-                             for m in closest(scan(result.model, claim.conclusion.at), tries)]
+                near = [m for m in scan(result.model, claim.conclusion.at)
+                        if (m.sequence[:m.position], m.position) not in proved]
+                attempts += [{(m.sequence[:m.position], m.position)} for m in closest(near, tries)]
     record.frontier = tuple(pareto(points))
     if record.refutation is None:
         record.notes.append(f"search: no model with error <= {claim.max_error:g} violating the "
