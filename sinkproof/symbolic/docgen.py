@@ -18,6 +18,7 @@ from .bounds import FORMULAS, ray_gap
 from .normbound import eps_min, eps_min_enclosure, eps_min_expr, norm_needed_closed_form
 from .registry import THEOREMS, Theorem
 from .theorem4 import verify_theorem4
+from .tightness import theorem1_tightness_section, theorem5_sandwich_section
 
 DEFAULT_TASK = TriggerTask(p=2, T=6)
 DEFAULT_EPS = sympy.Rational(1, 100)
@@ -111,7 +112,24 @@ def _theorem5(task: TriggerTask) -> list[str]:
             + _table(["B", "ε_min(B)", "certified enclosure"], rows)
             + ["Error `<= ε` needs (closed form, valid for ε < 1): `B >= "
                + _s(norm_needed_closed_form(task)) + "`; by bisection for ε = 1/100: "
-               f"`‖A‖_2 > {needed.below:.6f}` (certified).", ""])
+               f"`‖A‖_2 > {needed.below:.6f}` (certified).", ""]
+            + _report_tables(task))
+
+
+def _report_tables(task: TriggerTask) -> list[str]:
+    """The tightness tables of ``sinkproof report`` (Theorems 5 and 1 against the construction)."""
+    out = ["Both sides of the sandwich, and Theorem 1 against the same construction "
+           f"(`sinkproof report --p {task.p} --T {task.T}` prints these tables):", ""]
+    for section in (theorem5_sandwich_section, theorem1_tightness_section):
+        for table in section(task):
+            out += [f"*{table.title}.*", ""]
+            out += _table(table.columns, [[_cell(c) for c in row] for row in table.rows])
+            out += [table.caption, ""]
+    return out
+
+
+def _cell(x: object) -> str:
+    return f"{x:.4g}" if isinstance(x, float) else str(x)
 
 
 def _session(lines: list[str]) -> list[str]:
