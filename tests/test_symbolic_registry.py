@@ -72,7 +72,8 @@ def test_theorem1_learned_values_need_the_model():
     U = 2 * sp.fixed_values(TASK.p)
     model = sp.AttentionModel(TASK, "softmax", softmax_solution(TASK, 3.0).A, U)
     inst = THEOREMS["theorem1"].instantiate(TASK, "1/100", model=model)
-    assert inst.model_class.values == "learned"
+    assert inst.model_class.values == "learned" and not inst.general
+    assert THEOREMS["theorem1"].instantiate(TASK, "1/100").general
     assert inst.bound_at((0,), 1).bound == 1 - sympy.Rational(2, 100) / 2  # 1 - 2ε/‖v_c‖
     other = model.replace(U=3 * sp.fixed_values(TASK.p))
     with pytest.raises(ValueError, match="another value map"):

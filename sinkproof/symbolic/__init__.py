@@ -7,6 +7,8 @@
 * :data:`FORMULAS`, :func:`ray_gap`, :func:`hull_distance`, :func:`eps_min` ...: the
   bounds of Theorems 1, 2, 3 and 5 as SymPy expressions and numeric functions.
 * :data:`THEOREMS`: the registry (hypotheses as data, ``applies_to``, ``instantiate``).
+* :func:`theorem5_sandwich_section`, :func:`theorem1_tightness_section`,
+  :func:`plot_theorem5_sandwich`: the bounds next to what the constructions achieve.
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ from .theorem4 import (
     verify_relu_symbolic,
     verify_theorem4,
 )
+from .tightness import (
+    plot_theorem5_sandwich,
+    sandwich_curve,
+    theorem1_tightness_section,
+    theorem5_sandwich_section,
+)
 
 __all__ = [
     "FORMULAS", "THEOREM1_FIXED", "THEOREM1_LEARNED", "THEOREM2_NONBOS", "THEOREM2_PAIR",
@@ -55,5 +63,6 @@ __all__ = [
     "Theorem4Verification", "WitnessInstance", "eps_min", "eps_min_enclosure", "eps_min_expr",
     "exact_check", "exact_relu_solution", "hull_distance", "log_eps_min", "norm_exact",
     "norm_needed", "norm_needed_closed_form", "ray_gap", "theorem", "theorem5_terms",
-    "verify_relu_symbolic", "verify_theorem4",
+    "verify_relu_symbolic", "verify_theorem4", "plot_theorem5_sandwich", "sandwich_curve",
+    "theorem1_tightness_section", "theorem5_sandwich_section",
 ]

@@ -141,7 +141,9 @@ class InstantiatedBound:
     ``model_class``: the class every hypothesis on the model is about; ``items``: the
     bounds; ``no_bound``: named positions where the theorem gives nothing, with why;
     ``hypothesis``: every (sequence, position) where some item needs error ``<= eps``;
-    ``value_map``: the ``U`` the bound was computed for (learned values), else ``None``.
+    ``value_map``: the ``U`` the bound was computed for (learned values, ``model=...``),
+    else ``None``.  Such a bound is about models with exactly that ``U``: ``model_class``
+    alone (``learned``) does not say so, and ``general`` is ``False``.
     """
 
     theorem: str
@@ -153,6 +155,11 @@ class InstantiatedBound:
     extend: Callable[[tuple[int, ...], int], BosBound | None] | None = field(
         default=None, repr=False, compare=False)
     value_map: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def general(self) -> bool:
+        """The bound holds for every model of ``model_class`` (not one value map only)."""
+        return self.value_map is None
 
     @property
     def hypothesis(self) -> tuple[Target, ...]:
