@@ -34,6 +34,13 @@ class Entry:
     block: Any = field(default=None, repr=False)
     realised: float | None = None
 
+    def __repr__(self) -> str:
+        exact = "" if self.exact is None else f" (exact {self.exact})"
+        real = "" if self.realised is None else f", realised {self.realised:.6f}"
+        why = f": {self.reason}" if self.reason else ""
+        return (f"Entry({self.status}, bound={self.bound:.6f}{exact}, {self.constraints} "
+                f"constraints, {self.subfamily or '-'}{real}{why})")
+
     @property
     def gap(self) -> float | None:
         """``realised - bound``: how far the certificate may be from the truth."""
