@@ -18,7 +18,7 @@ so :meth:`ExactModel.from_model` evaluates a float model without rounding.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -312,7 +312,9 @@ class ExactFamilyCheck:
                 f"| {self.exact} | {self.zero_error} | {self.no_bos_weight} | {self.n_prefixes} |")
 
 
-def _prefixes(task: TriggerTask, sequences: Iterable[Sequence[int]] | None) -> Iterable[tuple]:
+def distinct_prefixes(task: TriggerTask, sequences: Iterable[Sequence[int]] | None = None
+                      ) -> Iterator[tuple[int, ...]]:
+    """Every distinct non-empty prefix (as codes) of ``sequences``, or of the whole family."""
     if sequences is None:
         for t in range(1, task.T + 1):
             for block in task.prefix_blocks(t):
@@ -352,7 +354,7 @@ def exact_check(
         worst_up = _float_up(first.enclosure(prec).error)
         max_bos = 0.0
     n = 1
-    for codes in _prefixes(task, sequences):
+    for codes in distinct_prefixes(task, sequences):
         pos = model.forward_last(codes)
         n += 1
         if exact:
