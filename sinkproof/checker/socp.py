@@ -38,6 +38,7 @@ from typing import Any
 
 from ..errors import CertificateError
 from .exact import InequalityFailed, check_leq, check_lt, dot, show
+from .instance import TRIGGER, read_instance, read_tokens
 from .schema import (
     as_list,
     child,
@@ -54,51 +55,30 @@ from .schema import (
 )
 from .verdict import Verdict
 
-TRIG_TOKEN = -1
+TRIG_TOKEN = TRIGGER
 FAMILIES = ("S_T", "listed")
-TRIGGER_FAMILIES = ("single", "multi")
 
 
 class Instance:
-    """The parsed instance: content vectors, value map, eps, family, in exact rationals."""
+    """The instance as the checker reads it (:func:`~sinkproof.checker.instance.read_instance`:
+    signed content rebuilt exactly, other content and ``U`` as exact rationals), plus
+    ``eps > 0`` and the hypothesis family (``"S_T"`` or ``"listed"`` prefixes)."""
 
     def __init__(self, inst: dict[str, Any]) -> None:
-        path = "instance"
-        self.p = need_int(inst, "p", path, minimum=1)
-        self.T = need_int(inst, "T", path, minimum=1)
-        self.triggers = need_str(inst, "triggers", path, TRIGGER_FAMILIES)
-        self.family = need_str(inst, "family", path, FAMILIES)
-        self.content = rational_matrix(need(inst, "content", path), child(path, "content"),
-                                       columns=self.p, min_rows=1)
-        self.k = len(self.content)
-        self.U = rational_matrix(need(inst, "values", path), child(path, "values"),
-                                 columns=self.p + 3)
-        if len(self.U) != self.p:
-            raise CertificateError(f"instance.values: expected {self.p} rows, got {len(self.U)}")
-        self.eps = need_rational(inst, "eps", path)
+        self.base = read_instance(inst)
+        self.p, self.T, self.k = self.base.p, self.base.T, self.base.k
+        self.triggers = self.base.triggers
+        self.content = self.base.content
+        self.value = self.base.values
+        self.v_bos = self.base.bos
+        self.family = need_str(inst, "family", "instance", FAMILIES)
+        self.eps = need_rational(inst, "eps", "instance")
         if self.eps <= 0:
             raise CertificateError(f"instance.eps: must be > 0, got {show(self.eps)}")
-        zero, one = Fraction(0), Fraction(1)
-        features = {a: [*c, one, zero, zero] for a, c in enumerate(self.content)}
-        features[TRIG_TOKEN] = [zero] * self.p + [zero, one, zero]
-        self.value = {a: [dot(row, e) for row in self.U] for a, e in features.items()}
-        self.v_bos = [row[self.p + 2] for row in self.U]
 
     def prefix(self, value: Any, path: str) -> tuple[int, ...]:
         """A prefix ``x_1..x_t`` of the family, checked: tokens, length, trigger count."""
-        items = as_list(value, path, min_length=1)
-        if len(items) > self.T:
-            raise CertificateError(f"{path}: length {len(items)} exceeds T={self.T}")
-        out = []
-        for i, tok in enumerate(items):
-            if isinstance(tok, bool) or not isinstance(tok, int) or not (
-                    tok == TRIG_TOKEN or 0 <= tok < self.k):
-                raise CertificateError(f"{child(path, i)}: {tok!r} is neither a content index "
-                                       f"in [0, {self.k}) nor the trigger {TRIG_TOKEN}")
-            out.append(tok)
-        if self.triggers == "single" and out.count(TRIG_TOKEN) > 1:
-            raise CertificateError(f"{path}: more than one trigger in the single-trigger family")
-        return tuple(out)
+        return tuple(read_tokens(value, self.base, path))
 
     def target_of(self, prefix: tuple[int, ...]) -> list[Fraction]:
         """``y_t`` at the last position of ``prefix``."""

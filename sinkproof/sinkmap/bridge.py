@@ -26,7 +26,7 @@ from ..model import AttentionModel
 from ..task import TRIG, TriggerTask
 from .blocks import n_variables, variable_index
 from .certify import instance_dict, single_key_ray
-from .core import _Planner
+from .core import _Planner, known_values
 from .result import SinkMap
 
 FREE_BELOW = 1e-3
@@ -159,10 +159,10 @@ def realise(smap: SinkMap, prefixes: Iterable[Sequence[int]] | None = None, *,
         chosen = [k for k, _ in smap.lowest(5)] + free
     else:
         chosen = [tuple(int(c) for c in p) for p in prefixes]
-    U = smap.U
-    V = np.einsum("pe,ke->kp", U, task.token_table)
+    table = known_values(task, smap.U)
+    V = task.token_table @ table.U.T
     planner = _Planner(task, V, eps * (1 - slack), "full", 0, None, "CLARABEL")
-    inst = Instance(instance_dict(task, U, smap.eps, "S_T"))
+    inst = Instance(instance_dict(table, smap.eps, "S_T"))
     base = _base_model(task, eps)
     out = []
     for prefix in chosen:

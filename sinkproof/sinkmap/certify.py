@@ -19,6 +19,7 @@ from ..checker import FORMAT, VERSION
 from ..checker.exact import InequalityFailed
 from ..checker.schema import format_rational
 from ..checker.socp import Instance, check_bound, check_ray
+from ..convex.values import ValueTable
 from ..task import TriggerTask
 from .blocks import Block, variable_index
 from .solve import DualSolution
@@ -44,18 +45,9 @@ def exact(x: float) -> Fraction:
     return Fraction(float(x))
 
 
-def instance_dict(task: TriggerTask, U: np.ndarray, eps: Fraction, family: str) -> dict[str, Any]:
-    """The ``instance`` section: content and values as exact rationals."""
-    return dict(
-        task=task.describe(),
-        p=task.p,
-        T=task.T,
-        triggers=task.triggers,
-        family=family,
-        eps=format_rational(eps),
-        content=[[format_rational(exact(v)) for v in row] for row in task.content],
-        values=[[format_rational(exact(v)) for v in row] for row in U],
-    )
+def instance_dict(table: ValueTable, eps: Fraction, family: str) -> dict[str, Any]:
+    """The ``instance`` section: the convex layer's (task, content, values, eps) and the family."""
+    return {**table.instance(eps), "family": family}
 
 
 def _on_grid(x: float, up: bool = False) -> Fraction:

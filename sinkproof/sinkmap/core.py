@@ -28,16 +28,15 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_int, as_real, as_real_array, choice
+from .._validate import as_int, choice
 from ..checker.socp import Instance
-from ..model import fixed_values
+from ..convex.values import ValueTable, check_eps, value_table
 from ..progress import Progress
 from ..task import TriggerTask
 from .blocks import Block, build_block
 from .certify import (
     derived_entry,
     envelope,
-    exact,
     instance_dict,
     rationalise,
     ray_entry,
@@ -59,35 +58,20 @@ MARGINS = (1e-7, 1e-5, 1e-3)
 
 
 def parse_eps(eps: Any) -> Fraction:
-    """``eps`` as an exact rational: a Fraction, an int, a string ``"1/10"``/``"0.1"``, or a float
-    read by its shortest decimal form (``0.1`` means 1/10)."""
-    if isinstance(eps, Fraction):
-        value = eps
-    elif isinstance(eps, str):
-        try:
-            value = Fraction(eps.strip())
-        except ValueError:
-            raise ValueError(f"eps must be a number like 0.1 or 1/10, got {eps!r}") from None
-    else:
-        value = Fraction(repr(as_real("eps", eps)))
+    """``eps > 0`` as an exact rational (:func:`sinkproof.convex.values.check_eps`: a float is
+    read by its shortest decimal form, ``0.1`` means 1/10)."""
+    value = check_eps(eps)
     if value <= 0:
         raise ValueError(f"eps must be > 0, got {value}")
     return value
 
 
-def value_map(task: TriggerTask, values: Any) -> np.ndarray:
-    """The known value map ``U`` (p, p+3): ``"fixed"`` or an explicit array."""
-    if isinstance(values, str):
-        if values == "learned":
-            raise ValueError("values='learned' makes Theorem 6's constraints bilinear: the sink "
-                             "map needs known values ('fixed' or an explicit U of shape (p, p+3))")
-        choice("values", values, ("fixed",))
-        return fixed_values(task.p)
-    U = as_real_array("values", values, ndim=2)
-    if U.shape != (task.p, task.p + 3):
-        raise ValueError(f"values must have shape (p, p+3) = ({task.p}, {task.p + 3}), "
-                         f"got {U.shape}")
-    return U
+def known_values(task: TriggerTask, values: Any) -> ValueTable:
+    """The known value map (``"fixed"`` or an explicit ``U``) with its exact values."""
+    if isinstance(values, str) and values == "learned":
+        raise ValueError("values='learned' makes Theorem 6's constraints bilinear: the sink "
+                         "map needs known values ('fixed' or an explicit U of shape (p, p+3))")
+    return value_table(task, values)
 
 
 def _target_prefixes(task: TriggerTask, positions: Any) -> list[tuple[int, ...]]:
@@ -309,14 +293,15 @@ def sink_map(
     eps_q = parse_eps(eps)
     choice("subfamily", subfamily, SUBFAMILIES)
     radius = as_int("radius", radius, minimum=0)
-    U = value_map(task, values)
-    V = np.einsum("pe,ke->kp", U, task.token_table)
+    table = known_values(task, values)
+    U = table.U
+    V = task.token_table @ U.T
     targets = _target_prefixes(task, positions)
     listed = None if family is None else _listed_prefixes(task, family)
     symmetric = listed is None
     syms = token_symmetries(task, V) if symmetric else [TokenSymmetry(tuple(range(task.k)),
                                                                       np.eye(task.p))]
-    inst_d = instance_dict(task, U, eps_q, "S_T" if symmetric else "listed")
+    inst_d = instance_dict(table, eps_q, "S_T" if symmetric else "listed")
     inst = Instance(inst_d)
     planner = _Planner(task, V, float(eps_q), subfamily, radius, listed, solver, all_triggers)
 
@@ -349,10 +334,10 @@ def sink_map(
         elif "bound" in data and tgt != rep:
             derived.append(derived_entry(task, tgt, index[rep], orbit, data["bound"]["bound"]))
     statement = (f"Theorem 6 sink map: eps={eps_q}, single-head softmax, values "
-                 f"{'U_fix' if isinstance(values, str) else 'U'}, any score function")
+                 f"{'U_fix' if table.fixed else 'U'}, any score function")
     cert = envelope(inst_d, certificates, derived, rays, statement)
     return SinkMap(task=task, eps=eps_q, U=U, entries=entries, certificate=cert,
                    subfamily=subfamily, radius=radius, family="S_T" if symmetric else "listed")
 
 
-__all__ = ["SUBFAMILIES", "parse_eps", "sink_map", "value_map", "exact"]
+__all__ = ["SUBFAMILIES", "known_values", "parse_eps", "sink_map"]
