@@ -51,3 +51,18 @@ def test_logit_change_is_zero_when_logits_already_match():
         goal.append((b, j, float(phq @ A @ (phk - bos0))))
     dA = logit_change(TASK, A, 0, 2, goal)
     assert np.abs(dA).max() < 1e-8
+
+
+def test_search_witnesses_respect_the_bound():
+    """The search layer's verified witnesses sit above the certificate; below it none exists."""
+    task = sp.TriggerTask(p=2, T=2)
+    smap = sink_map(task, EPS, positions=[([0, 2], 2)])
+    bound = smap.bound([0, 2], 2)
+    where = [((0, 2), 2)]
+    found = sp.search(task, values="fixed", max_error=EPS, max_bos_mass=0.85, where=where,
+                      restarts=2, seed=0, processes=1, maxiter=200)
+    assert found.found and found.verified  # seeded: a verified witness at BOS mass <= 0.85
+    assert found.bos_mass >= bound
+    below = sp.search(task, values="fixed", max_error=EPS, max_bos_mass=bound - 0.02,
+                      where=where, restarts=2, seed=0, processes=1, maxiter=200)
+    assert not below.found
