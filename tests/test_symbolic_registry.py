@@ -146,3 +146,15 @@ def test_relu_witness_breaks_the_softmax_conclusion():
     for item in inst.items:
         (seq, t), = item.targets
         assert item.value > 0.99 and relu.bos_mass(seq)[0, t] == 0
+
+
+def test_theorem6_delegates_to_the_sink_map_and_agrees_with_theorems_1_and_3():
+    task = sp.TriggerTask(1, 2)
+    smap = THEOREMS["theorem6"].instantiate(task, "1/10")
+    t1 = THEOREMS["theorem1"].instantiate(task, "1/10")
+    t3 = THEOREMS["theorem3"].instantiate(task, "1/10")
+    for seq, t in [((0,), 1), ((1, 1), 2), ((0, 0), 2)]:
+        # the logit-sharing program is at least the simplex argument, up to the rounding
+        # its certificate pays (rationalised multipliers: ~1e-8 here)
+        assert smap.bound(seq, t) >= t3.bound_at(seq, t).value - 1e-6
+        assert smap.bound(seq, t) >= t1.bound_at(seq, t).value - 1e-6

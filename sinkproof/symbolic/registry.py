@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 from itertools import combinations
 from typing import Any
@@ -339,7 +340,7 @@ def _theorem6(task: TriggerTask, eps: sympy.Expr, **options: Any) -> Any:
     except ImportError as exc:
         raise SinkproofError(f"Theorem 6 is instantiated by sinkproof.sink_map, "
                              f"which is not available: {exc}") from None
-    return sink_map(task, float(eps), values="fixed", **options)
+    return sink_map(task, Fraction(int(eps.p), int(eps.q)), values="fixed", **options)
 
 
 def _theorem(name: str, number: int, conclusion: str, classes: tuple[ModelClass, ...],
