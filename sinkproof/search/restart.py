@@ -55,7 +55,8 @@ class SearchSettings:
 
 @dataclass
 class RestartOutcome:
-    """Where one restart ended, in float64: parameters, measures, penalty, trade-offs seen."""
+    """Where one restart ended, in float64: parameters, measures, penalty, trade-offs seen;
+    ``cut``: the search's deadline stopped it before it converged."""
 
     index: int
     A: np.ndarray
@@ -66,6 +67,7 @@ class RestartOutcome:
     evaluations: int
     seconds: float
     points: list[tuple[float, float]] = field(default_factory=list)
+    cut: bool = False
 
     def feasible(self, max_error: float, max_bos_mass: float) -> bool:
         """Both conditions hold in float64 (a candidate, not yet a witness)."""
@@ -133,12 +135,14 @@ def run_restart(settings: SearchSettings, batch: PrefixBatch, index: int) -> Res
             raise StopIteration
 
     x = np.concatenate([A0.ravel(), U0.ravel()]) if learned else A0.ravel()
+    cut = False
     for options, exact in _stages(settings):
         res = minimize(fun, x, args=(options,), jac=True, method="L-BFGS-B", callback=stop_early,
                        options=dict(maxiter=settings.maxiter, maxfun=2 * settings.maxiter))
         x = res.x
         solved = settings.objective == "penalty" and exact and last.get("value") == 0.0
-        if solved or (settings.deadline is not None and time.time() > settings.deadline):
+        cut = settings.deadline is not None and time.time() > settings.deadline
+        if solved or cut:
             break
     A, U = unpack(x)
     value, _, _, m = value_grad_measures(
@@ -146,7 +150,7 @@ def run_restart(settings: SearchSettings, batch: PrefixBatch, index: int) -> Res
         max_bos_mass=settings.max_bos_mass, margin=0.0)
     return RestartOutcome(index, A.copy(), None if U is None else U.copy(), m.max_error,
                           m.max_bos_mass, value, evaluations, time.perf_counter() - start,
-                          pareto(points))
+                          pareto(points), cut)
 
 
 def _stages(settings: SearchSettings) -> list[tuple[dict[str, Any], bool]]:

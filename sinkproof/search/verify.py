@@ -128,8 +128,8 @@ class WitnessReport:
 
     def __repr__(self) -> str:
         state = "verified" if self.verified else "NOT verified"
-        return (f"WitnessReport({state}: error <= {self.error:.6g} (bound {self.max_error:g}), "
-                f"BOS mass <= {self.bos_mass:.6g} (bound {self.max_bos_mass:g}), "
+        return (f"WitnessReport({state}: error <= {self.error:.10g} (bound {self.max_error:.10g}), "
+                f"BOS mass <= {self.bos_mass:.10g} (bound {self.max_bos_mass:.10g}), "
                 f"{self.n_prefixes} prefixes, {self.dps} digits)")
 
     def _repr_markdown_(self) -> str:
