@@ -154,3 +154,13 @@ def test_gaussian_content_without_symmetries_verifies():
     task = sp.TriggerTask(p=2, T=3, content="gaussian", k=3, seed=1)
     m = sink_map(task, 0.05)
     assert m.count("certified") > 0 and m.verify().ok
+
+
+def test_trigger_positions_and_multi_trigger_family():
+    task = sp.TriggerTask(p=2, T=3)
+    m = sink_map(task, EPS, positions=[([0, 1, sp.TRIG], 3), ([sp.TRIG], 1)])
+    assert m.entry([0, 1, sp.TRIG], 3).status == "no bound"  # averaging needs no BOS mass
+    assert m.entry([sp.TRIG], 1).status == "no bound" and m.verify().details["no_bound"] == 1
+    multi = sink_map(sp.TriggerTask(p=2, T=3, triggers="multi"), EPS)
+    assert len(multi.entries) == 4 + 4 * 5 + 4 * 25 and multi.verify().ok
+    assert abs(multi.bound([0, 2], 2) - 0.7363636) < 1e-6

@@ -43,3 +43,40 @@ def test_bound_decreases_with_eps(eps, seq):
     tight = sink_map(TASK, eps / 2, positions=[(seq, len(seq))]).bound(seq, len(seq))
     loose = sink_map(TASK, eps, positions=[(seq, len(seq))]).bound(seq, len(seq))
     assert loose <= tight + 1e-9
+
+
+_CERT = sink_map(sp.TriggerTask(p=2, T=2), 0.1).certificate
+_JUNK = st.one_of(st.integers(-3, 5), st.text(max_size=6), st.none(), st.booleans(),
+                  st.floats(allow_nan=False), st.just("1/0"), st.just([]), st.just({}))
+
+
+def _paths(obj, prefix=()):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _paths(v, (*prefix, i))
+    yield prefix
+
+
+_ALL_PATHS = [p for p in _paths(_CERT) if p]
+
+
+@settings(max_examples=60)
+@given(path=st.sampled_from(_ALL_PATHS), junk=_JUNK)
+def test_corrupted_certificates_fail_cleanly(path, junk):
+    """Any field replaced by junk: a Verdict or a CertificateError, never another exception."""
+    import contextlib
+    import copy
+
+    from sinkproof.checker import verify
+    from sinkproof.errors import CertificateError
+
+    cert = copy.deepcopy(_CERT)
+    node = cert
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = junk
+    with contextlib.suppress(CertificateError):
+        verify(cert)

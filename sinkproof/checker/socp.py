@@ -15,8 +15,9 @@ accurate model; when ``g + a*`` is ``<= 0`` entrywise (``a*`` the variables of
 ``1/(1 + c0)``.  The checker recomputes ``g`` and ``c0`` from the instance and the
 multipliers and accepts a stated bound ``b`` only when ``b (1 + c0) <= 1``.
 
-A **ray certificate** (no bound) gives ``d >= 0`` on variables of a content-query
-block with ``a*·d > 0`` and, for every way a prefix can meet the support of ``d``,
+A **ray certificate** (no bound) gives ``d >= 0`` on variables of a block whose
+targets are all ``y = 0`` (a content query, or the trigger at position 1) with
+``a*·d > 0`` and, for every way a prefix can meet the support of ``d``,
 ``||Σ d_j v(x_j)||² <= (eps Σ d_j)²``; together with ``||v(BOS)|| <= eps`` this
 makes ``u = λ d`` feasible for every ``λ >= 0``: logit sharing forces no sink there.
 
@@ -167,8 +168,9 @@ def check_ray(inst: Instance, target: tuple[int, ...], direction: dict[tuple[int
               where: str) -> None:
     """Verify a ray ``d`` of the block of a content query: ``u = λd`` is accurate for all ``λ``."""
     t, q = len(target), target[-1]
-    if q == TRIG_TOKEN:
-        raise CertificateError(f"{where}: ray certificates are for content queries only")
+    if q == TRIG_TOKEN and t >= 2:
+        raise CertificateError(f"{where}: ray certificates need target y = 0 in the whole block "
+                               "(a content query, or the trigger at position 1)")
     check_leq(dot(inst.v_bos, inst.v_bos), inst.eps * inst.eps,
               f"{where}: u = 0 feasible, ||v(BOS)||² <= eps²")
     for (tok, j), dj in direction.items():

@@ -117,8 +117,8 @@ def ray_entry(task: TriggerTask, inst: Instance, block: Block, target: tuple[int
     """Rationalise a ray and verify it exactly; ``None`` if it fails."""
     k, t = task.k, block.t
     scale = float(np.max(d)) if d.size else 0.0
-    if scale <= 0:
-        return None
+    if scale <= 0 or (block.q == task.trig_code and t >= 2):
+        return None  # rays are certified only in blocks whose targets are all y = 0
     items = []
     for col in np.flatnonzero(d > 1e-7 * scale):
         if col == block.n - 1:
@@ -141,7 +141,7 @@ def single_key_ray(task: TriggerTask, inst: Instance, target: tuple[int, ...]) -
     """The simplest ray: one key of the target whose value is within eps of 0 (a null key)."""
     t = len(target)
     tgt = tuple(user_token(task, c) for c in target)
-    if tgt[-1] == -1:
+    if tgt[-1] == -1 and t >= 2:
         return None
     for j, b in enumerate(tgt, start=1):
         try:
