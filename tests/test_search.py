@@ -84,3 +84,33 @@ def test_module_is_callable_and_lazy_export_is_the_function():
 def test_bad_input_is_rejected_before_any_work(kwargs, error, match):
     with pytest.raises(error, match=match):
         search(sp.TriggerTask(p=1, T=2), **kwargs)
+
+
+def test_ctrl_c_returns_the_best_restart_so_far(monkeypatch):
+    from sinkproof.search import engine
+
+    real = engine.run_restart
+
+    def interrupted_at_2(settings, batch, index):
+        if index == 2:
+            raise KeyboardInterrupt
+        return real(settings, batch, index)
+
+    monkeypatch.setattr(engine, "run_restart", interrupted_at_2)
+    task = sp.TriggerTask(p=1, T=2)
+    r = search(task, kind="softmax", values="fixed", max_error=0.1, max_bos_mass=0.5,
+               restarts=5, seed=0, processes=1, maxiter=30)
+    assert r.interrupted and r.restarts == 2 and not r.found
+    assert "interrupted" in repr(r)
+
+
+def test_explicit_positions_are_searched_and_verified_there():
+    task = sp.TriggerTask(p=1, T=2)
+    where = {((0, 1), 2)}  # mixed sequence (BOS, c, -c): Theorem 3 is silent here
+    r = search(task, kind="softmax", values="fixed", max_error=0.2, max_bos_mass=0.9,
+               where=where, restarts=2, seed=0, processes=1, maxiter=60)
+    assert r.settings["where_text"] == "1 named position(s)" and r.found
+    doc = r.witness.document
+    assert doc["claim"]["where"] == [{"sequence": [0, 1], "position": 2}]
+    _, w = r.model.forward([0, 1])
+    assert w[0, 2, 0] <= 0.9
