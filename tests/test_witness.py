@@ -127,3 +127,14 @@ def test_gaussian_content_round_trips_exactly():
     model = sp.constructions.relu_solution(task)
     rep = verify_witness(model, 1e-12, 0.0, "all")
     assert rep.verified and rep.error == 0.0
+
+
+def test_astronomical_logits_are_refused_not_attempted():
+    task = sp.TriggerTask(p=1, T=1)
+    A = np.zeros((task.D, task.D))
+    A[1, 1] = 1e300  # content query, content key
+    doc = witness_document(sp.AttentionModel(task, "softmax", A), 1.0, 1.0)
+    with pytest.raises(CertificateError, match="BOS score"):
+        verify(doc)
+    A[1, 1] = -1e300  # the other way round is harmless: exp underflows to [0, 2^-P]
+    assert verify(witness_document(sp.AttentionModel(task, "softmax", A), 1.0, 1.0)).ok

@@ -57,6 +57,8 @@ POSITIONS = ("inverse", "onehot", "none")
 DEFAULT_DIGITS = 50
 MAX_PREFIXES = 2_000_000
 """Largest family (distinct prefixes) a witness check will enumerate."""
+MAX_LOGIT_GAP = 100_000
+"""Largest ``s_j - s_0`` accepted: ``exp`` of it is held as an integer of ~1.44·gap bits."""
 
 
 @dataclass(frozen=True)
@@ -279,7 +281,12 @@ class _Model:
                 vals = self.values[h]
                 terms = {}
                 for key, s in table.items():
-                    e = self.iv.exp(s - table[key[0], key[1], BOS, 0])
+                    gap = s - table[key[0], key[1], BOS, 0]
+                    if gap > MAX_LOGIT_GAP:
+                        raise CertificateError(
+                            f"data.A[{h}]: a score exceeds the BOS score by more than "
+                            f"{MAX_LOGIT_GAP} (the checker's range for exp)")
+                    e = self.iv.exp(gap)
                     terms[key] = (e, [self.iv.scale(e, x) for x in vals[key[2]]])
                 self.terms.append(terms)
 
