@@ -278,3 +278,70 @@ def test_cli_open_exits_3_and_writes_json(tmp_path, capsys):
     assert main(["check", str(path), "--no-search", "--json", str(out)]) in (0, 3)
     assert json.loads(out.read_text())["status"] in ("open", "proved")
     assert "test claim" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------ certificates
+@pytest.fixture(scope="module")
+def hull_certificate(tmp_path_factory):
+    """A Theorem 3 family certificate for p=2, T=3, fixed values, ε = 1/20."""
+    path = tmp_path_factory.mktemp("cert") / "hull.json"
+    assert main(["certify", "--p", "2", "--T", "3", "--values", "fixed", "--eps", "1/20",
+                 "--out", str(path)]) == 0
+    return path
+
+
+def test_hull_certificate_proves_what_it_covers(hull_certificate):
+    from sinkproof.claims.certified import prove_by_certificate
+
+    claim = claim_from_dict(claim_data(hypothesis=dict(max_error=0.05)))
+    bound, stated = prove_by_certificate(claim, hull_certificate)
+    assert float(bound) == pytest.approx(0.95) and "Theorem 3" in stated
+    out = sp.check(claim, certificate=hull_certificate, search=False)
+    assert isinstance(out, Proved)  # Theorem 1 or the certificate: either proves it
+
+
+@pytest.mark.parametrize(("over", "match"), [
+    (dict(hypothesis=dict(max_error=0.06)), "assumes error <= 1/20"),
+    (dict(model=dict(values="learned")), "covers 1-head softmax"),
+    (dict(model=dict(heads=2)), "covers 1-head softmax"),
+    (dict(task=dict(T=4)), "another task instance"),
+    (dict(conclusion=dict(min_bos_mass=0.96)), "only 0.95"),
+    (dict(conclusion=dict(at="nontrigger", min_bos_mass=0.5)), "no bound at"),
+    (dict(conclusion=dict(at="trigger", min_bos_mass=0.5)), "trigger position"),
+    (dict(hypothesis=dict(max_error=0.05, family=[[1, 1]])), "holds no sequence through"),
+])
+def test_hull_certificate_does_not_prove_more(hull_certificate, over, match):
+    from sinkproof.claims.certified import NotImplied, prove_by_certificate
+
+    claim = claim_from_dict(claim_data(**{"hypothesis": dict(max_error=0.05), **over}))
+    with pytest.raises(NotImplied, match=match):
+        prove_by_certificate(claim, hull_certificate)
+
+
+def test_tampered_certificate_is_not_a_proof(hull_certificate, tmp_path):
+    data = json.loads(hull_certificate.read_text())
+    data["instance"]["eps"] = "1/40"  # a smaller ε makes every stated bound too strong
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    claim = claim_from_dict(claim_data(hypothesis=dict(max_error=0.025)))
+    out = sp.check(claim.with_options(), certificate=bad, search=False)
+    assert not (isinstance(out, Proved) and out.by == "certificate")
+
+
+def test_sink_map_certifies_mixed_positions(tmp_path):
+    """(BOS, +e1, -e1): 0 is in the hull (Theorem 3 is silent); logit sharing still bounds it."""
+    data = claim_data(task=dict(p=1, T=2), hypothesis=dict(max_error=0.05),
+                      conclusion=dict(at=[dict(sequence=[0, 1], position=2)], min_bos_mass=0.5))
+    claim = claim_from_dict(data)
+    reasons: list[str] = []
+    from sinkproof.claims.theorems import prove_by_theorem
+
+    assert prove_by_theorem(claim, reasons) is None
+    cert = tmp_path / "c.json"
+    out = sp.check(claim, certificate_out=cert, search=False)
+    assert isinstance(out, Proved) and out.by.startswith("certificate"), out
+    assert out.bound >= 0.5 and sp.checker.verify_file(cert).ok
+    again = sp.check(claim, certificate=cert, search=False)
+    assert isinstance(again, Proved) and again.bound == out.bound
+    learned = claim_from_dict(claim_data(**{**data, "model": dict(values="learned")}))
+    assert isinstance(sp.check(learned, certificate=cert, search=False), Open)

@@ -89,10 +89,12 @@ def test_findings_command_gives_its_recorded_outcome(command, outcome, tmp_path,
     monkeypatch.chdir(ROOT)
     args = shlex.split(command)[1:]
     witness = tmp_path / "w.json"
-    code = main([*args, "--witness", str(witness)])
+    code = main([*args, "--witness", str(witness), "--certificate-out", str(tmp_path / "c.json")])
     out = capsys.readouterr().out
     assert code == EXIT[outcome], out
     assert out.startswith(outcome.upper())
+    if "certificate" in out.split("proved by:")[-1].split("\n")[0]:
+        assert verify_file(tmp_path / "c.json").ok
     if outcome == "Refuted":
         assert verify_file(witness).ok
         claim = load_claim(ROOT / args[1])

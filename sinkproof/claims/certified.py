@@ -5,13 +5,17 @@ this module decides whether what the file proves *implies the claim*:
 
 - the certificate's instance is the claim's task, and its ε is at least the claim's
   (a model with smaller error satisfies the certificate's hypothesis);
-- the claim's model class lies inside the class the certificate covers
-  (Theorem 3 certificates: one normalised head, token-only values ``U_fix``, any
-  scores and positions);
-- every claimed position gets a certified bound ``>= b``, recomputed position by
-  position by the checker's own code (for a family certificate: the bound of the
-  situation ``{x_1..x_t}``), and the hypothesis family holds the error conditions
-  the bound uses (positions 0 and t of a sequence containing the position).
+- the claim's model class lies inside the class the certificate covers (Theorem 3
+  ``hull``/``hull-family`` and Theorem 6 ``sinkmap-socp`` certificates: one softmax
+  head, token-only values ``U_fix``, any scores and positions);
+- every claimed position gets a certified bound ``>= b`` (for a family certificate,
+  recomputed by the checker's own code for the situation ``{x_1..x_t}``; for a sink
+  map, the per-target bound the checker verified), and the hypothesis family holds
+  the error conditions the bound uses.
+
+:func:`certify_claim` writes such a certificate on the spot with the sink map
+(Theorem 6) when the claim is about one ``U_fix`` head; it is then verified like
+any given file.
 """
 
 from __future__ import annotations
@@ -69,11 +73,43 @@ def _hull_bounds(cert: dict[str, Any]) -> BoundAt:
     return at
 
 
-BOUNDS: dict[str, tuple[ModelClass, Callable[[dict[str, Any]], BoundAt]]] = {
-    "hull": (THEOREM3_CLASS, _hull_bounds),
-    "hull-family": (THEOREM3_CLASS, _hull_bounds),
+def _socp_bounds(cert: dict[str, Any]) -> BoundAt:
+    """Bound at a prefix from a ``sinkmap-socp`` certificate: the stated bound of each target
+    (bound certificates and derived entries), each checked by the trusted checker."""
+    bounds: dict[tuple[int, ...], Fraction] = {}
+    data = cert["data"]
+    for i, entry in enumerate((*data["certificates"], *data["derived"])):
+        target = tuple(entry["target"])
+        b = parse_rational(entry["bound"], f"data entry {i}.bound")
+        bounds[target] = max(b, bounds.get(target, b))
+    return lambda prefix: bounds.get(tuple(prefix))
+
+
+def _hull_fixed(cert: dict[str, Any]) -> bool:
+    return cert["instance"].get("values") == "fixed"
+
+
+def _socp_fixed(cert: dict[str, Any]) -> bool:
+    inst = cert["instance"]
+    values = inst.get("values")
+    if inst.get("family") != "S_T" or not (values == "fixed" or isinstance(values, list)):
+        return False
+    if values == "fixed":
+        return True
+    p = len(values)
+    U = [[parse_rational(x, "instance.values") for x in row] for row in values]
+    fixed = [[Fraction(int(i == j)) for j in range(p + 3)] for i in range(p)]
+    return fixed == U
+
+
+BOUNDS: dict[str, tuple[Callable[[dict[str, Any]], bool],
+                        Callable[[dict[str, Any]], BoundAt], bool]] = {
+    "hull": (_hull_fixed, _hull_bounds, False),
+    "hull-family": (_hull_fixed, _hull_bounds, False),
+    "sinkmap-socp": (_socp_fixed, _socp_bounds, True),
 }
-"""Certificate kind -> (class it covers with fixed values, per-position bound reader)."""
+"""Certificate kind -> (its values are U_fix on the claim's terms, per-position bound reader,
+needs the error hypothesis on all of S_T).  Every kind covers :data:`THEOREM3_CLASS`."""
 
 
 def prove_by_certificate(claim: Claim, path: str | Path) -> tuple[Fraction, str]:
@@ -89,27 +125,31 @@ def prove_by_certificate(claim: Claim, path: str | Path) -> tuple[Fraction, str]
     kind = cert["kind"]
     if kind not in BOUNDS:
         raise NotImplied(f"certificates of kind {kind!r} do not bound BOS mass at positions")
-    covered, reader = BOUNDS[kind]
-    if cert["instance"].get("values") != "fixed":
-        raise NotImplied("the certificate is about one given value map, not a model class")
-    if not claim.model_class.is_subclass_of(covered):
-        raise NotImplied(f"the certificate covers {covered}, not {claim.model_class}")
+    fixed, reader, whole_family = BOUNDS[kind]
+    if not fixed(cert):
+        raise NotImplied("the certificate is about another value map or family, not U_fix on S_T")
+    if not claim.model_class.is_subclass_of(THEOREM3_CLASS):
+        raise NotImplied(f"the certificate covers {THEOREM3_CLASS}, not {claim.model_class}")
     if _task_of(cert) != claim.task.replace(positions=_task_of(cert).positions):
         raise NotImplied("the certificate is about another task instance")
     eps = parse_rational(cert["instance"]["eps"], "instance.eps")
-    if Fraction(claim.max_error) > eps:
-        raise NotImplied(f"the certificate assumes error <= {float(eps):g}, "
-                         f"the claim only {claim.max_error:g}")
+    if claim.hypothesis.eps_exact > eps:
+        raise NotImplied(f"the certificate assumes error <= {eps}, "
+                         f"the claim allows {claim.hypothesis.eps_exact}")
+    if whole_family and claim.hypothesis.family != "S_T":
+        raise NotImplied("the certificate needs the error hypothesis on all of S_T")
     con = claim.conclusion
     if con.theorem is not None:
         raise NotImplied("a certificate proves a numeric bound; the conclusion names a theorem")
     bound_at = reader(cert)
-    b = Fraction(con.min_bos_mass)
+    b = con.b_exact
     family = _family_prefixes(claim)
     least: Fraction | None = None
     for seq, t in con.at.pair_list(claim.task):
         prefix = seq[:t]
         if prefix[-1] == TRIG:
+            if con.positions == "some":
+                continue
             raise NotImplied(f"{show_sequence(prefix)} at t={t} is a trigger position; "
                              "the certificate bounds non-trigger positions only")
         if family is not None and prefix not in family:
@@ -128,6 +168,35 @@ def prove_by_certificate(claim: Claim, path: str | Path) -> tuple[Fraction, str]
     if least is None:
         raise NotImplied("the certificate bounds none of the claimed positions by b")
     return least, verdict.claim
+
+
+def certify_claim(claim: Claim, path: Path) -> Path | None:
+    """Write a Theorem 6 (sink map) certificate for the claimed positions, when the claim's
+    class is one ``U_fix`` softmax head with the hypothesis on all of ``S_T``; ``None``
+    when the sink map does not apply or certifies too little.  The caller verifies it."""
+    con = claim.conclusion
+    if (not claim.model_class.is_subclass_of(THEOREM3_CLASS) or con.theorem is not None
+            or claim.hypothesis.family != "S_T"):
+        return None
+    from ..sinkmap import sink_map
+
+    targets = [(seq, t) for seq, t in con.at.pair_list(claim.task) if seq[t - 1] != TRIG]
+    if not targets or (con.positions == "every" and len(targets) < len(
+            con.at.pair_list(claim.task))):
+        return None
+    eps = claim.hypothesis.eps_exact
+    smap = sink_map(claim.task, eps, positions=targets)
+    b = con.min_bos_mass
+    if con.positions == "some":
+        best = max(targets, key=lambda pair: smap.bound(*pair))
+        if smap.bound(*best) < b:
+            return None
+        smap = sink_map(claim.task, eps, positions=[best])
+    elif min(smap.bound(*pair) for pair in targets) < b:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    smap.save_certificate(path)
+    return path
 
 
 def _family_prefixes(claim: Claim) -> set[tuple[int, ...]] | None:

@@ -26,7 +26,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .certified import NotImplied, prove_by_certificate
+from ..errors import SinkproofError
+from .certified import NotImplied, certify_claim, prove_by_certificate
 from .outcome import Open, Outcome, Proved, Refuted
 from .refute import refutes
 from .schema import Claim, claim_from_dict, load_claim
@@ -54,14 +55,17 @@ def check(
     seed: int | None = None,
     certificate: str | Path | None = None,
     witness: str | Path | None = None,
+    certificate_out: str | Path | None = None,
     search: bool = True,
     progress: bool | None = None,
 ) -> Outcome:
     """Check ``claim``: :class:`Proved`, :class:`Refuted` or :class:`Open`.
 
     ``budget`` (seconds), ``restarts`` and ``seed`` override the claim's ``[check]``
-    options; ``certificate`` names a certificate file to try; ``witness`` is where a
-    refuting model is saved (default: a fresh temporary folder).  ``search=False``
+    options; ``certificate`` names a certificate file to try; without one, a claim about
+    one ``U_fix`` head is certified on the spot by the sink map and the file saved at
+    ``certificate_out``; ``witness`` is where a refuting model is saved (both default to
+    a fresh temporary folder).  ``search=False``
     skips the counterexample search (the answer is then Proved or Open).
     """
     claim = as_claim(claim)
@@ -88,7 +92,9 @@ def check(
             return Proved(claim, by="certificate", bound=float(bound), detail=stated,
                           certificate=str(cert_path))
     else:
-        reasons.append("certificate: none given")
+        proved = _by_sink_map(claim, certificate_out, reasons)
+        if proved is not None:
+            return proved
     if not search:
         return Open(claim, reasons=tuple(reasons), spent={"seconds": 0.0})
 
@@ -130,6 +136,32 @@ def check(
                    f"re-verified at {ref.digits} digits")
 
 
+def _by_sink_map(claim: Claim, out: str | Path | None, reasons: list[str]) -> Proved | None:
+    """Certify the claim with the sink map (Theorem 6) and verify the file it writes."""
+    path = Path(out) if out is not None else _fresh(claim, "certificate")
+    try:
+        written = certify_claim(claim, path)
+    except (SinkproofError, ValueError) as exc:
+        reasons.append(f"certificate: the sink map failed ({str(exc).splitlines()[0]})")
+        return None
+    if written is None:
+        reasons.append("certificate: none given, and the sink map (Theorem 6) does not "
+                       "certify the claim (it covers one U_fix head on all of S_T)")
+        return None
+    try:
+        bound, stated = prove_by_certificate(claim, written)
+    except NotImplied as exc:
+        reasons.append(f"certificate (sink map): {exc}")
+        return None
+    return Proved(claim, by="certificate (Theorem 6 sink map)", bound=float(bound),
+                  detail=stated, certificate=str(written))
+
+
+def _fresh(claim: Claim, what: str) -> Path:
+    stem = Path(claim.source).stem if claim.source else "claim"
+    return Path(tempfile.mkdtemp(prefix="sinkproof-")) / f"{stem}.{what}.json"
+
+
 def _certificate_path(claim: Claim) -> Path | None:
     name = claim.options.certificate
     if name is None:
@@ -145,5 +177,4 @@ def _witness_path(claim: Claim, witness: str | Path | None) -> Path:
         return Path(witness)
     if claim.options.witness is not None:
         return Path(claim.options.witness)
-    stem = Path(claim.source).stem if claim.source else "claim"
-    return Path(tempfile.mkdtemp(prefix="sinkproof-")) / f"{stem}.witness.json"
+    return _fresh(claim, "witness")

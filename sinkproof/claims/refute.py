@@ -50,6 +50,17 @@ def model_in_class(model: AttentionModel, claim: Claim) -> bool:
     return model.task == claim.task and ModelClass.of(model).is_subclass_of(claim.model_class)
 
 
+def _precise_threshold(claim: Claim, bound_at: Callable[[tuple[int, ...]], float],
+                       prefix: tuple[int, ...]) -> mpmath.mpf | float:
+    """The BOS threshold at ``prefix``: the claim's decimal ``b`` exactly (at ``DIGITS``), or a
+    theorem's bound rounded down."""
+    b = claim.conclusion.b_exact
+    if b is None:
+        return bound_at(prefix)
+    with mpmath.workdps(DIGITS):
+        return mpmath.mpf(b.numerator) / b.denominator
+
+
 def refutes(model: AttentionModel, claim: Claim,
             bound_at: Callable[[tuple[int, ...]], float]) -> Refutation | None:
     """A verified :class:`Refutation` of ``claim`` by ``model`` (BOS threshold
@@ -69,7 +80,8 @@ def refutes(model: AttentionModel, claim: Claim,
     task = claim.task
     for pm in cands[: MAX_CONFIRMED if con.positions == "every" else None]:
         at = precise.at(tuple(int(c) for c in task.encode(pm.sequence)))
-        if violated(at.bos, bound_at(pm.sequence[:pm.position]), con.heads):
+        if violated(at.bos, _precise_threshold(claim, bound_at, pm.sequence[:pm.position]),
+                    con.heads):
             confirmed.append(PositionMass(pm.sequence, pm.position,
                                           tuple(float(m) for m in at.bos), pm.null))
         elif con.positions == "some":
@@ -77,6 +89,7 @@ def refutes(model: AttentionModel, claim: Claim,
     if not confirmed:
         return None
     err, worst = max_error(precise, claim.hypothesis.family_sequences(task))
-    if not err <= mpmath.mpf(claim.max_error):
+    eps = claim.hypothesis.eps_exact
+    if not err * eps.denominator <= eps.numerator:
         return None
     return Refutation(model, float(err), worst, tuple(confirmed))

@@ -23,6 +23,7 @@ import json
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,15 @@ QUANTIFIERS = ("every", "some")
 SECTIONS = ("task", "model", "hypothesis", "conclusion", "check")
 
 
+def decimal_fraction(x: float) -> Fraction:
+    """The number a reader sees in ``x``: the shortest decimal that round-trips, exactly.
+
+    Claims state ε and b as decimals; ``0.05`` means ``1/20``, not the binary float
+    nearest to it, so proofs and refutations compare against exactly that number.
+    """
+    return Fraction(repr(float(x)))
+
+
 @dataclass(frozen=True)
 class Hypothesis:
     """``error <= max_error`` on a family: ``"S_T"``, a named subfamily, or explicit sequences."""
@@ -58,6 +68,11 @@ class Hypothesis:
         if self.family != "explicit" and self.family not in FAMILIES:
             raise ValueError(f"unknown family {self.family!r}; expected one of "
                              f"{', '.join(FAMILIES)} or a list of sequences")
+
+    @property
+    def eps_exact(self) -> Fraction:
+        """ε as the decimal written in the claim (``0.05`` is ``1/20``), exactly."""
+        return decimal_fraction(self.max_error)
 
     def family_sequences(self, task: TriggerTask) -> list[tuple[int, ...]] | None:
         """The sequences of the family (``None`` for the whole of ``S_T``)."""
@@ -101,6 +116,11 @@ class Conclusion:
             raise TypeError("conclusion.theorem must be a theorem name such as \"theorem1\"")
         choice("conclusion.positions quantifier", self.positions, QUANTIFIERS)
         choice("conclusion.heads quantifier", self.heads, QUANTIFIERS)
+
+    @property
+    def b_exact(self) -> Fraction | None:
+        """``min_bos_mass`` as the decimal written in the claim, exactly."""
+        return None if self.min_bos_mass is None else decimal_fraction(self.min_bos_mass)
 
     def describe(self) -> str:
         what = (f"BOS mass >= {self.min_bos_mass:g}" if self.theorem is None

@@ -18,7 +18,6 @@ Comparisons are exact (SymPy numbers against the exact binary value of ``b``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from fractions import Fraction
 from typing import Any
 
 from ..errors import SinkproofError
@@ -41,7 +40,7 @@ def registry() -> dict[str, Any]:
 
 def _instantiate(thm: Any, claim: Claim) -> Any:
     """The theorem on the claim's task and ε, at the claimed positions where it takes them."""
-    mc, task, eps = claim.model_class, claim.task, Fraction(claim.max_error)
+    mc, task, eps = claim.model_class, claim.task, claim.hypothesis.eps_exact
     if thm.name in ("theorem1",):
         return thm.instantiate(task, eps, values=mc.values)
     if thm.name == "theorem3":
@@ -118,7 +117,7 @@ def _proves(claim: Claim, name: str, inst: Any) -> tuple[float | None, str]:
         wanted = set(claimed)
         good = [item for item in inst.items
                 if set(item.targets) <= wanted and _covered(item.needs, family)
-                and (con.theorem is not None or item.bound >= _exact(con.min_bos_mass))]
+                and (con.theorem is not None or item.bound >= _exact(con.b_exact))]
         if good:
             return max(item.value for item in good), ""
         return None, f"{name}: no bound item lies within the claimed positions and reaches b"
@@ -131,7 +130,7 @@ def _proves(claim: Claim, name: str, inst: Any) -> tuple[float | None, str]:
         if not _covered(item.needs, family):
             return None, f"{name}: needs error <= ε where the hypothesis family says nothing " \
                          f"({where})"
-        if con.theorem is None and not item.bound >= _exact(con.min_bos_mass):
+        if con.theorem is None and not item.bound >= _exact(con.b_exact):
             return None, (f"{name}: bound {item.value:.6g} at {where} is below the claimed "
                           f"{con.min_bos_mass:g}")
         least = item.value if least is None else min(least, item.value)
@@ -156,7 +155,7 @@ def proved_positions(claim: Claim) -> set[Target]:
         for seq, t in _claimed(claim):
             item = inst.bound_at(seq, t)
             if (item is not None and _covered(item.needs, family)
-                    and (con.theorem is not None or item.bound >= _exact(con.min_bos_mass))):
+                    and (con.theorem is not None or item.bound >= _exact(con.b_exact))):
                 out.add((seq, t))
     return out
 

@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="certificate file to try as a proof")
     p.add_argument("--witness", metavar="OUT", default=None,
                    help="where to save a refuting model (default: ./<claim>.witness.json)")
+    p.add_argument("--certificate-out", metavar="OUT", default=None,
+                   help="where to save a certificate made by the sink map "
+                        "(default: ./<claim>.certificate.json)")
     p.add_argument("--no-search", action="store_true", help="only try proofs")
     p.add_argument("--json", metavar="FILE", help="also write the outcome as JSON ('-' = stdout)")
     p.set_defaults(func=run)
@@ -36,8 +39,10 @@ def run(args: argparse.Namespace) -> int:
 
     claim = load_claim(args.claim)
     witness = args.witness or (claim.options.witness or f"{Path(args.claim).stem}.witness.json")
+    cert_out = args.certificate_out or f"{Path(args.claim).stem}.certificate.json"
     outcome = check(claim, budget=args.budget, restarts=args.restarts, seed=args.seed,
-                    certificate=args.certificate, witness=witness, search=not args.no_search)
+                    certificate=args.certificate, witness=witness, certificate_out=cert_out,
+                    search=not args.no_search)
     if args.json != "-":
         print(outcome.render())
     if args.json:
