@@ -8,13 +8,22 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sinkproof as sp
 from sinkproof.checker import verify
 from sinkproof.checker.witness import measure, read_witness
 from sinkproof.cli import main
 from sinkproof.errors import CertificateError
-from sinkproof.search import batch_measures, prefix_batch, verify_witness, witness_document
+from sinkproof.search import (
+    batch_measures,
+    prefix_batch,
+    rigorous_measures,
+    verify_witness,
+    witness_document,
+)
+from tests._core_strategies import models_of, small_tasks
 
 
 @pytest.fixture(scope="module")
@@ -138,3 +147,26 @@ def test_astronomical_logits_are_refused_not_attempted():
         verify(doc)
     A[1, 1] = -1e300  # the other way round is harmless: exp underflows to [0, 2^-P]
     assert verify(witness_document(sp.AttentionModel(task, "softmax", A), 1.0, 1.0)).ok
+
+
+@st.composite
+def small_models(draw):
+    task = draw(small_tasks(triggers=("single", "multi")).filter(lambda t: t.T <= 3))
+    return draw(models_of(task)), draw(st.sampled_from(["nontrigger", "trigger", "all"]))
+
+
+@settings(max_examples=25)
+@given(small_models())
+def test_checker_agrees_with_the_float_evaluator(case):
+    """Two independent paths (numpy prefix kernel; stdlib + mpmath checker) on one model."""
+    model, where = case
+    ev = sp.evaluate(model)
+    err_up, bos_up = rigorous_measures(model, where, dps=30)
+    assert err_up == pytest.approx(ev.max_error, rel=1e-9, abs=1e-300)
+    stats = {"nontrigger": [ev.bos_nontrigger], "trigger": [ev.bos_trigger],
+             "all": [ev.bos_nontrigger, ev.bos_trigger]}[where]
+    highs = [float(np.nanmax(s.max)) for s in stats if s.count]
+    if highs:
+        assert bos_up == pytest.approx(max(highs), rel=1e-9, abs=1e-300)
+    else:
+        assert np.isnan(bos_up)
