@@ -210,6 +210,14 @@ def test_doc_links_resolve(path: Path) -> None:
     assert not missing, f"{path.name}: links to missing files: {', '.join(missing)}"
 
 
+def test_index_links_every_page():
+    index = ROOT / "docs" / "index.md"
+    linked = set(local_links(index))
+    pages = [p.name for p in sorted(index.parent.glob("*.md")) if p != index]
+    missing = [name for name in pages if name not in linked]
+    assert not missing, f"docs/index.md does not link: {', '.join(missing)}"
+
+
 def test_local_links_skip_urls_and_anchors(tmp_path):
     doc = tmp_path / "links.md"
     doc.write_text("[a](a.md) [b](https://x.org/b.md) [c](#top) [d](d.md#part)")
