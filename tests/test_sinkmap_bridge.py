@@ -66,3 +66,12 @@ def test_search_witnesses_respect_the_bound():
     below = sp.search(task, values="fixed", max_error=EPS, max_bos_mass=bound - 0.02,
                       where=where, restarts=2, seed=0, processes=1, maxiter=200)
     assert not below.found
+
+
+@pytest.mark.slow
+def test_refined_witness_nearly_meets_the_mixed_position_bound():
+    """With onehot positions and search refinement the gap at (BOS, e1, -e1) closes to < 0.05."""
+    task = sp.TriggerTask(p=2, T=2)
+    smap = sink_map(task, EPS, positions=[([0, 2], 2)])
+    (r,) = smap.realise([(0, 2)], positions="onehot", refine=True)
+    assert r.verified and smap.bound([0, 2], 2) <= r.bos_mass < smap.bound([0, 2], 2) + 0.05

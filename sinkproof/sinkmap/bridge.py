@@ -39,8 +39,9 @@ STEPS = np.linspace(0.0, 1.0, 21)
 @dataclass
 class Realisation:
     """One target: the certified ``bound``; the best accurate model found (``model``), its
-    float ``error`` and ``bos_mass`` at the target; ``verified``: the search layer's
-    high-precision witness check (``None`` when that layer is unavailable)."""
+    float ``error`` and ``bos_mass`` at the target; ``step``: the ``τ`` of the least-squares
+    step (nan for a search witness); ``verified``: the search layer's high-precision
+    witness check (``None`` when that layer is unavailable)."""
 
     prefix: tuple[int, ...]
     bound: float
@@ -142,15 +143,41 @@ def _verify(model: AttentionModel, eps: float, bos: float, prefix: tuple[int, ..
     return bool(report.verified)
 
 
+def search_refine(task: TriggerTask, eps: float, prefix: tuple[int, ...], lo: float, hi: float,
+                  steps: int = 4, restarts: int = 4, seed: int = 0) -> Realisation | None:
+    """Bisect the search layer's target BOS mass between ``lo`` (the certified bound) and
+    ``hi`` (a realised mass): the best verified witness found, or ``None``."""
+    from ..search import search
+
+    best = None
+    where = [(tuple(prefix), len(prefix))]
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        res = search(task, values="fixed", max_error=eps, max_bos_mass=mid, where=where,
+                     restarts=restarts, seed=seed)
+        if res.found and res.verified:
+            best = Realisation(tuple(prefix), lo, res.bos_mass, res.error, float("nan"), True,
+                               res.model)
+            hi = min(mid, res.bos_mass)
+        else:
+            lo = mid
+    return best
+
+
 def realise(smap: SinkMap, prefixes: Iterable[Sequence[int]] | None = None, *,
-            verify: bool = True, dps: int = 30, slack: float = 0.05) -> list[Realisation]:
+            positions: str | None = None, refine: bool = False, verify: bool = True,
+            dps: int = 30, slack: float = 0.05) -> list[Realisation]:
     """Build accurate models aimed at each target's relaxation optimum; fills
     ``entry.realised`` of the sink map.  Default targets: every prefix of a small map
     (at most 10), else the five lowest certified prefixes and three without a bound.
 
+    ``positions``: positional scheme of the realised models (default: the task's own;
+    ``"onehot"`` is the most expressive, and every scheme is in the certificate's class).
+    ``refine``: then bisect with the search layer (:func:`search_refine`; fixed values
+    only) between the bound and the realised mass, keeping the best verified witness.
     ``slack``: the block is re-solved at ``eps·(1 - slack)`` so the realised logits have room.
     """
-    task = smap.task
+    task = smap.task if positions is None else smap.task.replace(positions=positions)
     eps = float(smap.eps)
     if prefixes is None and len(smap.entries) <= 10:
         chosen = list(smap.entries)
@@ -177,8 +204,15 @@ def realise(smap: SinkMap, prefixes: Iterable[Sequence[int]] | None = None, *,
         dA = logit_change(task, base.A[0], q, t, _block_logits(task, u, q, t))
         model, tau, bos, err = _best_step(base, dA, prefix, eps)
         ok = _verify(model, eps, bos, prefix, dps) if verify else None
-        entry.realised = bos if ok is not False else entry.realised
-        out.append(Realisation(prefix, entry.bound, bos, err, tau, ok, model))
+        best = Realisation(prefix, entry.bound, bos, err, tau, ok, model)
+        if refine and smap.certificate["instance"]["values"] == "fixed":
+            found = search_refine(task, eps, prefix, entry.bound, bos)
+            if found is not None and found.bos_mass < best.bos_mass:
+                best = Realisation(prefix, entry.bound, found.bos_mass, found.error,
+                                   found.step, True, found.model)
+        if best.verified is not False:
+            entry.realised = best.bos_mass
+        out.append(best)
     return out
 
 
@@ -200,4 +234,4 @@ def _target_u(task: TriggerTask, planner: _Planner, inst: Instance,
     return sol.u if sol.status == "bounded" else None
 
 
-__all__ = ["Realisation", "logit_change", "realise"]
+__all__ = ["Realisation", "logit_change", "realise", "search_refine"]
