@@ -16,6 +16,7 @@ import numpy as np
 from ._validate import as_real
 from .kernel import PrefixForward, forward_prefixes
 from .model import AttentionModel
+from .numerics import stable_norm
 from .progress import Progress
 
 
@@ -210,7 +211,7 @@ def evaluate(
         blocks = explicit
         work = sum(codes.size for _, codes, _ in explicit)
 
-    null = np.linalg.norm(model.value_table, axis=-1) <= eta  # (H, k+2)
+    null = stable_norm(model.value_table) <= eta  # (H, k+2)
     acc = {name: _Accumulator(H) for name in (
         "bos_n", "bos_t", "lnb_n", "lnb_t", "share_n", "share_t", "null_n", "null_t")}
 
@@ -218,7 +219,7 @@ def evaluate(
     s00 = model.score_table[:, task.bos_code, 0, task.bos_code, 0]
     w00 = np.ones(H) if model.kind == "softmax" else np.maximum(s00, 0.0)
     out0 = (w00[:, None] * model.value_table[:, task.bos_code]).sum(axis=0)
-    worst_err = float(np.linalg.norm(out0))
+    worst_err = float(stable_norm(out0))
     worst: tuple[tuple[int, ...], int] = (first_sequence, 0)
     worst_out, worst_tgt = out0, np.zeros(task.p)
     n_prefixes = 1
@@ -228,7 +229,7 @@ def evaluate(
         for t, codes, mult in blocks:
             fw = forward_prefixes(model, codes)
             weight = np.broadcast_to(np.asarray(mult, dtype=float), (codes.shape[0],))
-            err = np.linalg.norm(fw.output - fw.target, axis=1)
+            err = stable_norm(fw.output - fw.target)
             i = int(np.argmax(err))
             if err[i] > worst_err:
                 worst_err = float(err[i])

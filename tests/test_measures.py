@@ -138,3 +138,12 @@ def test_family_log_nonbos_survives_extreme_sinks(L):
     assert lo == pytest.approx(-L - np.log1p(np.exp(-L)), rel=1e-12)
     assert hi == pytest.approx(np.log(4) - L - np.log1p(4 * np.exp(-L)), rel=1e-12)
     assert ev.bos_nontrigger.min[0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e-293, 1e200])
+def test_errors_do_not_underflow_or_overflow(scale):
+    task = sp.TriggerTask(p=2, T=2, content=[[scale, scale]])
+    model = sp.AttentionModel(task, "softmax", np.zeros((task.D, task.D)))
+    ev = sp.evaluate(model, [[0, 0]])
+    # uniform weights over (BOS, c, c) at t=2: f = (2/3) c, target 0
+    assert ev.max_error == pytest.approx(2 / 3 * np.sqrt(2) * scale, rel=1e-12)

@@ -19,6 +19,7 @@ import sympy
 
 from ..model import AttentionModel
 from ..modelclass import ModelClass
+from ..numerics import stable_norm
 from ..task import TriggerTask
 
 Target = tuple[tuple[int, ...], int]
@@ -112,13 +113,6 @@ class BoundCheck:
         rows += [f"| {i.item!r} | {i.error:.6g} | {i.hypothesis} | {i.nonbos:.6g} | "
                  f"{i.item.slack:.6g} | {i.holds} |" for i in self.items]
         return f"**{self.theorem}**: holds = **{self.holds}**\n\n" + "\n".join(rows)
-
-
-def stable_norm(x: np.ndarray) -> np.ndarray:
-    """Row norms ``‖x_i‖`` without underflow (``np.linalg.norm`` squares tiny entries to 0)."""
-    scale = np.max(np.abs(x), axis=-1, keepdims=True)
-    safe = np.where(scale > 0, scale, 1.0)
-    return (safe * np.linalg.norm(x / safe, axis=-1, keepdims=True))[..., 0] * (scale[..., 0] > 0)
 
 
 def errors_at(model: AttentionModel, targets: Iterable[Target], cache: dict | None = None
