@@ -37,6 +37,7 @@ __all__ = [
     "CONTENT_OPTIONS",
     "VALUE_OPTIONS",
     "content_sets",
+    "model_classes",
     "models",
     "near_solutions",
     "sequences",
@@ -218,6 +219,27 @@ def models(
     if the_values == "learned":
         U = draw(_bounded_arrays((H, task.p, task.p + 3), value_scale))
     return AttentionModel(task, the_kind, A, U)
+
+
+def model_classes(
+    kind: Option = None,
+    heads: int | tuple[int, int] = (1, 2),
+    values: Option = None,
+    positions: Option = None,
+) -> st.SearchStrategy[ModelClass]:
+    """Model classes (:class:`~sinkproof.modelclass.ModelClass`) with token-only values.
+
+    ``positions`` ranges over the positional schemes and ``"any"``; shrinks to a
+    one-head softmax class with learned values and inverse positions.
+    """
+    lo, hi = _int_range("heads", heads)
+    return st.builds(
+        ModelClass,
+        kind=_option("attention kind", kind, KINDS),
+        heads=st.integers(lo, hi),
+        values=_option("values", values, VALUE_OPTIONS),
+        positions=_option("positions", positions, (*POSITION_SCHEMES, "any")),
+    )
 
 
 @st.composite

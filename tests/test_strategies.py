@@ -164,3 +164,17 @@ def test_softmax_weights_lie_on_the_simplex(tms):
     _, w = model.forward(seq)
     assert np.allclose(w.sum(axis=-1), 1.0)
     assert model.task is task
+
+
+@FAST
+@given(st.data())
+def test_model_classes_contain_the_models_drawn_for_them(data):
+    cls = data.draw(sps.model_classes(heads=(1, 3), positions=["inverse", "onehot", "none"]))
+    task = data.draw(sps.tasks(max_p=2, max_T=3, positions=cls.positions))
+    model = data.draw(sps.models(task, model_class=cls))
+    assert cls.contains(model)
+
+
+def test_model_classes_shrink_to_one_softmax_head():
+    cls = find(sps.model_classes(), lambda c: True)
+    assert (cls.kind, cls.heads, cls.values, cls.positions) == ("softmax", 1, "learned", "inverse")
