@@ -58,6 +58,8 @@ from .verdict import Verdict
 
 TRIG_TOKEN = TRIGGER
 FAMILIES = ("S_T", "listed")
+MAX_RAY_PATTERNS = 1_000_000
+"""Most support patterns a ray certificate may make the checker enumerate."""
 
 
 class Instance:
@@ -187,6 +189,9 @@ def check_ray(inst: Instance, target: tuple[int, ...], direction: dict[tuple[int
     # Every prefix meets the support in one key (or none) per position: check all patterns
     # (a superset of those the family realises, which only makes the check stricter).
     options = [[None, *by_position[j]] if j < t else by_position[j] for j in positions]
+    if math.prod(len(o) for o in options) > MAX_RAY_PATTERNS:
+        raise CertificateError(f"{where}: the ray's support meets prefixes in more than "
+                               f"{MAX_RAY_PATTERNS} ways; give a smaller support")
     for pattern in itertools.product(*options):
         picked = [item for item in pattern if item is not None]
         total = sum((dj for _, dj in picked), Fraction(0))
