@@ -31,7 +31,7 @@ when ``1 - α_0`` is far below float64 resolution); its threshold is
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -55,7 +55,8 @@ class PrefixGroup:
 
     ``keys``: codes of positions ``0..t``, BOS first, ``(N, t+1)``; ``weight``: how
     many (sequence, position) pairs share each prefix; ``target``: ``y_t`` ``(N, p)``;
-    ``constrained``: the BOS condition applies at the last position.
+    ``constrained``: the BOS condition applies at the last position; ``flat``: where
+    each score sits in the flattened table ``(H, (k+2)(T+1)·(k+2)(T+1))``.
     """
 
     depth: int
@@ -63,6 +64,7 @@ class PrefixGroup:
     weight: np.ndarray
     target: np.ndarray
     constrained: np.ndarray
+    flat: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0), np.int64))
 
     @property
     def query(self) -> np.ndarray:
@@ -134,25 +136,25 @@ def prefix_batch(
         explicit, count = _explicit_blocks(holder, sequences)
         n_seq = float(count)
         blocks = explicit
-    groups = [PrefixGroup(
-        depth=0,
-        keys=np.array([[task.bos_code]], dtype=np.int64),
-        weight=np.array([n_seq]),
-        target=np.zeros((1, task.p)),
-        constrained=np.zeros(1, dtype=bool),
-    )]
+    bos = np.array([[task.bos_code]], dtype=np.int64)
+    groups = [PrefixGroup(0, bos, np.array([n_seq]), np.zeros((1, task.p)),
+                          np.zeros(1, dtype=bool), _flat_indices(task, bos))]
     for t, codes, mult in blocks:
         keys = np.empty((codes.shape[0], t + 1), dtype=np.int64)
         keys[:, 0] = task.bos_code
         keys[:, 1:] = codes
-        groups.append(PrefixGroup(
-            depth=t,
-            keys=keys,
-            weight=np.asarray(mult, dtype=float),
-            target=prefix_targets(holder, codes),
-            constrained=np.zeros(codes.shape[0], dtype=bool),
-        ))
+        groups.append(PrefixGroup(t, keys, np.asarray(mult, dtype=float),
+                                  prefix_targets(holder, codes),
+                                  np.zeros(codes.shape[0], dtype=bool), _flat_indices(task, keys)))
     return PrefixBatch(task, tuple(groups)).constrain(where)
+
+
+def _flat_indices(task: TriggerTask, keys: np.ndarray) -> np.ndarray:
+    """Index of ``s(query, t, key_j, j)`` in the flattened score table, ``(N, t+1)``."""
+    t = keys.shape[1] - 1
+    R = task.n_tokens * (task.T + 1)
+    rows = keys * (task.T + 1) + np.arange(t + 1)[None, :]
+    return rows[:, -1:] * R + rows
 
 
 def _where_masks(task: TriggerTask, groups: Sequence[PrefixGroup], where: Any) -> list[np.ndarray]:
@@ -241,37 +243,56 @@ def _lse(s: np.ndarray) -> np.ndarray:
 @dataclass
 class _GroupState:
     group: PrefixGroup
-    flat: np.ndarray  # (N, t+1) indices into the flattened score table
-    s: np.ndarray  # (H, N, t+1)
-    alpha: np.ndarray  # (H, N, t+1)
+    s: np.ndarray  # (H, N, t+1) scores
+    alpha: np.ndarray  # (H, N, t+1) weights
+    values: np.ndarray  # (H, N, t+1, p) value vectors of the keys
     f: np.ndarray  # (N, p)
     e2: np.ndarray  # (N,) squared error
     m: np.ndarray | None  # (H, Nc) BOS measure at constrained prefixes
+    rest: np.ndarray | None  # (H, Nc, t) softmax of s_{1:t} at constrained prefixes
+
+
+def _log_odds(s: np.ndarray, e: np.ndarray, mx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """BOS log-odds ``s_0 - logsumexp(s_{1:t})`` and the softmax of ``s_{1:t}``, from the
+    shifted exponentials ``e = exp(s - mx)``; rows whose non-BOS sum underflows (a BOS
+    logit hundreds above the rest) are redone with their own shift."""
+    tail = e[..., 1:]
+    rest = tail.sum(axis=-1)
+    tiny = rest < 1e-290
+    if np.any(tiny):
+        rest = np.where(tiny, 1.0, rest)
+        m = s[..., 0] - mx - np.log(rest)
+        st = s[tiny][..., 1:]
+        m[tiny] = s[tiny][..., 0] - _lse(st)
+        soft = tail / rest[..., None]
+        soft[tiny] = np.exp(st - _lse(st)[..., None])
+        return m, soft
+    return s[..., 0] - mx - np.log(rest), tail / rest[..., None]
 
 
 def _forward(kind: str, S: np.ndarray, V: np.ndarray, batch: PrefixBatch, leak: float = 0.0
              ) -> list[_GroupState]:
-    task = batch.task
-    R = task.n_tokens * (task.T + 1)
     H = S.shape[0]
+    flat_S = S.reshape(H, -1)
     states = []
     for g in batch.groups:
-        t = g.depth
-        rows = g.keys * (task.T + 1) + np.arange(t + 1)[None, :]
-        flat = rows[:, -1:] * R + rows
-        s = S.reshape(H, -1)[:, flat]
+        s = flat_S[:, g.flat]
+        m = rest = None
         if kind == "softmax":
-            lse = _lse(s)
-            alpha = np.exp(s - lse[..., None])
+            mx = s.max(axis=-1)
+            e = np.exp(s - mx[..., None])
+            alpha = e / e.sum(axis=-1, keepdims=True)
+            if g.depth >= 1 and g.constrained.any():
+                c = g.constrained
+                m, rest = _log_odds(s[:, c], e[:, c], mx[:, c])
         else:
             alpha = np.maximum(s, 0.0) if leak == 0.0 else np.where(s > 0, s, leak * s)
-        f = np.einsum("hnj,hnjp->np", alpha, V[:, g.keys])
+            if g.depth >= 1 and g.constrained.any():
+                m = s[:, g.constrained, 0]
+        values = V[:, g.keys]
+        f = np.einsum("hnj,hnjp->np", alpha, values)
         e2 = ((f - g.target) ** 2).sum(axis=1)
-        m = None
-        if t >= 1 and g.constrained.any():
-            sc = s[:, g.constrained]
-            m = sc[..., 0] - _lse(sc[..., 1:]) if kind == "softmax" else sc[..., 0]
-        states.append(_GroupState(g, flat, s, alpha, f, e2, m))
+        states.append(_GroupState(g, s, alpha, values, f, e2, m, rest))
     return states
 
 
@@ -412,9 +433,10 @@ def value_and_grad(
 
 def value_grad_measures(
     task: TriggerTask, kind: str, A: Any, U: Any, batch: PrefixBatch, *, loss: str = "mse",
-    **options: Any,
+    grad_U: bool = True, **options: Any,
 ) -> tuple[float, np.ndarray, np.ndarray, BatchMeasures]:
-    """:func:`value_and_grad` plus the :class:`BatchMeasures` of the same forward pass."""
+    """:func:`value_and_grad` plus the :class:`BatchMeasures` of the same forward pass;
+    ``grad_U=False`` skips the gradient in ``U`` (returned as zeros)."""
     choice("attention kind", kind, KINDS)
     choice("loss", loss, LOSSES)
     if not isinstance(batch, PrefixBatch):
@@ -429,37 +451,34 @@ def value_grad_measures(
     states = _forward(kind, S, V, batch, opts["leak"])
     value, grad_e2, grad_m = _loss_terms(kind, loss, states, opts)
 
-    H, R = S.shape[0], S.shape[1]
+    H, R, p = S.shape[0], S.shape[1], task.p
     G = np.zeros((H, R * R))
-    dV = np.zeros_like(V)
+    dV = np.zeros(V.shape[0] * V.shape[1] * p)
     for st, ge, gm in zip(states, grad_e2, grad_m):
         g = st.group
         df = 2.0 * ge[:, None] * (st.f - g.target)  # (N, p)
-        vk = V[:, g.keys]  # (H, N, t+1, p)
-        dalpha = np.einsum("np,hnjp->hnj", df, vk)
-        contrib = st.alpha[..., None] * df[None, :, None, :]  # (H, N, t+1, p)
-        keys = g.keys.ravel()
-        for h in range(H):
-            flat_c = contrib[h].reshape(-1, task.p)
-            for c in range(task.p):
-                dV[h, :, c] += np.bincount(keys, weights=flat_c[:, c], minlength=task.n_tokens)
+        dalpha = np.einsum("np,hnjp->hnj", df, st.values)
+        if grad_U:  # dV[h, b] += Σ_{n,j: key b} α_{hnj} df_n
+            contrib = st.alpha[..., None] * df[None, :, None, :]  # (H, N, t+1, p)
+            slots = (np.arange(H)[:, None, None, None] * V.shape[1] + g.keys[None, ..., None]) * p
+            slots = slots + np.arange(p)
+            dV += np.bincount(slots.ravel(), weights=contrib.ravel(), minlength=dV.size)
         if kind == "softmax":
             ds = st.alpha * (dalpha - (st.alpha * dalpha).sum(axis=-1, keepdims=True))
         else:
             ds = dalpha * np.where(st.s > 0, 1.0, opts["leak"])
         if gm is not None:
-            sc = st.s[:, g.constrained]
-            dm = np.zeros_like(sc)
+            c = g.constrained
+            dm = np.zeros(gm.shape + (g.depth + 1,))
             dm[..., 0] = gm
             if kind == "softmax":
-                rest = sc[..., 1:]
-                dm[..., 1:] = -gm[..., None] * np.exp(rest - _lse(rest)[..., None])
-            ds[:, g.constrained] += dm
-        for h in range(H):
-            G[h] += np.bincount(st.flat.ravel(), weights=ds[h].ravel(), minlength=R * R)
+                dm[..., 1:] = -gm[..., None] * st.rest
+            ds[:, c] += dm
+        hflat = (np.arange(H)[:, None, None] * (R * R) + g.flat[None]).ravel()
+        G += np.bincount(hflat, weights=ds.ravel(), minlength=H * R * R).reshape(H, R * R)
     G = G.reshape(H, R, R)
     dA = np.einsum("rd,hrq,qe->hde", Phi, G, Phi)
-    dU = np.einsum("hkp,ke->hpe", dV, E)
+    dU = np.einsum("hkp,ke->hpe", dV.reshape(V.shape), E)
     return value, dA, dU, _measures(kind, states)
 
 

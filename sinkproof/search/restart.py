@@ -121,7 +121,8 @@ def run_restart(settings: SearchSettings, batch: PrefixBatch, index: int) -> Res
     def fun(x: np.ndarray, options: dict[str, Any]) -> tuple[float, np.ndarray]:
         nonlocal evaluations
         A, U = unpack(x)
-        value, dA, dU, m = value_grad_measures(task, settings.kind, A, U, batch, **options)
+        value, dA, dU, m = value_grad_measures(task, settings.kind, A, U, batch,
+                                               grad_U=learned, **options)
         evaluations += 1
         points.append((m.max_error, m.max_bos_mass))
         last.update(value=value)
