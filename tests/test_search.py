@@ -38,7 +38,7 @@ def test_trace_is_a_pareto_front(relu_found):
 def test_same_seed_same_result_with_any_number_of_processes():
     task = sp.TriggerTask(p=1, T=2)
     kw = dict(kind="softmax", values="learned", max_error=0.05, max_bos_mass=0.9,
-              restarts=3, seed=11, maxiter=60)
+              restarts=3, seed=11, maxiter=15)
     one = search(task, processes=1, **kw)
     two = search(task, processes=2, **kw)
     assert one.found == two.found and one.restarts == two.restarts
