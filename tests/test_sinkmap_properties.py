@@ -29,10 +29,11 @@ def test_subfamily_bounds_are_weaker_and_all_verify(eps, seqs):
     positions = [(s, len(s)) for s in seqs]
     full = sink_map(TASK, eps, positions=positions, subfamily="full")
     ball = sink_map(TASK, eps, positions=positions, subfamily="hamming", radius=1)
-    assert full.verify().ok and ball.verify().ok
+    splice = sink_map(TASK, eps, positions=positions, subfamily="splice")
+    assert full.verify().ok and ball.verify().ok and splice.verify().ok
     for key, e in full.entries.items():
-        b = ball.entries[key]
-        assert b.bound <= e.bound + 1e-7
+        assert ball.entries[key].bound <= e.bound + 1e-7
+        assert splice.entries[key].bound <= e.bound + 1e-7
         assert e.bound <= 1 - eps + 1e-9           # Theorem 1 is attained by homogeneous prefixes
         assert e.bound >= hull_bound(key, eps) - 1e-6  # Theorem 3 never beats the relaxation
 
