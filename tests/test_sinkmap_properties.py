@@ -34,7 +34,7 @@ def test_subfamily_bounds_are_weaker_and_all_verify(eps, seqs):
     for key, e in full.entries.items():
         assert ball.entries[key].bound <= e.bound + 1e-7
         assert splice.entries[key].bound <= e.bound + 1e-7
-        assert e.bound <= 1 - eps + 1e-9           # Theorem 1 is attained by homogeneous prefixes
+        assert e.bound <= 1 - eps + 1e-9  # the query key alone reaches Z = 1/(1-eps)
         assert e.bound >= hull_bound(key, eps) - 1e-6  # Theorem 3 never beats the relaxation
 
 
