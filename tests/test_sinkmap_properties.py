@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import sinkproof as sp
@@ -81,3 +81,31 @@ def test_corrupted_certificates_fail_cleanly(path, junk):
     node[path[-1]] = junk
     with contextlib.suppress(CertificateError):
         verify(cert)
+
+
+@settings(max_examples=5)
+@given(seed=st.integers(0, 10_000), L=st.sampled_from([2.0, 4.0, 6.0]),
+       noise=st.sampled_from([0.1, 0.5, 1.0]), learned=st.booleans())
+def test_every_model_is_accurate_at_its_own_error_and_above_the_bound(seed, L, noise, learned):
+    """Any single-head softmax model has error eps := E(model); with its own values the sink
+    map at that eps must lie below its BOS mass at every non-trigger position asked for."""
+    import numpy as np
+
+    from sinkproof.constructions import softmax_score_matrix
+
+    task = sp.TriggerTask(p=2, T=3)
+    rng = np.random.default_rng(seed)
+    A = softmax_score_matrix(task, L) + noise * rng.standard_normal((task.D, task.D))
+    U = sp.fixed_values(2) + 0.1 * rng.standard_normal((2, 5)) if learned else None
+    model = sp.AttentionModel(task, "softmax", A, U)
+    eps = sp.evaluate(model).max_error * (1 + 1e-6)
+    assume(eps < 0.9)
+    seqs = task.sample(8, seed=seed, lengths=3, trigger_prob=0.3)
+    positions = [(s, t) for s in seqs for t in range(1, 4) if s[t - 1] != sp.TRIG]
+    smap = sink_map(task, eps, values=model.U[0], positions=positions)
+    certified = 0
+    for prefix, e in smap.entries.items():
+        bos = model.bos_mass(list(prefix))[0, len(prefix)]
+        assert e.bound <= bos + 1e-12, (prefix, e.bound, bos)
+        certified += e.status == "certified"
+    assert smap.verify().ok and certified > 0
