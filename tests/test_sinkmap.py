@@ -164,3 +164,26 @@ def test_trigger_positions_and_multi_trigger_family():
     multi = sink_map(sp.TriggerTask(p=2, T=3, triggers="multi"), EPS)
     assert len(multi.entries) == 4 + 4 * 5 + 4 * 25 and multi.verify().ok
     assert abs(multi.bound([0, 2], 2) - 0.7363636) < 1e-6
+
+
+def test_why_names_the_binding_prefixes(smap):
+    """(BOS, e1, -e1): the bound comes from (-e1, -e1) and the target itself (by hand)."""
+    top = [prefix for prefix, _ in smap.why([0, 2], 2, n=2)]
+    assert set(top) == {(2, 2), (0, 2)}
+    assert smap.why([0, sp.TRIG, 1], 3) == []
+    derived = smap.why([2, 0], 2, n=2)  # the mirror image, carried by a symmetry
+    assert {p for p, _ in derived} == {(0, 0), (2, 0)}
+
+
+def test_cli_values_from_a_model_file(tmp_path, capsys):
+    from sinkproof.cli import main
+
+    task = sp.TriggerTask(p=2, T=2)
+    model = sp.AttentionModel(task, "softmax", np.zeros((task.D, task.D)), 2 * sp.fixed_values(2))
+    path = tmp_path / "model.json"
+    import json
+
+    path.write_text(json.dumps(model.to_dict()))
+    assert main(["sinkmap", "--p", "2", "--T", "2", "--eps", "0.1", "--values", str(path),
+                 "--at", "1,1:2"]) == 0
+    assert "0.950000" in capsys.readouterr().out  # Theorem 1 with ||v_c|| = 2: 1 - eps/2

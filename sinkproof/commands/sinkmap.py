@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "error <= eps on S_T, each backed by an exact rational certificate.")
     add_task_options(p, T=4)
     p.add_argument("--eps", required=True, help="error bound (e.g. 0.1 or 1/10)")
+    p.add_argument("--values", default="fixed", metavar="fixed|MODEL.json",
+                   help="known values: U_fix (default) or the U of a one-head model saved "
+                        "with AttentionModel.to_dict")
     p.add_argument("--at", type=_position, action="append", metavar="SEQ:POS",
                    help="only this position, e.g. 0,2:2 (repeatable; -1 is the trigger)")
     p.add_argument("--subfamily", choices=("auto", "hamming", "full"), default="auto",
@@ -43,10 +46,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..sinkmap import sink_map
+    from .certify import _values as values_from_arg
 
     task = task_from_args(args)
-    result = sink_map(task, args.eps, positions=args.at, subfamily=args.subfamily,
-                      radius=args.radius)
+    result = sink_map(task, args.eps, values=values_from_arg(args.values, task),
+                      positions=args.at, subfamily=args.subfamily, radius=args.radius)
     print(repr(result))
     print(result.table(args.rows))
     if args.out:

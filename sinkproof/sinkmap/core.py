@@ -67,7 +67,8 @@ def parse_eps(eps: Any) -> Fraction:
 
 
 def known_values(task: TriggerTask, values: Any) -> ValueTable:
-    """The known value map (``"fixed"`` or an explicit ``U``) with its exact values."""
+    """The known value map (``"fixed"``, an explicit ``U`` or a one-head model's) with its
+    exact values."""
     if isinstance(values, str) and values == "learned":
         raise ValueError("values='learned' makes Theorem 6's constraints bilinear: the sink "
                          "map needs known values ('fixed' or an explicit U of shape (p, p+3))")
@@ -278,7 +279,8 @@ def sink_map(
 
     For every non-trigger position of ``S_T`` (or each ``(sequence, position)`` in
     ``positions``), a lower bound ``1/Z*`` on the BOS mass that every single-head
-    softmax model with values ``values`` (``"fixed"`` or an explicit ``U``), *any*
+    softmax model with values ``values`` (``"fixed"``, an explicit ``U`` or a one-head
+    :class:`~sinkproof.model.AttentionModel` whose ``U`` is used), *any*
     score function of (query token, position, key token, position), and error
     ``<= eps`` on ``family`` (default: the task's family ``S_T``) has there
     (THEORY.md Theorem 6), each backed by an exact rational certificate

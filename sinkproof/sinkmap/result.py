@@ -92,6 +92,33 @@ class SinkMap:
             raise KeyError(f"no sink-map entry for position {position} of {list(sequence)}")
         return self.entries[key]
 
+    def why(self, sequence: Any, position: int, n: int = 5) -> list[tuple[tuple[int, ...], float]]:
+        """The prefixes whose accuracy forces the bound here: the ``n`` cone constraints of
+        its certificate with the largest multipliers ``w_i``, as ``(prefix, w_i)`` (empty
+        where there is no bound; the entry's ``reason`` says why)."""
+        entry = self.entry(sequence, position)
+        if entry.status != "certified":
+            return []
+        key = [int(c) for c in list(sequence)[:position]]
+        data = self.certificate["data"]
+        certs = data["certificates"]
+        found = next((c for c in certs if c["target"] == key), None)
+        relabel = None
+        if found is None:
+            d = next(d for d in data["derived"] if d["target"] == key)
+            found, relabel = certs[d["from"]], d
+        rows = []
+        for prefix, w in zip(found["constraints"], found["w"]):
+            if relabel is not None:
+                moved = list(prefix)
+                tok = [c if c == TRIG else relabel["tokens"][c] for c in prefix]
+                for i, pos in enumerate(relabel["positions"]):
+                    moved[pos - 1] = tok[i]
+                moved[-1] = tok[-1]
+                prefix = moved
+            rows.append((tuple(prefix), float(Fraction(w))))
+        return sorted(rows, key=lambda r: -r[1])[:n]
+
     def count(self, status: str) -> int:
         """Number of prefixes with the given status."""
         return sum(e.status == status for e in self.entries.values())
