@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -181,8 +182,6 @@ def test_cli_values_from_a_model_file(tmp_path, capsys):
     task = sp.TriggerTask(p=2, T=2)
     model = sp.AttentionModel(task, "softmax", np.zeros((task.D, task.D)), 2 * sp.fixed_values(2))
     path = tmp_path / "model.json"
-    import json
-
     path.write_text(json.dumps(model.to_dict()))
     assert main(["sinkmap", "--p", "2", "--T", "2", "--eps", "0.1", "--values", str(path),
                  "--at", "1,1:2"]) == 0
