@@ -12,19 +12,35 @@ from typing import Any
 from .schema import Claim, iter_sections
 
 
-def _claim_lines(claim: Claim) -> list[str]:
-    return [f"  {label}: {text}" for label, text in iter_sections(claim)]
+def _given(*pairs: tuple[str, str | None]) -> list[tuple[str, str]]:
+    """The (label, text) pairs whose text is not empty."""
+    return [(k, v) for k, v in pairs if v]
 
 
-def _markdown(title: str, claim: Claim, facts: list[tuple[str, str]]) -> str:
-    lines = [f"**{title}**" + (f" — {claim.title}" if claim.title else ""), ""]
-    lines += [f"- {label}: {text}" for label, text in iter_sections(claim)]
-    lines += [f"- {label}: {text}" for label, text in facts]
-    return "\n".join(lines)
+class _Text:
+    """Rendering shared by the outcomes: the claim's lines, then the outcome's facts."""
+
+    claim: Claim
+    status: str
+
+    def facts(self) -> list[tuple[str, str]]:
+        raise NotImplementedError
+
+    def render(self) -> str:
+        """The outcome as plain text (what ``sinkproof check`` prints)."""
+        head = f"{self.status.upper()}: {self.claim.title or self.claim.statement()}"
+        return "\n".join([head, *(f"  {k}: {v}" for k, v in iter_sections(self.claim)),
+                          *(f"  {k}: {v}" for k, v in self.facts())])
+
+    def _repr_markdown_(self) -> str:
+        title = self.status.capitalize()
+        lines = [f"**{title}**" + (f" — {self.claim.title}" if self.claim.title else ""), ""]
+        lines += [f"- {k}: {v}" for k, v in (*iter_sections(self.claim), *self.facts())]
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
-class Proved:
+class Proved(_Text):
     """The claim holds: by a registered theorem whose hypotheses all hold for the claim's
     model class, or by a certificate that the trusted checker verified exactly.
 
@@ -38,29 +54,17 @@ class Proved:
     bound: float
     detail: str = ""
     certificate: str | None = None
-    notes: tuple[str, ...] = ()
 
     exit_code = 0
     status = "proved"
 
     def facts(self) -> list[tuple[str, str]]:
-        out = [("proved by", self.by), ("bound", f"BOS mass >= {self.bound:.6g}")]
-        if self.certificate:
-            out.append(("certificate", f"{self.certificate} (verified exactly)"))
-        if self.detail:
-            out.append(("detail", self.detail))
-        return out
-
-    def render(self) -> str:
-        return "\n".join([f"PROVED: {self.claim.title or self.claim.statement()}",
-                          *_claim_lines(self.claim),
-                          *(f"  {k}: {v}" for k, v in self.facts())])
+        cert = self.certificate and f"{self.certificate} (verified exactly)"
+        return [("proved by", self.by), ("bound", f"BOS mass >= {self.bound:.6g}"),
+                *_given(("certificate", cert), ("detail", self.detail))]
 
     def __repr__(self) -> str:
         return f"Proved(by {self.by}: BOS mass >= {self.bound:.6g}; {self.claim.statement()})"
-
-    def _repr_markdown_(self) -> str:
-        return _markdown("Proved", self.claim, self.facts())
 
     def to_dict(self) -> dict[str, Any]:
         return dict(status=self.status, claim=self.claim.to_dict(), by=self.by,
@@ -68,7 +72,7 @@ class Proved:
 
 
 @dataclass(frozen=True)
-class Refuted:
+class Refuted(_Text):
     """A model of the class satisfies the hypothesis and violates the conclusion.
 
     ``witness``: the file holding it (``sinkproof verify`` accepts it); ``model``: the
@@ -90,28 +94,17 @@ class Refuted:
     def facts(self) -> list[tuple[str, str]]:
         shown = "; ".join(str(v) for v in self.violations[:3])
         more = f" (+{len(self.violations) - 3} more)" if len(self.violations) > 3 else ""
-        out = [("witness", f"{self.model!r}"),
-               ("witness error", f"{self.error:.6g} <= {self.claim.max_error:g} "
-                                 "(verified in high precision)"),
-               ("violated at", shown + more)]
-        if self.witness:
-            out.append(("witness file", f"{self.witness} (check it with `sinkproof verify`)"))
-        if self.detail:
-            out.append(("detail", self.detail))
-        return out
-
-    def render(self) -> str:
-        return "\n".join([f"REFUTED: {self.claim.title or self.claim.statement()}",
-                          *_claim_lines(self.claim),
-                          *(f"  {k}: {v}" for k, v in self.facts())])
+        path = self.witness and f"{self.witness} (check it with `sinkproof verify`)"
+        return [("witness", f"{self.model!r}"),
+                ("witness error", f"{self.error:.6g} <= {self.claim.max_error:g} "
+                                  "(verified in high precision)"),
+                ("violated at", shown + more),
+                *_given(("witness file", path), ("detail", self.detail))]
 
     def __repr__(self) -> str:
         first = self.violations[0] if self.violations else "?"
         return (f"Refuted(witness with error {self.error:.3g} <= {self.claim.max_error:g}; "
                 f"{first}; file={self.witness!r})")
-
-    def _repr_markdown_(self) -> str:
-        return _markdown("Refuted", self.claim, self.facts())
 
     def to_dict(self) -> dict[str, Any]:
         return dict(status=self.status, claim=self.claim.to_dict(), error=self.error,
@@ -120,7 +113,7 @@ class Refuted:
 
 
 @dataclass(frozen=True)
-class Open:
+class Open(_Text):
     """Neither proved nor refuted within the budget.
 
     ``frontier``: the best (error, BOS mass) trade-offs the search reached, as pairs;
@@ -150,11 +143,6 @@ class Open:
             out.append(("budget spent", ", ".join(f"{k} {v:g}" for k, v in self.spent.items())))
         return out
 
-    def render(self) -> str:
-        return "\n".join([f"OPEN: {self.claim.title or self.claim.statement()}",
-                          *_claim_lines(self.claim),
-                          *(f"  {k}: {v}" for k, v in self.facts())])
-
     def __repr__(self) -> str:
         if "restarts" not in self.spent:
             best = "search not run"
@@ -164,9 +152,6 @@ class Open:
             best = "no accurate model found"
         spent = ", ".join(f"{k} {v:g}" for k, v in self.spent.items())
         return f"Open({best}; spent {spent}; {self.claim.statement()})"
-
-    def _repr_markdown_(self) -> str:
-        return _markdown("Open", self.claim, self.facts())
 
     def to_dict(self) -> dict[str, Any]:
         return dict(status=self.status, claim=self.claim.to_dict(),

@@ -95,19 +95,10 @@ class PreciseModel:
 def family_prefixes(task: TriggerTask, sequences: list[tuple[int, ...]] | None
                     ) -> Iterator[tuple[int, ...]]:
     """Every distinct prefix (codes; the empty one first) of the family or of ``sequences``."""
+    from ..symbolic.exact import distinct_prefixes
+
     yield ()
-    if sequences is None:
-        for t in range(1, task.T + 1):
-            for block in task.prefix_blocks(t):
-                yield from (tuple(int(c) for c in row) for row in block.codes)
-        return
-    seen: set[tuple[int, ...]] = set()
-    for seq in sequences:
-        codes = tuple(int(c) for c in task.encode(seq))
-        for t in range(1, len(codes) + 1):
-            if codes[:t] not in seen:
-                seen.add(codes[:t])
-                yield codes[:t]
+    yield from distinct_prefixes(task, sequences)
 
 
 def max_error(pm: PreciseModel, sequences: list[tuple[int, ...]] | None
