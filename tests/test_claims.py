@@ -345,3 +345,27 @@ def test_sink_map_certifies_mixed_positions(tmp_path):
     assert isinstance(again, Proved) and again.bound == out.bound
     learned = claim_from_dict(claim_data(**{**data, "model": dict(values="learned")}))
     assert isinstance(sp.check(learned, certificate=cert, search=False), Open)
+
+
+# ------------------------------------------------------------------ search
+def test_relu_claim_is_refuted_by_the_registered_construction(tmp_path):
+    claim = claim_from_dict(claim_data(model=dict(kind="relu"), conclusion=dict(
+        min_bos_mass=0.5, at="nontrigger")))
+    out = sp.check(claim, witness=tmp_path / "w.json")
+    assert isinstance(out, Refuted) and "theorem4" in out.detail
+    assert out.error == 0.0 and sp.checker.verify_file(tmp_path / "w.json").ok
+
+
+def test_search_refutes_on_a_tiny_instance(tmp_path):
+    """End to end through the search layer: after the trigger a U_fix head needs no BOS sink."""
+    claim = claim_from_dict(dict(
+        task=dict(p=1, T=2), model=dict(kind="softmax", values="fixed"),
+        hypothesis=dict(max_error=0.05),
+        conclusion=dict(min_bos_mass=0.1, at="after_trigger", positions="some"),
+        check=dict(budget=5, restarts=2)))
+    out = sp.check(claim, witness=tmp_path / "w.json", certificate_out=tmp_path / "c.json")
+    assert isinstance(out, Refuted), out
+    assert out.error <= 0.05 and len(out.violations) == 2  # both after-trigger prefixes
+    assert all(v.masses[0] < 0.1 for v in out.violations)
+    assert sp.checker.verify_file(out.witness).ok
+    assert refutes(out.model, claim, constant(0.1)) is not None

@@ -6,6 +6,10 @@ that at *one* claimed position (``positions="every"``) or at all of them
 (``positions="some"``), so the search first constrains the whole set, then (for
 ``"every"``) the few positions where the best model so far came closest.  Every
 candidate is re-verified against the claim's exact semantics in high precision.
+
+The search constrains the error on all of ``S_T``; when the claim's hypothesis
+family is smaller, a witness found this way satisfies it a fortiori (the search
+does not exploit the weaker hypothesis, so it may miss witnesses that need it).
 """
 
 from __future__ import annotations
@@ -86,18 +90,17 @@ def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None,
         return record
     budget = claim.options.budget / ((1 if whole_set else 0) + tries)
     points: list[tuple[float, float]] = []
-    with Progress(len(attempts) + (tries if whole_set else 0), "check", progress) as bar:
-        i = 0
-        while i < len(attempts):
-            where = attempts[i]
+    total = len(attempts) + (tries if whole_set else 0)
+    with Progress(total, "check", progress, threshold=1) as bar:
+        for i, where in enumerate(attempts):  # single-position attempts may be appended
             pairs = positions if isinstance(where, str) else list(where)
             threshold = min(bound_at(seq) for seq, _ in pairs)
-            i += 1
-            bar.update(1)
             if threshold <= 0:
                 record.notes.append("search: nothing to violate where the bound is <= 0")
+                bar.update(1)
                 continue
-            result = _run_search(claim, where, threshold, budget, claim.options.seed + i - 1)
+            result = _run_search(claim, where, threshold, budget, claim.options.seed + i)
+            bar.update(1)
             record.results.append(result)
             record.restarts += int(result.restarts)
             points += _trace_points(result)
@@ -105,7 +108,7 @@ def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None,
             if ref is not None:
                 record.refutation = ref
                 break
-            if i == 1 and whole_set and tries:
+            if i == 0 and whole_set and tries:
                 near = [m for m in scan(result.model, claim.conclusion.at)
                         if (m.sequence[:m.position], m.position) not in proved]
                 attempts += [{(m.sequence[:m.position], m.position)} for m in closest(near, tries)]
