@@ -130,3 +130,14 @@ def test_heatmap_draws(smap):
     img = ax.get_images()[0].get_array()
     assert img.shape == (96, 3)  # rows: the 96 longest prefixes (length 3, last not a trigger)
     assert np.isnan(np.asarray(img.filled(np.nan) if hasattr(img, "filled") else img)).any()
+
+
+def test_listed_family_cannot_borrow_symmetries(smap):
+    """A listed family is not closed under relabelling: derived entries are refused there."""
+    cert = copy.deepcopy(smap.certificate)
+    cert["instance"]["family"] = "listed"
+    assert rejected(cert)
+    listed = sink_map(sp.TriggerTask(p=2, T=3), 0.1, family=[[0, 2, 1], [2, 2, 2]],
+                      positions=[([0, 2], 2)])
+    assert listed.certificate["data"]["derived"] == [] and listed.verify().ok
+    assert "listed prefix" in listed.verify().claim

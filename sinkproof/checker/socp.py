@@ -295,7 +295,11 @@ def verify(cert: dict[str, Any]) -> Verdict:
         bases.append(cert_i)
         stated[cert_i["target"]] = cert_i["bound"]
     checked: set = set()
-    for i, entry in enumerate(need_list(data, "derived", "data")):
+    derived = need_list(data, "derived", "data")
+    if derived and inst.family != "S_T":
+        raise CertificateError("data.derived: symmetries carry bounds only within S_T, "
+                               "not within a listed family")
+    for i, entry in enumerate(derived):
         where = f"data.derived[{i}]"
         src = need_int(entry, "from", where, minimum=0)
         if src >= len(bases):
