@@ -186,3 +186,18 @@ def test_cli_values_from_a_model_file(tmp_path, capsys):
     assert main(["sinkmap", "--p", "2", "--T", "2", "--eps", "0.1", "--values", str(path),
                  "--at", "1,1:2"]) == 0
     assert "0.950000" in capsys.readouterr().out  # Theorem 1 with ||v_c|| = 2: 1 - eps/2
+
+
+def test_at_least_the_convex_layers_certified_theorem3_bound(task, smap):
+    """Against the convex layer's own Theorem 3 family certificate (exact bounds)."""
+    convex = pytest.importorskip("sinkproof.convex")
+    family = convex.family_certificate(task, "1/10")
+    compared = 0
+    for prefix, e in smap.entries.items():
+        thm3 = family.bound_at(prefix, len(prefix))
+        if thm3 is not None:
+            assert e.bound >= float(thm3) - 1e-7, (prefix, e.bound, thm3)
+            compared += 1
+        else:
+            assert hull_distance_signed(task, prefix) == 0.0
+    assert compared > 50
