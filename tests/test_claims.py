@@ -369,3 +369,18 @@ def test_search_refutes_on_a_tiny_instance(tmp_path):
     assert all(v.masses[0] < 0.1 for v in out.violations)
     assert sp.checker.verify_file(out.witness).ok
     assert refutes(out.model, claim, constant(0.1)) is not None
+
+
+def test_named_theorem_conclusions():
+    def named(theorem, at="homogeneous", **model):
+        return claim_from_dict(claim_data(model=model, hypothesis=dict(max_error=0.05),
+                                          conclusion=Whole(theorem=theorem, at=at)))
+
+    out = sp.check(named("theorem1"), search=False)
+    assert isinstance(out, Proved) and out.by == "theorem1" and out.bound == pytest.approx(0.95)
+    three = sp.check(named("theorem3", at="nontrigger"), search=False)  # vacuous where 0 ∈ hull
+    assert isinstance(three, Proved) and three.by == "theorem3"
+    assert isinstance(sp.check(named("theorem1", heads=2), search=False), Open)
+    for bad, match in (("theorem9", "unknown theorem"), ("theorem4", "does not bound BOS")):
+        with pytest.raises(ValueError, match=match):
+            sp.check(named(bad), search=False)
