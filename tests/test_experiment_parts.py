@@ -208,3 +208,18 @@ def test_theorem1_registry_cross_check_sees_every_hypothesis():
     reg = t1["registry"]
     assert reg["holds"] and reg["violations"] == 0
     assert reg["items"] == reg["hypothesis_met"] <= TASK.k * TASK.T
+
+
+def test_head_outputs_tell_a_sink_from_cancellation():
+    from sinkproof.experiment.measure import head_outputs
+
+    seqs = TASK.sample(20, seed=0)
+    one = _random_model(5)
+    d1 = head_outputs(one, seqs)
+    assert d1["sum_head_norms"] == pytest.approx(d1["output_norm"])  # one head: no cancelling
+    # two heads with opposite values: each head outputs a lot, the sum is exactly zero
+    A = np.stack([one.A[0], one.A[0]])
+    U = np.stack([one.U[0], -one.U[0]])
+    d2 = head_outputs(sp.AttentionModel(TASK, "softmax", A, U), seqs)
+    assert d2["output_norm"] < 1e-12 < d2["sum_head_norms"]
+    assert d2["sum_head_norms"] == pytest.approx(2 * d1["sum_head_norms"])

@@ -19,7 +19,7 @@ def _figure(width: float, height: float) -> Any:
         from matplotlib.figure import Figure
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError("figures need matplotlib: pip install 'sinkproof[plot]'") from None
-    fig = Figure(figsize=(width, height), dpi=80)
+    fig = Figure(figsize=(width, height), dpi=100)
     FigureCanvasAgg(fig)
     return fig
 
@@ -105,5 +105,5 @@ def bos_over_training(runs: Sequence[RunResult], path: str | Path) -> Path:
 
 def _save(fig: Any, path: str | Path) -> Path:
     path = Path(path)
-    fig.savefig(path, dpi=80)
+    fig.savefig(path, dpi=100)
     return path

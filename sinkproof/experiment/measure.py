@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ..measures import evaluate
+from ..kernel import forward_prefixes
+from ..measures import _explicit_blocks, evaluate
 from ..model import AttentionModel
 from ..task import TriggerTask
 from .theory import relu_check, theorem1_check, theorem3_check
@@ -27,7 +28,8 @@ class RunResult:
     head's total weight at non-trigger positions (equals the BOS mass for softmax);
     ``null_mass``: share of weight on keys with value norm ``<= eta`` at non-trigger
     positions; ``silent_at_triggers``: the head gives zero weight to every key at
-    every held-out trigger position (a dead ReLU head; always false for softmax).
+    every held-out trigger position (a dead ReLU head; always false for softmax);
+    ``head_outputs``: see :func:`head_outputs` (sink versus cancellation between heads).
     ``theory``: Theorem 1 / 3 checks (single-head softmax) or the
     Theorem 4 reference (ReLU).
     """
@@ -46,6 +48,7 @@ class RunResult:
     null_mass: list[float]
     sink_score_longer: list[float]
     silent_at_triggers: list[bool]
+    head_outputs: dict[str, float]
     value_norms: dict[str, list[float]]
     norm_A: list[float]
     sink_step: int | None
@@ -82,6 +85,26 @@ def value_norms(model: AttentionModel) -> dict[str, list[float]]:
                 content_max=norms[:, : task.k].max(axis=1).tolist())
 
 
+def head_outputs(model: AttentionModel, sequences: Sequence[Sequence[int]]) -> dict[str, float]:
+    """How a model outputs zero at non-trigger positions ``t >= 1`` of ``sequences``.
+
+    ``sum_head_norms``: mean of ``Σ_h ||f^h_t||`` (each head's own output); ``output_norm``:
+    mean of ``||f_t|| = ||Σ_h f^h_t||``.  A sink makes every ``f^h_t`` small; heads that
+    cancel each other give ``sum_head_norms >> output_norm``.
+    """
+    values = model.value_table
+    heads_total = out_total = count = 0.0
+    for _, codes, mult in _explicit_blocks(model, sequences)[0]:
+        fw = forward_prefixes(model, codes)
+        keep = fw.query != model.task.trig_code
+        per_head = np.stack([np.einsum("nj,njp->np", fw.weights[h][keep],
+                                       values[h][fw.keys[keep]]) for h in range(model.H)])
+        heads_total += float(np.linalg.norm(per_head, axis=-1).sum(axis=0) @ mult[keep])
+        out_total += float(np.linalg.norm(per_head.sum(axis=0), axis=-1) @ mult[keep])
+        count += float(mult[keep].sum())
+    return dict(sum_head_norms=heads_total / count, output_norm=out_total / count)
+
+
 def measure(trained: TrainedModel, content: str, heldout: Sequence[Sequence[int]],
             longer: Sequence[Sequence[int]], longer_T: int, eta: float) -> RunResult:
     """Evaluate ``trained`` on held-out and longer sequences and hold it against the theory."""
@@ -104,7 +127,8 @@ def measure(trained: TrainedModel, content: str, heldout: Sequence[Sequence[int]
         sink_score_longer=ev_long.sink_score.tolist(),
         silent_at_triggers=((ev.bos_trigger.max == 0)
                             & (ev.log_nonbos_trigger.max == -np.inf)).tolist(),
-        value_norms=value_norms(model), norm_A=model.spectral_norms.tolist(),
+        head_outputs=head_outputs(model, heldout), value_norms=value_norms(model),
+        norm_A=model.spectral_norms.tolist(),
         sink_step=trained.history.sink_step(), seconds=trained.seconds,
         theory=theory, history=trained.history.to_dict(),
     )

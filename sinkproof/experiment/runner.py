@@ -75,16 +75,16 @@ class ExperimentResult:
         out.mkdir(parents=True, exist_ok=True)
         written = []
 
-        def dump(name: str, data: Any) -> None:
+        def dump(name: str, data: Any, indent: int | None = 1) -> None:
             path = out / name
-            path.write_text(json.dumps(data, indent=1, allow_nan=True) + "\n")
+            path.write_text(json.dumps(data, indent=indent, allow_nan=True) + "\n")
             written.append(path)
 
         dump("results.json", [r.to_dict() for r in self.runs])
         dump("config.json", dict(config=self.config.to_dict(), seconds=self.seconds,
                                  heldout_seed=HELDOUT_SEED, longer_seed=LONGER_SEED,
                                  table=self.table()))
-        dump("models.json", [m.to_dict() for m in self.models])
+        dump("models.json", [m.to_dict() for m in self.models], indent=None)
         (out / "results.md").write_text(self.markdown())
         written.append(out / "results.md")
         if figures:

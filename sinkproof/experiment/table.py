@@ -37,6 +37,8 @@ def run_summary(run: RunResult) -> dict[str, float]:
         "null_mass": run.null_mass[h],
         "sink_score_longer": run.sink_score_longer[h],
         "sink_step": steps,
+        "cancellation": run.head_outputs["sum_head_norms"],
+        "output_norm": run.head_outputs["output_norm"],
         "solved": float(run.error < SOLVED_ERROR),
         "silent": float(all(run.silent_at_triggers)),
     }
@@ -49,8 +51,10 @@ COLUMNS = (
     ("error_longer", "error at T+1..2T"),
     ("bos_share", "BOS share, non-trigger (sink head)"),
     ("bos_share_mean_heads", "BOS share, mean of heads"),
-    ("bos_trigger", "BOS mass at trigger (sink head)"),
+    ("bos_trigger", "BOS weight at trigger (sink head)"),
     ("null_mass", "null mass (sink head)"),
+    ("cancellation", "mean Σ_h ‖f^h_t‖, non-trigger"),
+    ("output_norm", "mean ‖f_t‖, non-trigger"),
     ("sink_step", "step BOS share ≥ 0.5"),
 )
 
