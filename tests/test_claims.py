@@ -384,3 +384,18 @@ def test_named_theorem_conclusions():
     for bad, match in (("theorem9", "unknown theorem"), ("theorem4", "does not bound BOS")):
         with pytest.raises(ValueError, match=match):
             sp.check(named(bad), search=False)
+
+
+def test_theorems_need_their_error_hypothesis_inside_the_family():
+    fixed = claim_from_dict(claim_data(hypothesis=dict(max_error=0.05, family="homogeneous")))
+    assert isinstance(sp.check(fixed, search=False), Proved)  # Theorem 1 needs X^c_n only
+    some = dict(model=dict(values="learned"), conclusion=dict(min_bos_mass=0.5, positions="some"))
+    reasons: list[str] = []
+    from sinkproof.claims.theorems import prove_by_theorem
+
+    homogeneous = claim_from_dict(claim_data(hypothesis=dict(max_error=0.05,
+                                                             family="homogeneous"), **some))
+    assert prove_by_theorem(homogeneous, reasons) is None  # Theorem 2 also needs T^c_m
+    pairs = claim_from_dict(claim_data(hypothesis=dict(max_error=0.05, family="pairs"), **some))
+    proved = prove_by_theorem(pairs, reasons)
+    assert proved is not None and proved.by == "theorem2"
