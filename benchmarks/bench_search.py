@@ -17,6 +17,7 @@ Usage: python benchmarks/bench_search.py [--restarts 4] [--budget 12] [--process
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from contextlib import closing
 
@@ -45,7 +46,8 @@ def main() -> None:
 
     task = sp.TriggerTask(p=args.p, T=args.T)
     print(f"instance: {task!r}, {task.n_positions} positions; softmax, 1 head, fixed values; "
-          f"{available_cores()} cores available, N={args.processes}")
+          f"{available_cores()} cores available, N={args.processes}, load average "
+          f"{os.getloadavg()[0]:.1f} (a loaded machine leaves little for the extra processes)")
 
     def settings(deadline: float | None = None) -> SearchSettings:
         return SearchSettings(task, "softmax", 1, "fixed", args.eps, 1.0, "nontrigger", seed=0,
