@@ -254,7 +254,7 @@ def _option_rows(parser: argparse.ArgumentParser) -> list[str]:
             elif a.nargs == 0:
                 value = "flag"
             else:
-                value = f"`{a.metavar or a.dest.upper()}`"
+                value = f"`{_cell(a.metavar or a.dest.upper())}`"
             default = "" if a.default in (None, argparse.SUPPRESS) or a.nargs == 0 else (
                 f"`{a.default}`")
             meaning = formatter._expand_help(a) if a.help else ""
