@@ -75,3 +75,12 @@ def test_refined_witness_nearly_meets_the_mixed_position_bound():
     smap = sink_map(task, EPS, positions=[([0, 2], 2)])
     (r,) = smap.realise([(0, 2)], positions="onehot", refine=True)
     assert r.verified and smap.bound([0, 2], 2) <= r.bos_mass < smap.bound([0, 2], 2) + 0.05
+
+
+def test_cli_realise_prints_bound_realised_and_gap(capsys):
+    from sinkproof.cli import main
+
+    assert main(["sinkmap", "--p", "2", "--T", "2", "--eps", "0.1", "--rows", "2",
+                 "--realise"]) == 0
+    out = capsys.readouterr().out
+    assert "Realisation(" in out and "gap" in out and "verified" in out

@@ -41,6 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", metavar="FILE", help="save the sink map as JSON")
     p.add_argument("--plot", metavar="FILE", help="save the heat map (needs matplotlib)")
     p.add_argument("--rows", type=int, default=10, help="prefix rows to print (default 10)")
+    p.add_argument("--realise", action="store_true",
+                   help="bridge to search: build accurate models aimed at the lowest bounds "
+                        "(and where there is none) and print bound, realised mass and gap")
     p.set_defaults(func=run)
 
 
@@ -52,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
     result = sink_map(task, args.eps, values=values_from_arg(args.values, task),
                       positions=args.at, subfamily=args.subfamily, radius=args.radius)
     print(repr(result))
+    if args.realise:
+        for r in result.realise():
+            print(r)
     print(result.table(args.rows))
     if args.out:
         result.save_certificate(args.out)

@@ -169,7 +169,8 @@ def realise(smap: SinkMap, prefixes: Iterable[Sequence[int]] | None = None, *,
             dps: int = 30, slack: float = 0.05) -> list[Realisation]:
     """Build accurate models aimed at each target's relaxation optimum; fills
     ``entry.realised`` of the sink map.  Default targets: every prefix of a small map
-    (at most 10), else the five lowest certified prefixes and three without a bound.
+    (at most 10), else the prefixes of the five lowest distinct certified bounds and three
+    without a bound.
 
     ``positions``: positional scheme of the realised models (default: the task's own;
     ``"onehot"`` is the most expressive, and every scheme is in the certificate's class).
@@ -183,7 +184,12 @@ def realise(smap: SinkMap, prefixes: Iterable[Sequence[int]] | None = None, *,
         chosen = list(smap.entries)
     elif prefixes is None:
         free = [k for k, e in smap.entries.items() if e.status == "no bound"][:3]
-        chosen = [k for k, _ in smap.lowest(5)] + free
+        distinct: dict[tuple[int, float], tuple[int, ...]] = {}
+        for key, e in smap.lowest(len(smap.entries)):
+            distinct.setdefault((len(key), round(e.bound, 9)), key)
+            if len(distinct) == 5:
+                break
+        chosen = list(distinct.values()) + free
     else:
         chosen = [tuple(int(c) for c in p) for p in prefixes]
     table = known_values(task, smap.U)
