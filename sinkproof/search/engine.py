@@ -18,6 +18,7 @@ from contextlib import closing
 from typing import Any
 
 from .._validate import as_int, as_real, choice
+from ..errors import CertificateError
 from ..model import KINDS, AttentionModel
 from ..progress import Progress
 from ..task import TriggerTask
@@ -148,8 +149,12 @@ def search(
                     if not outcome.feasible(max_error, max_bos_mass):
                         continue
                     candidates += 1
-                    report = verify_witness(_model(settings, outcome), max_error, max_bos_mass,
-                                            where, dps)
+                    try:
+                        report = verify_witness(_model(settings, outcome), max_error,
+                                                max_bos_mass, where, dps)
+                    except CertificateError:  # outside the checker's range (huge logits)
+                        rejected += 1
+                        continue
                     if report.verified:
                         witness, chosen = report, outcome
                         break
