@@ -18,7 +18,8 @@ Losses (``loss=``):
   zero exactly when every error is ``<= ε·sqrt(1 - margin)`` and every constrained
   BOS measure is ``margin`` below its threshold.
 - ``"sink"``: minimise BOS mass at accuracy ``ε``: ``τ log Σ_{n,h} exp(m_nh / τ)
-  + error_weight Σ_n hinge(e_n - (1 - margin))²``.
+  + error_weight Σ_n hinge(e_n - (1 - margin))²`` (meant for softmax; with ReLU the
+  BOS score can fall without limit, so search for BOS mass 0 with ``"penalty"``).
 
 The BOS measure ``m`` is taken at the batch's constrained prefixes (``where``).  For
 softmax it is the log-odds ``log α_0 - log(1 - α_0) = s_0 - logsumexp(s_{1:t})``
