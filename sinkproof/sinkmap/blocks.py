@@ -16,7 +16,6 @@ splits into independent blocks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 import scipy.sparse as sp_sparse
@@ -36,34 +35,6 @@ def variable_index(k: int, b: int, j: int, t: int) -> int:
 def n_variables(k: int, t: int) -> int:
     """Number of shared variables of a block at position ``t``."""
     return (t - 1) * (k + 1) + 1
-
-
-def variable_label(task: TriggerTask, q: int, t: int, col: int) -> str:
-    """Readable name of a block variable, e.g. ``u(1@3 -> TRIG@1)``."""
-    k = task.k
-    if col == n_variables(k, t) - 1:
-        j, b = t, q
-    else:
-        j, b = col // (k + 1) + 1, col % (k + 1)
-    return f"u({token_name(task, q)}@{t} -> {token_name(task, b)}@{j})"
-
-
-def token_name(task: TriggerTask, code: int) -> str:
-    """``TRIG`` for the trigger code, the content index otherwise."""
-    return "TRIG" if code == task.trig_code else str(int(code))
-
-
-def prefix_targets_exact(task: TriggerTask, prefix: tuple[int, ...],
-                         content: list[list[Fraction]]) -> list[Fraction]:
-    """``y_t`` of a prefix of codes ``x_1..x_t`` in exact arithmetic."""
-    t = len(prefix)
-    if prefix[-1] != task.trig_code or t < 2:
-        return [Fraction(0)] * task.p
-    total = [Fraction(0)] * task.p
-    for code in prefix[:-1]:
-        if code != task.trig_code:
-            total = [a + b for a, b in zip(total, content[code])]
-    return [a / (t - 1) for a in total]
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ..checker.socp import Instance
 from ..constructions import softmax_score_matrix
 from ..measures import evaluate
 from ..model import AttentionModel
-from ..task import TRIG, TriggerTask
+from ..task import TriggerTask
 from .blocks import n_variables, variable_index
 from .certify import instance_dict, single_key_ray
 from .core import _Planner, known_values
@@ -202,7 +202,7 @@ def realise(smap: SinkMap, prefixes: Iterable[Sequence[int]] | None = None, *,
         entry = smap.entries.get(prefix)
         if entry is None:
             raise KeyError(f"prefix {list(prefix)} is not in the sink map")
-        codes = tuple(task.trig_code if c == TRIG else c for c in prefix)
+        codes = tuple(int(c) for c in task.encode(prefix))
         q, t = codes[-1], len(codes)
         u = _target_u(task, planner, inst, codes)
         if u is None:

@@ -35,11 +35,6 @@ DROP_RELATIVE = 1e-9
 """Multipliers with ``w_i`` below this fraction of the largest are dropped (set to 0)."""
 
 
-def user_token(task: TriggerTask, code: int) -> int:
-    """File form of a token: content index, or -1 for the trigger."""
-    return -1 if int(code) == task.trig_code else int(code)
-
-
 def exact(x: float) -> Fraction:
     """A float as an exact rational."""
     return Fraction(float(x))
@@ -86,10 +81,10 @@ def rationalise(task: TriggerTask, inst: Instance, block: Block, target: tuple[i
         w = _on_grid(max(float(w_float[i]), math.sqrt(float(zz))), up=True)
         while w * w < zz:
             w += Fraction(1, 1 << GRID_BITS)
-        prefixes.append(tuple(user_token(task, c) for c in block.prefixes[i]))
+        prefixes.append(task.decode(block.prefixes[i]))
         zs.append(z)
         ws.append(w)
-    tgt = tuple(user_token(task, c) for c in target)
+    tgt = task.decode(target)
     tiny = Fraction(1, 1 << 200)
     try:
         proved = check_bound(inst, tgt, prefixes, zs, ws, tiny, "producer")
@@ -106,7 +101,7 @@ def derived_entry(task: TriggerTask, target: tuple[int, ...], source: int, orbit
                   bound: str) -> dict[str, Any]:
     """A certificate transported to ``target`` (codes) along its orbit."""
     sym = orbit.to_target
-    return {"target": [user_token(task, c) for c in target], "from": source,
+    return {"target": list(task.decode(target)), "from": source,
             "positions": list(orbit.positions), "tokens": list(sym.perm),
             "matrix": [[format_rational(exact(v)) for v in row] for row in sym.matrix],
             "bound": bound}
@@ -126,9 +121,9 @@ def ray_entry(task: TriggerTask, inst: Instance, block: Block, target: tuple[int
         else:
             j, b = int(col) // (k + 1) + 1, int(col) % (k + 1)
         assert variable_index(k, b, j, t) == col
-        items.append((user_token(task, b), j, _on_grid(d[col] / scale)))
+        items.append((task.decode([b])[0], j, _on_grid(d[col] / scale)))
     direction = {(b, j): v for b, j, v in items if v > 0}
-    tgt = tuple(user_token(task, c) for c in target)
+    tgt = task.decode(target)
     try:
         check_ray(inst, tgt, direction, "producer")
     except InequalityFailed:
@@ -140,7 +135,7 @@ def ray_entry(task: TriggerTask, inst: Instance, block: Block, target: tuple[int
 def single_key_ray(task: TriggerTask, inst: Instance, target: tuple[int, ...]) -> dict | None:
     """The simplest ray: one key of the target whose value is within eps of 0 (a null key)."""
     t = len(target)
-    tgt = tuple(user_token(task, c) for c in target)
+    tgt = task.decode(target)
     if tgt[-1] == -1 and t >= 2:
         return None
     for j, b in enumerate(tgt, start=1):
@@ -162,9 +157,9 @@ def transport_ray(task: TriggerTask, ray: dict[str, Any], orbit: Orbit,
     direction = []
     for b, j, v in ray["direction"]:
         code = task.trig_code if b == -1 else b
-        direction.append([user_token(task, sym.code(code)),
+        direction.append([task.decode([sym.code(code)])[0],
                           j if j == t else orbit.positions[j - 1], v])
-    return {"target": [user_token(task, c) for c in target], "direction": direction}
+    return {"target": list(task.decode(target)), "direction": direction}
 
 
 def envelope(instance: dict[str, Any], certificates: list[dict], derived: list[dict],

@@ -45,7 +45,7 @@ from .certify import (
 )
 from .result import Entry, SinkMap
 from .solve import DEFAULT_SOLVER, BlockSolver
-from .symmetry import TokenSymmetry, canonical, token_symmetries
+from .symmetry import canonical, identity_symmetry, token_symmetries
 
 SUBFAMILIES = ("auto", "splice", "hamming", "full")
 MAX_FULL_PREFIXES = 20000
@@ -301,8 +301,7 @@ def sink_map(
     targets = _target_prefixes(task, positions)
     listed = None if family is None else _listed_prefixes(task, family)
     symmetric = listed is None
-    syms = token_symmetries(task, V) if symmetric else [TokenSymmetry(tuple(range(task.k)),
-                                                                      np.eye(task.p))]
+    syms = token_symmetries(task, V) if symmetric else [identity_symmetry(task)]
     inst_d = instance_dict(table, eps_q, "S_T" if symmetric else "listed")
     inst = Instance(inst_d)
     planner = _Planner(task, V, float(eps_q), subfamily, radius, listed, solver, all_triggers)
@@ -326,7 +325,7 @@ def sink_map(
         orbit = orbits[tgt]
         rep = orbit.rep if orbit is not None else tgt
         data, entry = solved[rep]
-        user = tuple(-1 if c == task.trig_code else c for c in tgt)
+        user = task.decode(tgt)
         entries[user] = entry if tgt == rep else replace(entry, u=None, block=None)
         if "ray" in data:
             if orbit is not None and rep != tgt:

@@ -39,13 +39,18 @@ class TokenSymmetry:
         return TokenSymmetry(tuple(inv), self.matrix.T.copy())
 
 
+def identity_symmetry(task: TriggerTask) -> TokenSymmetry:
+    """The relabelling that changes nothing."""
+    return TokenSymmetry(tuple(range(task.k)), np.eye(task.p))
+
+
 def token_symmetries(task: TriggerTask, values: np.ndarray) -> list[TokenSymmetry]:
     """Signed coordinate permutations preserving content and values (identity first).
 
     Only searched for ``p <= 4`` (``2^p p!`` candidates); otherwise only the identity.
     """
     p, k = task.p, task.k
-    identity = TokenSymmetry(tuple(range(k)), np.eye(p))
+    identity = identity_symmetry(task)
     if p > MAX_SIGNED_PERMUTATION_DIM:
         return [identity]
     content = task.content
