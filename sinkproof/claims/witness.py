@@ -25,6 +25,9 @@ from .schema import Claim
 from .theorems import theorem_bound
 
 SINGLE_POSITION_TRIES = 3
+ATTEMPT_SEEDS = 100
+"""Attempt ``i`` of a claim with seed ``s`` searches with seed ``100 s + i``: claims with
+different seeds never share an attempt's restarts."""
 """For a ``positions="every"`` claim: how many single positions to try after the whole set."""
 
 
@@ -99,7 +102,8 @@ def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None,
                 record.notes.append("search: nothing to violate where the bound is <= 0")
                 bar.update(1)
                 continue
-            result = _run_search(claim, where, threshold, budget, claim.options.seed + i)
+            seed = ATTEMPT_SEEDS * claim.options.seed + i
+            result = _run_search(claim, where, threshold, budget, seed)
             bar.update(1)
             record.results.append(result)
             record.restarts += int(result.restarts)
