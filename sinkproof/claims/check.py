@@ -79,38 +79,56 @@ def check(
         claim = claim.with_options(**changes)
 
     reasons: list[str] = []
+    proved = _prove(claim, certificate_out, reasons)
+    if proved is not None:
+        return proved
+    if not search:
+        return Open(claim, reasons=tuple(reasons), spent={"seconds": 0.0})
+    bound_at = theorem_bound(claim)
+    refuted = _refute_by_constructions(claim, bound_at, witness, reasons)
+    if refuted is not None:
+        return refuted
+    return _refute_by_search(claim, bound_at, witness, reasons, progress)
+
+
+def _prove(claim: Claim, certificate_out: str | Path | None, reasons: list[str]
+           ) -> Proved | None:
+    """A registered theorem, the named certificate, or a sink-map certificate made now."""
     proved = prove_by_theorem(claim, reasons)
     if proved is not None:
         return proved
     cert_path = _certificate_path(claim)
-    if cert_path is not None:
-        try:
-            bound, stated = prove_by_certificate(claim, cert_path)
-        except NotImplied as exc:
-            reasons.append(f"certificate: {exc}")
-        else:
-            return Proved(claim, by="certificate", bound=float(bound), detail=stated,
-                          certificate=str(cert_path))
-    else:
-        proved = _by_sink_map(claim, certificate_out, reasons)
-        if proved is not None:
-            return proved
-    if not search:
-        return Open(claim, reasons=tuple(reasons), spent={"seconds": 0.0})
+    if cert_path is None:
+        return _by_sink_map(claim, certificate_out, reasons)
+    try:
+        bound, stated = prove_by_certificate(claim, cert_path)
+    except NotImplied as exc:
+        reasons.append(f"certificate: {exc}")
+        return None
+    return Proved(claim, by="certificate", bound=float(bound), detail=stated,
+                  certificate=str(cert_path))
 
-    bound_at = theorem_bound(claim)
+
+def _refute_by_constructions(claim: Claim, bound_at: Any, witness: str | Path | None,
+                             reasons: list[str]) -> Refuted | None:
+    """The registry's constructions (Theorem 4) as candidate counterexamples."""
     for name, model in theorem_witnesses(claim):
         ref = refutes(model, claim, bound_at)
         if ref is None:
             reasons.append(f"{name}: its construction does not refute the claim")
             continue
-        record = SearchRecord(refutation=ref)
-        path = write_witness(record, claim, _witness_path(claim, witness))
+        path = write_witness(SearchRecord(refutation=ref), claim, _witness_path(claim, witness))
         if path is not None:
             return Refuted(claim, model=model, error=ref.error, violations=ref.violations,
                            witness=str(path), detail=f"the construction of {name}, "
                            f"re-verified at {ref.digits} digits")
-    whole_set = True
+    return None
+
+
+def _refute_by_search(claim: Claim, bound_at: Any, witness: str | Path | None,
+                      reasons: list[str], progress: bool | None) -> Refuted | Open:
+    """Search for a counterexample; Open with the best trade-offs when none is verified."""
+    whole_set, proved = True, set()
     if claim.conclusion.positions == "every":
         some = replace(claim, conclusion=replace(claim.conclusion, positions="some"))
         pre = prove_by_theorem(some, [])
@@ -118,15 +136,14 @@ def check(
             whole_set = False
             reasons.append(f"search: {pre.by} proves that some claimed position has BOS mass "
                            f">= {pre.bound:.4g}, so only single positions are searched")
+        proved = proved_positions(claim)
     start = time.perf_counter()
     record = search_witness(claim, bound_at, progress=progress, whole_set=whole_set,
-                            proved=proved_positions(claim) if claim.conclusion.positions == "every"
-                            else set())
+                            proved=proved)
     spent = {"seconds": round(time.perf_counter() - start, 2), "restarts": record.restarts}
-    if record.refutation is None:
-        return Open(claim, frontier=record.frontier, spent=spent,
-                    reasons=tuple(reasons + list(record.notes)))
-    path = write_witness(record, claim, _witness_path(claim, witness))
+    path = None
+    if record.refutation is not None:
+        path = write_witness(record, claim, _witness_path(claim, witness))
     if path is None:
         return Open(claim, frontier=record.frontier, spent=spent,
                     reasons=tuple(reasons + list(record.notes)))
