@@ -38,6 +38,16 @@ def test_canonical_instance_frontier_stays_above_theorem_1():
     _assert_never_crosses(f)
 
 
+@pytest.mark.slow
+def test_onehot_frontier_meets_theorem_1():
+    """With a free score per position the search reaches Theorem 1's line (docs/search.md)."""
+    f = frontier(sp.TriggerTask(p=2, T=3, positions="onehot"), errors=(0.1, 0.3), restarts=2,
+                 seed=0, maxiter=150)
+    _assert_never_crosses(f)
+    for p in f.points:
+        assert p.bos_upper - p.bound < 1e-3
+
+
 def test_certified_bounds_follow_the_theorems():
     task = sp.TriggerTask(p=2, T=4)
     fixed = certified_bound(task, values="fixed")
