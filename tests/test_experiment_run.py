@@ -38,6 +38,7 @@ def test_training_is_seeded_and_reduces_the_loss():
     assert a.history.step.tolist() == list(range(0, SMOKE.steps + 1, SMOKE.record_every))
     assert a.history.sink_score.shape == (a.history.step.size, 1)
     assert "TrainedModel(softmax, H=1, seed=3" in repr(a)
+    assert repr(a.history).startswith(f"History({SMOKE.steps // SMOKE.record_every + 1} records")
 
 
 def test_run_covers_every_setting(smoke):
@@ -48,6 +49,9 @@ def test_run_covers_every_setting(smoke):
     assert result.violations == 0
     assert "violations=0" in repr(result)
     assert "| content | attention | H |" in result._repr_markdown_()
+    first = result.runs[0]
+    assert repr(first).startswith(f"RunResult(signed {first.kind} H={first.heads} seed=0: ")
+    assert first._repr_markdown_().count("\n") == 2
 
 
 def test_results_json_schema(smoke):

@@ -17,7 +17,7 @@ from .theory import relu_check, theorem1_check, theorem3_check
 from .train import TrainedModel
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RunResult:
     """Everything measured on one trained model (per-head quantities are lists of length H).
 
@@ -58,6 +58,22 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+    def _heads(self, values: list[float]) -> str:
+        return "[" + ", ".join(f"{v:.3g}" for v in values) + "]"
+
+    def __repr__(self) -> str:
+        return (f"RunResult({self.content} {self.kind} H={self.heads} seed={self.seed}: "
+                f"error={self.error:.3g}, longer={self.error_longer:.3g}, "
+                f"sink_score={self._heads(self.sink_score)}, "
+                f"bos_trigger={self._heads(self.bos_trigger)})")
+
+    def _repr_markdown_(self) -> str:
+        return ("| content | kind | H | seed | error | error longer | sink score | BOS share "
+                "| BOS at trigger |\n|---|---|---|---|---|---|---|---|---|\n"
+                f"| {self.content} | {self.kind} | {self.heads} | {self.seed} | {self.error:.3g} "
+                f"| {self.error_longer:.3g} | {self._heads(self.sink_score)} "
+                f"| {self._heads(self.bos_share)} | {self._heads(self.bos_trigger)} |")
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunResult:

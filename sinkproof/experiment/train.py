@@ -46,6 +46,11 @@ class History:
         return dict(step=self.step.tolist(), loss=self.loss.tolist(),
                     sink_score=self.sink_score.tolist(), bos_share=self.bos_share.tolist())
 
+    def __repr__(self) -> str:
+        return (f"History({self.step.size} records to step {int(self.step[-1])}, "
+                f"final BOS share {np.array2string(self.bos_share[-1], precision=3)}, "
+                f"sink step {self.sink_step()})")
+
 
 @dataclass(frozen=True)
 class TrainedModel:
