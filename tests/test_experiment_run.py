@@ -144,6 +144,19 @@ def test_parallel_jobs_give_identical_runs(smoke):
     assert not parallel.models[0].A.flags.writeable
 
 
+def test_progress_bar_on_request(capsys):
+    run(SMOKE.replace(kinds=("relu",), heads=(1,)), progress=True)
+    err = capsys.readouterr().err
+    assert "experiment [" in err and "100.0%" in err and "relu H=1 seed=0" in err
+
+
+@pytest.mark.parametrize("argv", [["--heads", "0"], ["--steps", "0"],
+                                  ["--T", "3", "--longer-T", "3"]])
+def test_cli_rejects_bad_settings(tmp_path, capsys, argv):
+    assert main(["experiment", "--smoke", "--out", str(tmp_path), "--quiet", *argv]) == 2
+    assert capsys.readouterr().err.startswith("sinkproof: error: ")
+
+
 def test_run_rejects_a_non_config():
     with pytest.raises(TypeError, match="ExperimentConfig"):
         run({"p": 2})
