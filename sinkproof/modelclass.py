@@ -27,19 +27,21 @@ class ModelClass:
     ``values="fixed"`` means every head uses ``U_fix``; ``"learned"`` means any ``U``
     (so the fixed-value class is a subset).  ``positions="any"`` means the statement
     allows any score function of (query token, position, key token, position).
+    ``heads=None`` means any number of heads (a statement about every ``H``).
     ``value_features="token"``: values ``U e(x_j)`` (the spec's models);
     ``"position"``: values may depend on position too (an explorable variant).
     """
 
     kind: str = "softmax"
-    heads: int = 1
+    heads: int | None = 1
     values: str = "learned"
     positions: str = "any"
     value_features: str = "token"
 
     def __post_init__(self) -> None:
         choice("attention kind", self.kind, KINDS)
-        as_int("heads", self.heads, minimum=1)
+        if self.heads is not None:
+            as_int("heads", self.heads, minimum=1)
         choice("values", self.values, VALUES)
         choice("positions", self.positions, POSITIONS)
         choice("value_features", self.value_features, VALUE_FEATURES)
@@ -54,7 +56,7 @@ class ModelClass:
         """Every model of ``self`` is a model of ``other``."""
         return (
             self.kind == other.kind
-            and self.heads == other.heads
+            and (other.heads is None or self.heads == other.heads)
             and (other.values == "learned" or self.values == "fixed")
             and (other.positions == "any" or self.positions == other.positions)
             and (other.value_features == "position" or self.value_features == "token")
@@ -77,5 +79,6 @@ class ModelClass:
         return cls(**d)
 
     def __str__(self) -> str:
-        return (f"{self.heads}-head {self.kind}, {self.values} values, "
+        heads = "any-head" if self.heads is None else f"{self.heads}-head"
+        return (f"{heads} {self.kind}, {self.values} values, "
                 f"{self.positions} positions, {self.value_features}-only values")

@@ -43,10 +43,11 @@ def _instantiate(thm: Any, claim: Claim) -> Any:
     mc, task, eps = claim.model_class, claim.task, claim.hypothesis.eps_exact
     if thm.name in ("theorem1",):
         return thm.instantiate(task, eps, values=mc.values)
-    if thm.name == "theorem3":
+    if thm.name in ("theorem3", "theorem7"):
         positions = [(s, t) for s, t in claim.conclusion.at.pair_list(task)
                      if s[t - 1] >= 0]  # non-trigger positions only
-        return thm.instantiate(task, eps, values=mc.values, positions=positions)
+        values = {"values": mc.values} if thm.name == "theorem3" else {}
+        return thm.instantiate(task, eps, positions=positions, **values)
     if thm.name == "theorem2":
         return thm.instantiate(task, eps)
     raise ValueError("its instance has no per-position bounds the checker reads "

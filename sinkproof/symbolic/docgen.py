@@ -89,6 +89,15 @@ def _theorem3(task: TriggerTask, eps: sympy.Expr) -> list[str]:
             + _table(["prefix", "t", "hull distance", "BOS mass >="], rows))
 
 
+def _theorem7(task: TriggerTask, eps: sympy.Expr) -> list[str]:
+    inst = THEOREMS["theorem7"].instantiate(task, eps, positions=[((0, 1), 2), ((0,) * 3, 3)])
+    rows = [[f"`{_seq(i.targets[0][0])}`", i.targets[0][1], f"`{_s(i.bound)}` ≈ {i.value:.6f}"]
+            for i in inst.items]
+    return (["The same exact numbers as Theorem 3 with fixed values, now for every head of a "
+             f"model with any number of heads (ε = {_s(eps)}), for example:", ""]
+            + _table(["prefix", "t", "BOS mass >= (every head)"], rows))
+
+
 def _theorem4(task: TriggerTask) -> list[str]:
     v = verify_theorem4(task.p)
     check = THEOREMS["theorem4"].instantiate(task).family_check()
@@ -189,6 +198,7 @@ def generate(task: TriggerTask = DEFAULT_TASK, eps: sympy.Expr = DEFAULT_EPS) ->
         "theorem5": lambda: _theorem5(task),
         "theorem6": lambda: ["Instantiated by the sink map (`sinkproof.sink_map`), which "
                              "solves the SOCP and certifies its bound; see that page.", ""],
+        "theorem7": lambda: _theorem7(task, eps),
     }
     for name, th in THEOREMS.items():
         lines += _header(th)

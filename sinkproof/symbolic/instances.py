@@ -203,9 +203,9 @@ class InstantiatedBound:
             lnb = []
             for seq, t in item.targets:
                 if seq not in lnb_cache:
-                    lnb_cache[seq] = model.log_nonbos(seq)[0]
-                lnb.append(float(lnb_cache[seq][t]))
-            measured = min(lnb)
+                    lnb_cache[seq] = model.log_nonbos(seq)
+                lnb.append(lnb_cache[seq][:, t])
+            measured = float(np.min(lnb, axis=0).max())  # the least-sunk head
             holds = item.vacuous or measured <= math.log(item.slack) + math.log1p(rtol)
             rows.append(ItemCheck(item, err, err <= eps * (1 + rtol), measured, holds))
         return BoundCheck(self.theorem, tuple(rows))

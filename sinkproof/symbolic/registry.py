@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import cached_property
 from itertools import combinations
@@ -37,6 +37,8 @@ ONE_SOFTMAX_HEAD = ModelClass(kind="softmax", heads=1, values="learned", positio
                               value_features="token")
 ONE_SOFTMAX_HEAD_FIXED = ModelClass(kind="softmax", heads=1, values="fixed", positions="any",
                                     value_features="token")
+ANY_SOFTMAX_HEADS_FIXED = ModelClass(kind="softmax", heads=None, values="fixed",
+                                     positions="any", value_features="token")
 
 
 def _mismatches(sub: ModelClass, sup: ModelClass) -> list[str]:
@@ -44,7 +46,7 @@ def _mismatches(sub: ModelClass, sup: ModelClass) -> list[str]:
     out = []
     if sub.kind != sup.kind:
         out.append(f"kind: needs {sup.kind} attention, the class has {sub.kind}")
-    if sub.heads != sup.heads:
+    if sup.heads is not None and sub.heads != sup.heads:
         out.append(f"heads: proved for {sup.heads} head(s), the class has {sub.heads}")
     if sup.values == "fixed" and sub.values != "fixed":
         out.append("values: proved for fixed values U_fix, the class has learned values")
@@ -253,6 +255,14 @@ def _theorem3(task: TriggerTask, eps: sympy.Expr, values: str = "fixed",
                              extend=extend, value_map=value_map)
 
 
+# ------------------------------------------------------------------ theorem 7
+def _theorem7(task: TriggerTask, eps: sympy.Expr,
+              positions: Iterable[Target] | None = None) -> InstantiatedBound:
+    """Theorem 3's fixed-value bound, for every head of a model with any number of heads."""
+    one_head = _theorem3(task, eps, values="fixed", positions=positions)
+    return replace(one_head, theorem="theorem7", model_class=ANY_SOFTMAX_HEADS_FIXED)
+
+
 # ------------------------------------------------------------------ theorem 4
 @dataclass(frozen=True)
 class WitnessInstance:
@@ -373,6 +383,9 @@ THEOREMS: dict[str, Theorem] = {t.name: t for t in (
     _theorem("theorem6", 6, "bos_lower_bound", (ONE_SOFTMAX_HEAD_FIXED,),
              "every (sequence, position) of the family in the program", (),
              (), _theorem6),
+    _theorem("theorem7", 7, "bos_lower_bound", (ANY_SOFTMAX_HEADS_FIXED,),
+             "the (non-trigger) position t of X",
+             ("x_t is not the trigger", "d_t > 0"), ("theorem3_fixed",), _theorem7),
 )}
 
 

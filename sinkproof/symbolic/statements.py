@@ -68,5 +68,18 @@ STATEMENTS = {
         "Every model gives a feasible u (its own exponentiated logit gaps), whose "
         "Z_{X*,t*} is 1/α_{t*0}. ∎ Any subfamily of constraints gives a valid, weaker bound.",
     ),
+    "theorem7": (
+        "Every fixed-value head sinks (a corollary of Theorem 3; not in THEORY.md)",
+        "For any number H of normalised heads, each with fixed values U_fix and any score "
+        "function: at a non-trigger position t of any X, if the error is <= ε at t, then "
+        "every head has α^h_{t0} >= 1 - ε/d_t, d_t = dist(0, conv{c(x_j) : 1 <= j <= t}); "
+        "indeed Σ_h (1 - α^h_{t0}) <= ε/d_t.",
+        "With U_fix the BOS value is 0, so f_t = Σ_h (1 - α^h_0) z_h with each z_h in the "
+        "hull. With S = Σ_h (1 - α^h_0) > 0, f_t = S·z̄ where z̄ = Σ_h (1 - α^h_0) z_h / S "
+        "is a convex combination of points of the hull, so ‖z̄‖ >= d_t; the target is 0, "
+        "so S·d_t <= ‖f_t‖ <= ε, and 1 - α^h_0 <= S for every head. ∎ With learned values "
+        "the heads' value maps differ and their outputs can cancel, so the argument does not "
+        "carry over.",
+    ),
 }
 """name -> (title, statement, proof sketch)."""
