@@ -8,7 +8,8 @@ A user's construction is checked in three lines::
 
 Each assertion raises :class:`AssertionError` whose message names the worst
 sequence and position (and the target and output, or the BOS mass there), so a
-failing property test reads like a counterexample.  By default every check runs
+failing property test reads like a counterexample.  ``assert_obeys`` holds a model
+against an instantiated theorem.  By default every check runs
 over the task's whole family (``S_T``); ``sequences=`` restricts it.
 
 *BOS mass* means ``α_{t0}`` for softmax heads, computed from ``1 - α_{t0}`` in the
@@ -34,7 +35,8 @@ from .model import AttentionModel
 from .progress import Progress
 from .task import TRIG
 
-__all__ = ["assert_certificate_verifies", "assert_has_sink", "assert_no_sink", "assert_solves"]
+__all__ = ["assert_certificate_verifies", "assert_has_sink", "assert_no_sink", "assert_obeys",
+           "assert_solves"]
 
 WHERE = ("nontrigger", "trigger", "all")
 
@@ -247,6 +249,35 @@ def assert_no_sink(
         + "\n  ".join(lines)
         + f"\n  model: {model!r}\n  checked: {_family_note(model, seqs)}"
     )
+
+
+def assert_obeys(model: AttentionModel, bound: Any, rtol: float = 1e-9) -> Any:
+    """Assert ``model`` obeys an instantiated theorem (``symbolic.theorem(k).instantiate(...)``).
+
+    Wherever the model meets the theorem's error hypothesis, its BOS mass must be at
+    least the bound (compared through ``1 - α_0`` in the log domain, with relative
+    tolerance ``rtol``).  Returns the ``BoundCheck``.  A failure is either a bug or a
+    counterexample to the theorem: the message lists the violated items.
+    """
+    model = _check_model(model)
+    check = getattr(bound, "check", None)
+    if not callable(check):
+        raise TypeError("bound must be an instantiated theorem (symbolic.theorem(k).instantiate"
+                        f"(task, eps)), got {type(bound).__name__}")
+    result = check(model, rtol=rtol)
+    if not result.holds:
+        shown = result.violations[:5]
+        lines = [f"{v.item!r}: measured 1 - BOS mass {v.nonbos:.6g} > allowed "
+                 f"{v.item.slack:.6g} (error {v.error:.3g} where the theorem needs it)"
+                 for v in shown]
+        more = len(result.violations) - len(shown)
+        raise AssertionError(
+            f"model violates {result.theorem} at {len(result.violations)} of "
+            f"{len(result.applicable)} items whose error hypothesis it meets "
+            "(a bug, or a counterexample to the theorem):\n  " + "\n  ".join(lines)
+            + (f"\n  (+{more} more)" if more > 0 else "") + f"\n  model: {model!r}"
+        )
+    return result
 
 
 def assert_certificate_verifies(certificate: str | Path | dict[str, Any]) -> Any:

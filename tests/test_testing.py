@@ -12,11 +12,13 @@ from hypothesis import strategies as st
 
 import sinkproof as sp
 from sinkproof import strategies as sps
+from sinkproof import symbolic
 from sinkproof.constructions import relu_solution, softmax_score_matrix, softmax_solution
 from sinkproof.testing import (
     assert_certificate_verifies,
     assert_has_sink,
     assert_no_sink,
+    assert_obeys,
     assert_solves,
     show_sequence,
 )
@@ -179,3 +181,39 @@ def test_assert_certificate_verifies_passes_on_a_certificate_and_fails_on_a_tamp
     bounded["d"] = "2"  # claim the hull twice as far from 0 as it is
     with pytest.raises(AssertionError, match=r"does not verify \(hull-family\): first failing"):
         assert_certificate_verifies(cert)
+
+
+def _false_bound(task):
+    """A made-up 'theorem': BOS mass >= 1 - 1e-9 at the end of X^0_3 (false for L = 8)."""
+    import sympy
+
+    from sinkproof.symbolic.instances import BosBound, InstantiatedBound
+
+    seq = (0, 0, 0)
+    item = BosBound(((seq, 3),), 1 - sympy.Rational(1, 10**9), ((seq, 0), (seq, 3)))
+    real = symbolic.theorem(1).instantiate(task, eps="1/100")
+    return InstantiatedBound("made-up", task, sympy.Rational(1, 100), real.model_class,
+                             (item,), ())
+
+
+def test_assert_obeys_passes_on_a_proved_bound_and_names_a_violation():
+    task = sp.TriggerTask(p=1, T=3)
+    model = softmax_solution(task, 8.0)
+    check = assert_obeys(model, symbolic.theorem(1).instantiate(task, eps="1/100"))
+    assert check.holds and len(check.applicable) == 6
+    with pytest.raises(AssertionError) as info:
+        assert_obeys(model, _false_bound(task))
+    msg = str(info.value)
+    assert "model violates made-up at 1 of 1 items" in msg
+    # 1 - α_0 at t=3 of X^0_3 is 3 / (e^8 + 3)
+    assert f"measured 1 - BOS mass {3 / (math.exp(8) + 3):.6g} > allowed 1e-09" in msg
+    with pytest.raises(TypeError, match="instantiated theorem"):
+        assert_obeys(model, 0.99)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_accurate_softmax_heads_obey_theorem_1(data):
+    task = data.draw(sps.tasks(max_p=2, max_T=3, content="signed"))
+    model = data.draw(sps.near_solutions(task, kind="softmax", noise=0.05))
+    assert_obeys(model, symbolic.theorem(1).instantiate(task, eps="1/20"))
