@@ -25,7 +25,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from hypothesis import strategies as st
+
+try:
+    from hypothesis import strategies as st
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError("sinkproof.strategies needs Hypothesis: pip install hypothesis "
+                      "(or the test extra: pip install -e \".[test]\")") from exc
 
 from ._validate import as_int, as_real
 from .constructions import relu_solution, softmax_solution
