@@ -109,7 +109,7 @@ class AttentionModel:
             phi = np.concatenate(
                 [np.repeat(tok, task.T + 1, axis=0), np.tile(pos, (task.n_tokens, 1))], axis=1
             )  # rows ordered (code, position)
-            s = np.einsum("ad,hde,be->hab", phi, self.A, phi)
+            s = phi @ self.A @ phi.T  # (H, rows, rows)
             shape = (self.H, task.n_tokens, task.T + 1, task.n_tokens, task.T + 1)
             table = s.reshape(shape)
             table.setflags(write=False)
@@ -120,7 +120,7 @@ class AttentionModel:
     def scores(self, seq: Sequence[int]) -> np.ndarray:
         """Causal score matrices ``(H, n+1, n+1)``; entries above the diagonal are ``-inf``."""
         phi = self.task.features(seq)
-        s = np.einsum("td,hde,je->htj", phi, self.A, phi)
+        s = phi @ self.A @ phi.T
         mask = np.triu(np.ones(s.shape[1:], dtype=bool), k=1)
         s[:, mask] = -np.inf
         return s

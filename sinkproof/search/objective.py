@@ -447,7 +447,7 @@ def value_grad_measures(
     opts = _options(kind, loss, options)
     A, U = _as_heads(A, U, task)
     Phi, E = _tables(task)
-    S = np.einsum("rd,hde,qe->hrq", Phi, A, Phi)
+    S = Phi @ A @ Phi.T
     V = np.einsum("hpe,ke->hkp", U, E)
     states = _forward(kind, S, V, batch, opts["leak"])
     value, grad_e2, grad_m = _loss_terms(kind, loss, states, opts)
@@ -478,7 +478,7 @@ def value_grad_measures(
         hflat = (np.arange(H)[:, None, None] * (R * R) + g.flat[None]).ravel()
         G += np.bincount(hflat, weights=ds.ravel(), minlength=H * R * R).reshape(H, R * R)
     G = G.reshape(H, R, R)
-    dA = np.einsum("rd,hrq,qe->hde", Phi, G, Phi)
+    dA = Phi.T @ G @ Phi
     dU = np.einsum("hkp,ke->hpe", dV.reshape(V.shape), E)
     return value, dA, dU, _measures(kind, states)
 
@@ -489,7 +489,7 @@ def batch_measures(task: TriggerTask, kind: str, A: Any, U: Any, batch: PrefixBa
     choice("attention kind", kind, KINDS)
     A, U = _as_heads(A, U, task)
     Phi, E = _tables(task)
-    S = np.einsum("rd,hde,qe->hrq", Phi, A, Phi)
+    S = Phi @ A @ Phi.T
     V = np.einsum("hpe,ke->hkp", U, E)
     return _measures(kind, _forward(kind, S, V, batch))
 
