@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import AttentionModel
+from .task import TriggerTask
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,8 @@ class PrefixForward:
         return self.keys[:, -1]
 
 
-def prefix_targets(model: AttentionModel, codes: np.ndarray) -> np.ndarray:
+def prefix_targets(task: TriggerTask, codes: np.ndarray) -> np.ndarray:
     """``y_t`` at the last position of each prefix ``(N, t)`` of codes."""
-    task = model.task
     n, t = codes.shape
     y = np.zeros((n, task.p))
     if t >= 2:
@@ -95,4 +95,4 @@ def forward_prefixes(model: AttentionModel, codes: np.ndarray) -> PrefixForward:
     out = np.zeros((n, task.p))
     for h in range(model.H):
         out += np.einsum("nj,njp->np", w[h], v[h][keys])
-    return PrefixForward(keys, s, w, log_nonbos, out, prefix_targets(model, codes))
+    return PrefixForward(keys, s, w, log_nonbos, out, prefix_targets(task, codes))

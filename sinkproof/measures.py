@@ -18,6 +18,7 @@ from .kernel import PrefixForward, forward_prefixes
 from .model import AttentionModel
 from .numerics import stable_norm
 from .progress import Progress
+from .task import TriggerTask
 
 
 @dataclass(frozen=True)
@@ -153,20 +154,24 @@ class Evaluation:
         return head + "\n".join(rows)
 
 
-def _family_blocks(model: AttentionModel, max_rows: int) -> Iterator[tuple[int, np.ndarray, float]]:
-    for t in range(1, model.task.T + 1):
-        for block in model.task.prefix_blocks(t, max_rows=max_rows):
+def family_prefix_blocks(
+    task: TriggerTask, max_rows: int = 1 << 15
+) -> Iterator[tuple[int, np.ndarray, float]]:
+    """``(t, codes (N, t), multiplicity)`` for every prefix of the task's family, in chunks."""
+    for t in range(1, task.T + 1):
+        for block in task.prefix_blocks(t, max_rows=max_rows):
             yield t, block.codes, block.multiplicity
 
 
-def _explicit_blocks(
-    model: AttentionModel, sequences: Iterable[Sequence[int]]
+def explicit_prefix_blocks(
+    task: TriggerTask, sequences: Iterable[Sequence[int]]
 ) -> tuple[list[tuple[int, np.ndarray, np.ndarray]], int]:
-    """Distinct prefixes of the given sequences, grouped by depth, with their counts."""
+    """Distinct prefixes (depth >= 1) of the given sequences, grouped by depth, with how
+    many (sequence, position) pairs share each; and the number of sequences."""
     counts: dict[tuple[int, ...], int] = {}
     n_seq = 0
     for seq in sequences:
-        codes = tuple(int(c) for c in model.task.encode(seq))
+        codes = tuple(int(c) for c in task.encode(seq))
         n_seq += 1
         for t in range(1, len(codes) + 1):
             key = codes[:t]
@@ -201,12 +206,12 @@ def evaluate(
     eta = as_real("eta", eta, minimum=0.0)
     task, H = model.task, model.H
     if sequences is None:
-        blocks: Iterable[tuple[int, np.ndarray, object]] = _family_blocks(model, max_rows)
+        blocks: Iterable[tuple[int, np.ndarray, object]] = family_prefix_blocks(task, max_rows)
         n_seq = task.n_sequences
         first_sequence = (0,)
         work = sum(task.count_sequences(t) * t for t in range(1, task.T + 1))
     else:
-        explicit, n_seq = _explicit_blocks(model, sequences)
+        explicit, n_seq = explicit_prefix_blocks(task, sequences)
         first_sequence = task.decode(explicit[0][1][0])
         blocks = explicit
         work = sum(codes.size for _, codes, _ in explicit)

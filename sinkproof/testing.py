@@ -30,7 +30,7 @@ import numpy as np
 from ._validate import as_int, as_real, choice
 from .errors import CertificateError
 from .kernel import forward_prefixes
-from .measures import Evaluation, _explicit_blocks, _family_blocks, evaluate
+from .measures import Evaluation, evaluate, explicit_prefix_blocks, family_prefix_blocks
 from .model import AttentionModel
 from .progress import Progress
 from .task import TRIG
@@ -102,10 +102,10 @@ class _Extremes:
 
 def _blocks(model: AttentionModel, sequences: list | None) -> Iterator[tuple[int, np.ndarray]]:
     if sequences is None:
-        for t, codes, _ in _family_blocks(model, 1 << 15):
+        for t, codes, _ in family_prefix_blocks(model.task):
             yield t, codes
     else:
-        for t, codes, _ in _explicit_blocks(model, sequences)[0]:
+        for t, codes, _ in explicit_prefix_blocks(model.task, sequences)[0]:
             yield t, codes
 
 

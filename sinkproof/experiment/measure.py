@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..kernel import forward_prefixes
-from ..measures import _explicit_blocks, evaluate
+from ..measures import evaluate, explicit_prefix_blocks
 from ..model import AttentionModel
 from ..task import TriggerTask
 from .theory import relu_check, theorem1_check, theorem3_check
@@ -110,7 +110,7 @@ def head_outputs(model: AttentionModel, sequences: Sequence[Sequence[int]]) -> d
     """
     values = model.value_table
     heads_total = out_total = count = 0.0
-    for _, codes, mult in _explicit_blocks(model, sequences)[0]:
+    for _, codes, mult in explicit_prefix_blocks(model.task, sequences)[0]:
         fw = forward_prefixes(model, codes)
         keep = fw.query != model.task.trig_code
         per_head = np.stack([np.einsum("nj,njp->np", fw.weights[h][keep],

@@ -19,7 +19,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from ..kernel import forward_prefixes
-from ..measures import _explicit_blocks
+from ..measures import explicit_prefix_blocks
 from ..model import AttentionModel
 
 RTOL = 1e-9
@@ -137,7 +137,7 @@ def theorem3_check(model: AttentionModel, sequences: Sequence[Sequence[int]],
     cache: dict[frozenset[int], float] = {}
     bos_sum = bound_sum = count = 0.0
     nonvacuous = violations = 0
-    for _, codes, mult in _explicit_blocks(model, sequences)[0]:
+    for _, codes, mult in explicit_prefix_blocks(model.task, sequences)[0]:
         fw = forward_prefixes(model, codes)
         keep = fw.query != task.trig_code
         if not np.any(keep):

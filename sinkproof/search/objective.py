@@ -41,8 +41,8 @@ from scipy.special import expit
 
 from .._validate import as_real, choice
 from ..kernel import prefix_targets
-from ..measures import _explicit_blocks
-from ..model import KINDS, AttentionModel, fixed_values
+from ..measures import explicit_prefix_blocks
+from ..model import KINDS, fixed_values
 from ..task import TriggerTask
 
 LOSSES = ("mse", "smoothmax", "penalty", "sink")
@@ -108,10 +108,6 @@ class PrefixBatch:
                 f"{self.n_constrained} constrained at {self.where!r}, task={self.task!r})")
 
 
-def _placeholder_model(task: TriggerTask) -> AttentionModel:
-    return AttentionModel(task, "relu", A=np.zeros((task.D, task.D)))
-
-
 def prefix_batch(
     task: TriggerTask,
     sequences: Iterable[Sequence[int]] | None = None,
@@ -124,7 +120,6 @@ def prefix_batch(
     """
     if not isinstance(task, TriggerTask):
         raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
-    holder = _placeholder_model(task)
     if sequences is None:
         n_seq = float(task.n_sequences)
         blocks = []
@@ -134,7 +129,7 @@ def prefix_batch(
             mult = np.concatenate([np.full(b.codes.shape[0], b.multiplicity) for b in parts])
             blocks.append((t, codes, mult))
     else:
-        explicit, count = _explicit_blocks(holder, sequences)
+        explicit, count = explicit_prefix_blocks(task, sequences)
         n_seq = float(count)
         blocks = explicit
     bos = np.array([[task.bos_code]], dtype=np.int64)
@@ -145,7 +140,7 @@ def prefix_batch(
         keys[:, 0] = task.bos_code
         keys[:, 1:] = codes
         groups.append(PrefixGroup(t, keys, np.asarray(mult, dtype=float),
-                                  prefix_targets(holder, codes),
+                                  prefix_targets(task, codes),
                                   np.zeros(codes.shape[0], dtype=bool), _flat_indices(task, keys)))
     return PrefixBatch(task, tuple(groups)).constrain(where)
 
