@@ -8,7 +8,8 @@ registry :data:`KIND_MODULES` maps kinds to modules, imported on first use.
 
 >>> from sinkproof.checker import verify_file            # doctest: +SKIP
 >>> verify_file("cert.json")                             # doctest: +SKIP
-Verdict(verified, kind='hull-family'): ...
+Verdict(verified, kind='hull-family')
+  Theorem 3 family [...]
 
 The file format is documented in ``docs/certificates.md``.
 """

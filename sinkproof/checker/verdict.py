@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,8 +29,14 @@ class Verdict:
 
     def __repr__(self) -> str:
         if self.ok:
-            return f"Verdict(verified, kind={self.kind!r}): {self.claim}"
-        return f"Verdict(FAILED, kind={self.kind!r}): first failing inequality: {self.failure}"
+            head, body = f"Verdict(verified, kind={self.kind!r})", self.claim
+        else:
+            head = f"Verdict(FAILED, kind={self.kind!r})"
+            body = f"first failing inequality: {self.failure}"
+        lines = textwrap.wrap(body, width=96, initial_indent="  ", subsequent_indent="  ")
+        if len(lines) > 8:
+            lines = lines[:7] + ["  ... (the whole text is .claim / .failure)"]
+        return "\n".join([head, *lines])
 
     def _repr_markdown_(self) -> str:
         lines = [f"**{'Verified' if self.ok else 'Not verified'}** certificate `{self.kind}`", ""]
