@@ -39,12 +39,7 @@ BUILDERS = {
 }
 
 
-KNOWN_WIDE: dict[str, str] = {}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_WIDE[n], strict=True))
-    if n in KNOWN_WIDE else n for n in BUILDERS])
+@pytest.mark.parametrize("name", BUILDERS)
 def test_results_are_quiet_compact_and_render_in_notebooks(name, capsys):
     obj = BUILDERS[name]()
     out, err = capsys.readouterr()
