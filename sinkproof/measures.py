@@ -18,7 +18,7 @@ from .kernel import PrefixForward, forward_prefixes
 from .model import AttentionModel
 from .numerics import stable_norm
 from .progress import Progress
-from .task import TriggerTask
+from .task import TriggerTask, show_sequence
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,12 @@ class Stats:
             return np.array2string(a, precision=6, separator=", ")
 
         return f"Stats(min={f(self.min)}, mean={f(self.mean)}, max={f(self.max)}, n={self.count:g})"
+
+    def _repr_markdown_(self) -> str:
+        rows = ["| head | min | mean | max |", "|---|---|---|---|"]
+        rows += [f"| {h} | {self.min[h]:.6g} | {self.mean[h]:.6g} | {self.max[h]:.6g} |"
+                 for h in range(len(self.min))]
+        return f"over {self.count:g} positions\n\n" + "\n".join(rows)
 
 
 class _Accumulator:
@@ -131,26 +137,44 @@ class Evaluation:
             n_prefixes=self.n_prefixes,
         )
 
+    @property
+    def max_nonbos_nontrigger(self) -> np.ndarray:
+        """Per head, the largest ``1 - α_{t0}`` at non-trigger positions (from the log domain;
+        resolves deep sinks where ``sink_score`` rounds to 1)."""
+        return np.exp(self.log_nonbos_nontrigger.max)
+
     def __repr__(self) -> str:
         seq, pos = self.worst
+        f = lambda a: np.array2string(a, precision=6)  # noqa: E731
+        deep = (f", max 1-α0={np.array2string(self.max_nonbos_nontrigger, precision=3)}"
+                if self.model.kind == "softmax" else "")
+        share = (f", BOS share={f(self.bos_share_nontrigger.mean)}"
+                 if self.model.kind == "relu" else "")
         return (
             f"Evaluation({self.model.kind}, H={self.model.H}: max_error={self.max_error:.6g} "
-            f"at {list(seq)}[t={pos}], sink_score={np.array2string(self.sink_score, precision=6)}, "
-            f"BOS at triggers max={np.array2string(self.bos_trigger.max, precision=6)}, "
+            f"at {show_sequence(seq)}[t={pos}], sink_score={f(self.sink_score)}{deep}{share}, "
+            f"BOS at triggers max={f(self.bos_trigger.max)}, "
             f"{self.n_sequences} sequences / {self.n_positions:g} positions)"
         )
 
     def _repr_markdown_(self) -> str:
-        rows = ["| head | sink score | BOS min (non-trig) | BOS max (trigger) | null mass |",
-                "|---|---|---|---|---|"]
+        relu = self.model.kind == "relu"
+        # ReLU weights are not normalised: the comparable figure is the BOS share.
+        bos = self.bos_share_nontrigger if relu else self.bos_nontrigger
+        label = "BOS share" if relu else "BOS mass"
+        rows = [f"| head | sink score | {label} min (non-trig) | max 1-α0 (non-trig) | "
+                f"{label} max (trigger) | null mass |", "|---|---|---|---|---|---|"]
+        trig = self.bos_share_trigger if relu else self.bos_trigger
         for h in range(self.model.H):
             rows.append(
-                f"| {h} | {self.sink_score[h]:.6g} | {self.bos_nontrigger.min[h]:.6g} | "
-                f"{self.bos_trigger.max[h]:.6g} | {self.null_mass_nontrigger.mean[h]:.6g} |"
+                f"| {h} | {self.sink_score[h]:.6g} | {bos.min[h]:.6g} | "
+                f"{self.max_nonbos_nontrigger[h]:.3g} | {trig.max[h]:.6g} | "
+                f"{self.null_mass_nontrigger.mean[h]:.6g} |"
             )
         seq, pos = self.worst
         head = (f"**{self.model.kind}**, H={self.model.H}: max error **{self.max_error:.6g}** "
-                f"at `{list(seq)}`, t={pos}\n\n")
+                f"at `{show_sequence(seq)}`, t={pos}; {self.n_sequences} sequences, "
+                f"{self.n_positions:g} positions ({self.n_prefixes} distinct prefixes)\n\n")
         return head + "\n".join(rows)
 
 

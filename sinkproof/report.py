@@ -35,6 +35,19 @@ class Table:
         return dict(title=self.title, columns=self.columns,
                     rows=[dict(zip(self.columns, r)) for r in self.rows], caption=self.caption)
 
+    def __repr__(self) -> str:
+        return f"Table({self.title!r}: {len(self.rows)} rows x {len(self.columns)} columns)"
+
+    def _repr_markdown_(self) -> str:
+        def cell(c: Any) -> str:
+            return _fmt(c).replace("|", "\\|")
+
+        head = "| " + " | ".join(cell(c) for c in self.columns) + " |"
+        rows = ["| " + " | ".join(cell(c) for c in r) + " |" for r in self.rows]
+        caption = f"\n\n{self.caption}" if self.caption else ""
+        return (f"**{self.title}**\n\n{head}\n|" + "---|" * len(self.columns) + "\n"
+                + "\n".join(rows) + caption)
+
     def render(self) -> str:
         cells = [[_fmt(c) for c in row] for row in self.rows]
         widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
@@ -64,6 +77,14 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(task=self.task.describe(), tables=[t.to_dict() for t in self.tables])
+
+    def __repr__(self) -> str:
+        titles = "; ".join(t.title for t in self.tables)
+        return f"Report({self.task!r}: {len(self.tables)} tables: {titles})"
+
+    def _repr_markdown_(self) -> str:
+        return (f"### sinkproof report for `{self.task!r}`\n\n"
+                + "\n\n".join(t._repr_markdown_() for t in self.tables))
 
     def render(self) -> str:
         head = f"sinkproof report for {self.task!r}\n"

@@ -36,7 +36,12 @@ def inverse_position_ratio(t: int) -> Fraction:
 
 def _signed_basis(p: int) -> np.ndarray:
     eye = np.eye(p)
-    return np.concatenate([eye, -eye], axis=0)
+    return np.concatenate([eye, -eye + 0.0], axis=0)  # + 0.0: no negative zeros
+
+
+def show_sequence(seq: Sequence[int]) -> str:
+    """A user-facing sequence as ``[0, 3, TRIG]`` (BOS implicit)."""
+    return "[" + ", ".join("TRIG" if int(x) == TRIG else str(int(x)) for x in seq) + "]"
 
 
 def _gaussian_content(p: int, k: int, seed: int) -> np.ndarray:

@@ -33,17 +33,12 @@ from .kernel import forward_prefixes
 from .measures import Evaluation, evaluate, explicit_prefix_blocks, family_prefix_blocks
 from .model import AttentionModel
 from .progress import Progress
-from .task import TRIG
+from .task import show_sequence
 
 __all__ = ["assert_certificate_verifies", "assert_has_sink", "assert_no_sink", "assert_obeys",
            "assert_solves"]
 
 WHERE = ("nontrigger", "trigger", "all")
-
-
-def show_sequence(seq: Sequence[int]) -> str:
-    """A sequence as ``[0, 3, TRIG]`` (BOS implicit)."""
-    return "[" + ", ".join("TRIG" if int(x) == TRIG else str(int(x)) for x in seq) + "]"
 
 
 def _show_vector(v: np.ndarray) -> str:

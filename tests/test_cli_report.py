@@ -33,3 +33,15 @@ def test_bad_input_exits_nonzero_with_one_line():
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == ["sinkproof: error: p must be >= 1, got 0"]
+
+
+def test_report_objects_are_compact_in_a_shell_and_tables_in_a_notebook():
+    import sinkproof as sp
+    from sinkproof.report import build_report
+
+    report = build_report(sp.TriggerTask(p=1, T=2))
+    assert repr(report).startswith("Report(") and "Constructions" in repr(report)
+    assert len(repr(report)) < 400
+    md = report._repr_markdown_()
+    assert md.count("**Constructions**") == 1 and "| relu (Thm 4) |" in md
+    assert "\\|\\|A\\|\\|_2" in md  # pipes inside cells are escaped

@@ -147,3 +147,16 @@ def test_errors_do_not_underflow_or_overflow(scale):
     ev = sp.evaluate(model, [[0, 0]])
     # uniform weights over (BOS, c, c) at t=2: f = (2/3) c, target 0
     assert ev.max_error == pytest.approx(2 / 3 * np.sqrt(2) * scale, rel=1e-12)
+
+
+def test_evaluation_repr_names_the_trigger_and_resolves_deep_sinks():
+    task = sp.TriggerTask(p=2, T=3)
+    ev = sp.evaluate(sp.constructions.softmax_solution(task, 40.0))
+    assert ev.max_nonbos_nontrigger[0] == pytest.approx(3 * np.exp(-40.0), rel=1e-9)
+    assert "max 1-α0=[" in repr(ev)
+    uniform = sp.AttentionModel(task, "softmax", np.zeros((task.D, task.D)))
+    assert "at [TRIG, 0][t=2]" in repr(sp.evaluate(uniform, [[sp.TRIG, 0]]))
+    relu = sp.evaluate(sp.constructions.relu_solution(task))
+    assert "BOS share" in relu._repr_markdown_() and "distinct prefixes" in relu._repr_markdown_()
+    assert "| head | min | mean | max |" in ev.bos_nontrigger._repr_markdown_()
+    assert "-0.0" not in str(task.content.tolist())
