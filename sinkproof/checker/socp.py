@@ -85,14 +85,7 @@ class Instance:
 
     def target_of(self, prefix: tuple[int, ...]) -> list[Fraction]:
         """``y_t`` at the last position of ``prefix``."""
-        t = len(prefix)
-        if prefix[-1] != TRIG_TOKEN or t < 2:
-            return [Fraction(0)] * self.p
-        total = [Fraction(0)] * self.p
-        for tok in prefix[:-1]:
-            if tok != TRIG_TOKEN:
-                total = [a + b for a, b in zip(total, self.content[tok])]
-        return [a / (t - 1) for a in total]
+        return self.base.target(prefix)
 
 
 def _variables(prefix: tuple[int, ...]) -> list[tuple[int, int]]:
