@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validate import as_int, as_real_array, choice
 from ..errors import SinkproofError
-from .protocol import PrefixBlock
+from .protocol import PrefixBlock, Task
 
 CONTENT_KINDS = ("uniform", "grid")
 MAX_GRID_VECTORS = 1 << 20
@@ -42,7 +42,7 @@ class ContinuousContentError(SinkproofError, ValueError):
 
 
 @dataclass(frozen=True, eq=False)
-class PaperTask:
+class PaperTask(Task):
     """The paper's trigger task with token dimension ``n`` and fixed length ``L``.
 
     Parameters
@@ -299,6 +299,10 @@ class PaperTask:
     def trigger_position(self, x: Any) -> int:
         """``j``, the position of the trigger of a sequence."""
         return int(np.flatnonzero(self.check_sequence(x)[:, TRIGGER])[0])
+
+    def trigger_mask(self, x: Any) -> np.ndarray:
+        """Per position ``0..L-1``: the token is the trigger."""
+        return self.check_sequence(x)[:, TRIGGER] == 1.0
 
     def features(self, x: Any) -> np.ndarray:
         """The input rows of a sequence are its tokens: ``x`` itself, checked, ``(L, n)``."""

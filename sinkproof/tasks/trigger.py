@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._validate import as_int, as_real_array, choice
-from .protocol import PrefixBlock
+from .protocol import PrefixBlock, Task
 
 TRIG: int = -1
 """Marker of the trigger token in a user-facing sequence."""
@@ -51,7 +51,7 @@ def _gaussian_content(p: int, k: int, seed: int) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class TriggerTask:
+class TriggerTask(Task):
     """The trigger-conditional averaging task with content dimension ``p`` and length ``T``.
 
     Parameters
@@ -184,6 +184,10 @@ class TriggerTask:
                 "more than one trigger in a single-trigger task (use triggers='multi')"
             )
         return codes
+
+    def trigger_mask(self, seq: Sequence[int]) -> np.ndarray:
+        """Per position ``0..n``: the token is the trigger (BOS never is)."""
+        return np.concatenate([[False], self.encode(seq) == self.trig_code])
 
     def decode(self, codes: Sequence[int]) -> tuple[int, ...]:
         """User-facing tokens (content indices, :data:`TRIG`) from internal codes."""
