@@ -108,8 +108,8 @@ def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None,
             record.results.append(result)
             record.restarts += int(result.restarts)
             points += _trace_points(result)
-            ref = refutes(result.model, claim, bound_at)
-            if ref is not None:
+            ref = None if result.interrupted else refutes(result.model, claim, bound_at)
+            if ref is not None or result.interrupted:  # Ctrl-C: stop, keep what was found
                 record.refutation = ref
                 break
             if i == 0 and whole_set and tries:
@@ -150,7 +150,7 @@ def write_witness(record: SearchRecord, claim: Claim, path: Path) -> Path | None
     pairs = {(v.sequence[:v.position], v.position) for v in ref.violations}
     highest = max(max(v.masses) for v in ref.violations)
     threshold = min(bound_at(seq) for seq, _ in pairs)
-    report = verify_witness(ref.model, claim.max_error, (highest + threshold) / 2, where=pairs)
+    report = verify_witness(ref.model, claim.hypothesis.eps_exact, (highest + threshold) / 2, pairs)
     if not report.verified:
         record.notes.append(f"witness: the trusted checker did not confirm it ({report!r})")
         return None
