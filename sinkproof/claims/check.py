@@ -147,7 +147,8 @@ def _refute_by_constructions(claim: Claim, bound_at: Any, witness: str | Path | 
         if path is not None and _exactly_refutes(claim, bound_at, path, reasons):
             return Refuted(claim, model=model, error=ref.error, violations=ref.violations,
                            witness=str(path), detail=f"the construction of {name}, "
-                           f"re-verified at {ref.digits} digits")
+                           f"re-verified at {ref.digits} digits; witness statement "
+                           f"sha256:{path.digest}")
     return None
 
 
@@ -179,7 +180,7 @@ def _refute_by_search(claim: Claim, bound_at: Any, witness: str | Path | None,
     ref = record.refutation
     return Refuted(claim, model=ref.model, error=ref.error, violations=ref.violations,
                    witness=str(path), detail=f"found by search in {spent['seconds']:g} s; "
-                   f"re-verified at {ref.digits} digits")
+                   f"re-verified at {ref.digits} digits; witness statement sha256:{path.digest}")
 
 
 def _exactly_refutes(claim: Claim, bound_at: Any, path: Path, notes: list[str]) -> bool:
