@@ -1,4 +1,4 @@
-"""One causal attention layer with token-only values (THEORY.md section 2).
+"""One causal attention layer with token-only values (docs/theory.md section 2).
 
 Scores ``s^h_{tj} = φ_t^T A_h φ_j``; weights are the softmax over ``j <= t`` or
 the (non-normalised) ReLU ``max(0, s)``; values ``v^h_j = U_h e(x_j)``; the output

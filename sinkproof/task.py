@@ -1,4 +1,4 @@
-"""The trigger-conditional task (THEORY.md section 1).
+"""The trigger-conditional task (docs/theory.md section 1).
 
 A sequence is given by its tokens after BOS: a list of content indices into
 ``task.content`` with :data:`TRIG` marking the trigger.  BOS (position 0) is

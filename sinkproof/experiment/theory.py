@@ -1,4 +1,4 @@
-"""Trained models held against the proved bounds (THEORY.md Theorems 1 and 3).
+"""Trained models held against the proved bounds (docs/theory.md Theorems 1 and 3).
 
 For a single softmax head with token-only values, Theorem 1 says that on the
 homogeneous sequence ``X^c_n`` an error ``<= ε`` at positions 0 and ``n`` forces
@@ -71,7 +71,7 @@ def _single_head_softmax(model: AttentionModel) -> str | None:
     if model.kind != "softmax":
         return "Theorems 1 and 3 are about softmax attention"
     if model.H != 1:
-        return "Theorems 1 and 3 are single-head statements (THEORY.md section 5: open for H >= 2)"
+        return "Theorems 1 and 3 are single-head statements (open for H >= 2: theory section 5)"
     return None
 
 
