@@ -20,7 +20,7 @@ section is a one-line ``ValueError``/``TypeError``.
 from __future__ import annotations
 
 import json
-import sys
+import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -31,11 +31,6 @@ from .._validate import as_int, as_real, choice
 from ..modelclass import ModelClass
 from ..task import TRIG, TriggerTask
 from .positions import PositionSet, parse_sequence
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 FAMILIES: dict[str, str] = {
     "S_T": "every sequence of the task's family",
