@@ -1,4 +1,4 @@
-"""Checker for ``sinkmap-socp`` certificates (THEORY.md Theorem 6), exact rationals only.
+"""Checker for ``sinkmap-socp`` certificates (docs/theory.md Theorem 6), exact rationals only.
 
 Logit sharing: for a single softmax head with known values ``v(x) = U e(x)`` and
 *any* score function ``s(x_t, t, x_j, j)``, the ratios

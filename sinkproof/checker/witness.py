@@ -4,7 +4,7 @@ A witness states: *this* model (score matrices ``A_h``, values ``U_h`` or ``U_fi
 exact rationals) has error ``<= ε`` at every position of the family ``S_T``
 (position 0 included) and BOS mass ``<= b`` in every head at the positions named by
 ``where``.  The checker re-runs the model on every prefix of the family
-(THEORY.md sections 1-3) using only the standard library and mpmath:
+(docs/theory.md sections 1-3) using only the standard library and mpmath:
 
 - ReLU: every score is rational, so outputs, errors and BOS masses are computed
   exactly in :class:`fractions.Fraction` arithmetic;
