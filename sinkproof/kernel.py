@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import AttentionModel
-from .task import TriggerTask
 
 
 @dataclass(frozen=True)
@@ -39,17 +38,6 @@ class PrefixForward:
         return self.keys[:, -1]
 
 
-def prefix_targets(task: TriggerTask, codes: np.ndarray) -> np.ndarray:
-    """``y_t`` at the last position of each prefix ``(N, t)`` of codes."""
-    n, t = codes.shape
-    y = np.zeros((n, task.p))
-    if t >= 2:
-        trig = codes[:, -1] == task.trig_code
-        if np.any(trig):
-            y[trig] = task.content_table[codes[trig, :-1]].sum(axis=1) / (t - 1)
-    return y
-
-
 def forward_prefixes(model: AttentionModel, codes: np.ndarray) -> PrefixForward:
     """Run ``model`` at the last position of each prefix in ``codes`` ``(N, t)``, ``t >= 1``."""
     task = model.task
@@ -68,4 +56,4 @@ def forward_prefixes(model: AttentionModel, codes: np.ndarray) -> PrefixForward:
     out = np.zeros((n, task.p))
     for h in range(model.H):
         out += np.einsum("nj,njp->np", w[h], v[h][keys])
-    return PrefixForward(keys, s, w, log_nonbos, out, prefix_targets(task, codes))
+    return PrefixForward(keys, s, w, log_nonbos, out, task.prefix_targets(codes))
