@@ -20,15 +20,10 @@ import decimal
 import json
 import numbers
 import re
-import sys
+import tomllib
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 Exact = int | Fraction | decimal.Decimal | str | float
 """What the API accepts wherever a threshold is: exact numbers, their text, or a float."""
