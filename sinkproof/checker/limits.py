@@ -39,7 +39,7 @@ class Limits:
     prefixes: int = 2_000_000
     situations: int = 500_000
     ray_patterns: int = 200_000
-    work: int = 2 * 10**8
+    work: int = 5 * 10**7
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -96,14 +96,16 @@ def using(limits: Limits | None) -> Iterator[Limits]:
         _ACTIVE.reset(token)
 
 
-def require(name: str, amount: int, what: str) -> None:
+def require(name: str, amount: int, what: str, partial: bool = False) -> None:
     """Refuse (:class:`LimitExceeded`) when ``amount`` exceeds the limit ``name``.
 
-    ``what`` names the quantity in the message, e.g. ``"instance: the family's prefixes"``.
+    ``what`` names the quantity in the message, e.g. ``"instance: the family's prefixes"``;
+    ``partial``: ``amount`` is a count stopped once past the limit (shown as "at least").
     """
     limit = getattr(current(), name)
     if amount > limit:
-        raise LimitExceeded(f"{what}: {_count(amount)} exceeds the limit {limit} "
+        shown = ("at least " if partial else "") + _count(amount)
+        raise LimitExceeded(f"{what}: {shown} exceeds the limit {limit} "
                             f"(raise it with {FLAGS[name]})", name)
 
 

@@ -198,7 +198,7 @@ def check_ray(inst: Instance, target: tuple[int, ...], direction: dict[tuple[int
         patterns *= len(o)
         if patterns > limit:
             break
-    require("ray_patterns", patterns, f"{where}: support patterns of the ray")
+    require("ray_patterns", patterns, f"{where}: support patterns of the ray", partial=True)
     require("work", patterns * (len(direction) + 1) * inst.p,
             f"{where}: exact operations to check the ray's patterns")
     for pattern in itertools.product(*options):
