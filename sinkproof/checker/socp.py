@@ -390,7 +390,8 @@ def _verdict(inst: Instance, claim: dict[str, Any], proved: dict[tuple[int, ...]
                   f"{inst.triggers} trigger)" if inst.family == "S_T"
                   else f"error <= {format_rational(inst.eps)} at each listed prefix")
     lowest = min(proved.values()) if proved else None
-    statement = (f"every single-head softmax model with the stated values, any score function "
+    statement = (f"[{inst.base.describe()}] "
+                 f"every single-head softmax model with the stated values, any score function "
                  f"s(x_t,t,x_j,j), and {hypothesis} has BOS mass >= the stated bound at the last "
                  f"position of each of {len(proved)} prefixes"
                  + (f" (lowest {show(lowest)})" if lowest is not None else "")
