@@ -83,6 +83,20 @@ class Instance:
         """``v_b = 0``: then Theorem 3's factor is 1 (``1 - ε/d``), else 2."""
         return all(x == 0 for x in self.bos)
 
+    def target(self, prefix: list[int] | tuple[int, ...]) -> Vector:
+        """``y_t`` at the last position of ``prefix`` (tokens ``x_1..x_t``, :data:`TRIGGER`
+        for the trigger): the mean content of positions ``1..t-1`` at a trigger with
+        ``t >= 2`` (earlier triggers count as zero content), else 0.  The checker's one
+        target code, written from the task's definition, not taken from the producer."""
+        t = len(prefix)
+        if t < 2 or prefix[-1] != TRIGGER:
+            return [Fraction(0)] * self.p
+        total = [Fraction(0)] * self.p
+        for tok in prefix[:-1]:
+            if tok != TRIGGER:
+                total = [a + b for a, b in zip(total, self.content[tok])]
+        return [a / (t - 1) for a in total]
+
     def describe(self) -> str:
         """Short text naming the instance, for claims."""
         vals = "U_fix" if self.fixed else "the certificate's U"

@@ -1,4 +1,4 @@
-"""Checker for ``sinkmap-socp`` certificates (THEORY.md Theorem 6), exact rationals only.
+"""Checker for ``sinkmap-socp`` certificates (docs/theory.md Theorem 6), exact rationals only.
 
 Logit sharing: for a single softmax head with known values ``v(x) = U e(x)`` and
 *any* score function ``s(x_t, t, x_j, j)``, the ratios
@@ -89,14 +89,7 @@ class Instance:
 
     def target_of(self, prefix: tuple[int, ...]) -> list[Fraction]:
         """``y_t`` at the last position of ``prefix``."""
-        t = len(prefix)
-        if prefix[-1] != TRIG_TOKEN or t < 2:
-            return [Fraction(0)] * self.p
-        total = [Fraction(0)] * self.p
-        for tok in prefix[:-1]:
-            if tok != TRIG_TOKEN:
-                total = [a + b for a, b in zip(total, self.content[tok])]
-        return [a / (t - 1) for a in total]
+        return self.base.target(prefix)
 
 
 def _variables(prefix: tuple[int, ...]) -> list[tuple[int, int]]:

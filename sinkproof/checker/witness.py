@@ -4,7 +4,7 @@ A witness states: *this* model (score matrices ``A_h``, values ``U_h`` or ``U_fi
 exact rationals) has error ``<= ε`` at every position of the family ``S_T``
 (position 0 included) and BOS mass ``<= b`` in every head at the positions named by
 ``where``.  The checker re-runs the model on every prefix of the family
-(THEORY.md sections 1-3) using only the standard library and mpmath:
+(docs/theory.md sections 1-3) using only the standard library and mpmath:
 
 - ReLU: every score is rational, so outputs, errors and BOS masses are computed
   exactly in :class:`fractions.Fraction` arithmetic;
@@ -382,24 +382,18 @@ class _Model:
 def _prefixes(inst: Instance) -> Iterator[tuple[list[int], list[Fraction]]]:
     """Every prefix of the family (depth 1..T) with its target at the last position."""
     alphabet = [*range(inst.k), TRIGGER]
-    zero = [Fraction(0)] * inst.p
 
-    def grow(prefix: list[int], total: list[Fraction], triggers: int
-             ) -> Iterator[tuple[list[int], list[Fraction]]]:
+    def grow(prefix: list[int], triggers: int) -> Iterator[tuple[list[int], list[Fraction]]]:
         if len(prefix) == inst.T:
             return
         for tok in alphabet:
             if tok == TRIGGER and inst.triggers == "single" and triggers:
                 continue
-            t = len(prefix) + 1
             nxt = [*prefix, tok]
-            at_trigger = tok == TRIGGER and t >= 2
-            yield nxt, ([s / (t - 1) for s in total] if at_trigger else list(zero))
-            new_total = (total if tok == TRIGGER
-                         else [s + c for s, c in zip(total, inst.content[tok])])
-            yield from grow(nxt, new_total, triggers + (tok == TRIGGER))
+            yield nxt, inst.target(nxt)
+            yield from grow(nxt, triggers + (tok == TRIGGER))
 
-    yield from grow([], list(zero), 0)
+    yield from grow([], 0)
 
 
 def _constrained(where: str | frozenset[tuple[int, ...]], prefix: list[int]) -> bool:

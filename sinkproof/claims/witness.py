@@ -111,8 +111,8 @@ def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None,
             record.results.append(result)
             record.restarts += int(result.restarts)
             points += _trace_points(result)
-            ref = refutes(result.model, claim, bound_at)
-            if ref is not None:
+            ref = None if result.interrupted else refutes(result.model, claim, bound_at)
+            if ref is not None or result.interrupted:  # Ctrl-C: stop, keep what was found
                 record.refutation = ref
                 break
             if i == 0 and whole_set and tries:
