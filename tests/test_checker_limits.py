@@ -42,7 +42,7 @@ def refused(tmp_path, capsys, text: str, flag: str, *extra: str) -> str:
     path = tmp_path / "f.json"
     path.write_text(text)
     start = time.perf_counter()
-    assert main(["verify", *extra, str(path)]) == 2
+    assert main(["verify", *extra, str(path)]) == 4
     assert time.perf_counter() - start < 1.0
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and f"(raise it with {flag})" in err, err
@@ -60,7 +60,7 @@ def test_oversized_file_refused_before_reading(tmp_path, capsys):
     with path.open("wb") as handle:
         handle.truncate(DEFAULT.file_bytes + 1)  # sparse: nothing is read
     start = time.perf_counter()
-    assert main(["verify", str(path)]) == 2
+    assert main(["verify", str(path)]) == 4
     assert time.perf_counter() - start < 1.0
     assert "--max-file-bytes" in capsys.readouterr().err
 
@@ -102,7 +102,7 @@ def test_many_situations(tmp_path, capsys, family):
 def test_raising_a_limit_lets_the_check_run(tmp_path, capsys, family):
     path = tmp_path / "c.json"
     path.write_text(json.dumps(family))
-    assert main(["verify", "--max-situations", "5", str(path)]) == 2
+    assert main(["verify", "--max-situations", "5", str(path)]) == 4
     assert "--max-situations" in capsys.readouterr().err
     assert main(["verify", "--max-situations", "100", str(path)]) == 0
 

@@ -46,6 +46,7 @@ from hypothesis import strategies as st
 
 import sinkproof as sp
 from sinkproof import checker
+from sinkproof.checker.limits import LimitExceeded
 from sinkproof.claims import claim_from_dict, load_claim
 from sinkproof.claims.certified import NotImplied, prove_by_certificate
 from sinkproof.claims.precise import PreciseModel, family_prefixes
@@ -381,13 +382,13 @@ def judge(text: str, tmp_path) -> checker.Verdict | None:
     except CertificateError as exc:
         message = str(exc)
         assert message and "\n" not in message, message
-        verdict = None
+        verdict, refused = None, isinstance(exc, LimitExceeded)
     assert time.perf_counter() - start < SECONDS
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = main(["verify", str(path)])
     if verdict is None:
-        assert rc == 2 and err.getvalue().count("\n") == 1, err.getvalue()
+        assert rc == (4 if refused else 2) and err.getvalue().count("\n") == 1, err.getvalue()
         return None
     if not verdict.ok:
         assert rc == 1 and "\n" not in verdict.failure

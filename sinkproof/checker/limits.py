@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, fields
 
-from ..errors import CertificateError
+from ..errors import CertificateError, WorkLimitError
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,9 @@ FLAGS: dict[str, str] = {f.name: "--max-" + f.name.replace("_", "-") for f in fi
 _ACTIVE: ContextVar[Limits] = ContextVar("sinkproof_checker_limits", default=DEFAULT)
 
 
-class LimitExceeded(CertificateError):
-    """Input beyond a documented limit, refused before the work starts.
+class LimitExceeded(CertificateError, WorkLimitError):
+    """Input beyond a documented limit, refused before the work starts (the CLI's
+    "refused" status, 4).
 
     ``limit``: the :class:`Limits` field; ``flag``: the option that raises it.
     """
