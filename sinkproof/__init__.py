@@ -1,7 +1,7 @@
 """sinkproof: proofs, certificates and counterexamples for attention sinks.
 
 Softmax attention needs a sink for trigger-conditional behaviour; ReLU attention
-does not.  See THEORY.md (the spec) and docs/ for the mathematics.
+does not.  docs/theory.md states the mathematics, with every proof.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from .measures import Evaluation, Stats, evaluate
 from .model import AttentionModel, fixed_values
 from .task import TRIG, TriggerTask
 
-__version__ = "0.1.0"
+__version__: str = import_module("sinkproof._version").__version__  # set in sinkproof/_version.py
 
 # Layers beyond the core load on first use, so ``import sinkproof`` stays fast
 # (CVXPY and SymPy are heavy).

@@ -3,7 +3,7 @@
 A causal model's weights at position ``t`` depend only on the prefix ``x_0..x_t``,
 so a position set is a predicate on prefixes: named sets are evaluated over every
 prefix of the family, explicit sets list their pairs.  The BOS mass reported for
-ReLU heads is the BOS *share* ``α_{t0} / Σ_j α_{tj}`` (THEORY.md section 3); for
+ReLU heads is the BOS *share* ``α_{t0} / Σ_j α_{tj}`` (docs/theory.md section 3); for
 softmax heads it is ``α_{t0} = 1 - exp(log non-BOS mass)``, computed in the log
 domain.
 """
@@ -92,9 +92,21 @@ class PositionSet:
         return cls("explicit", tuple(pairs))
 
     def check_task(self, task: TriggerTask) -> None:
-        """Raise if an explicit pair is not a sequence of ``task``'s family."""
+        """Raise if an explicit pair is not a sequence of ``task``'s family, or if the set
+        is empty on ``task`` (a claim about no position says nothing)."""
         for seq, _ in self.pairs:
             task.encode(seq)
+        if self.name == "after_trigger" and task.T < 2:
+            raise ValueError(f"the position set 'after_trigger' is empty on T={task.T}: "
+                             "no position follows a trigger (use T >= 2)")
+
+    def size_estimate(self, task: TriggerTask) -> int:
+        """At most this many (prefix, position) pairs are in the set (without listing them)."""
+        if self.name == "explicit":
+            return len(self.pairs)
+        if self.name == "homogeneous":
+            return task.k * task.T
+        return task.n_sequences
 
     def to_json(self) -> Any:
         if self.name != "explicit":
@@ -119,6 +131,10 @@ class PositionSet:
                 by_depth.setdefault(t, set()).add(codes)
             for t in sorted(by_depth):
                 yield t, np.array(sorted(by_depth[t]), dtype=np.int64)
+            return
+        if self.name == "homogeneous":  # k prefixes per depth, listed directly
+            for t in range(1, task.T + 1):
+                yield t, np.repeat(np.arange(task.k, dtype=np.int64)[:, None], t, axis=1)
             return
         for t in range(1, task.T + 1):
             for block in task.prefix_blocks(t):
@@ -158,7 +174,7 @@ def show_sequence(seq: Sequence[int]) -> str:
 
 NULL_ETA = 1e-9
 """A key is *null* when its value has norm ``<= NULL_ETA`` (BOS under fixed values, the
-trigger under fixed values, ...): THEORY.md section 3's null mass."""
+trigger under fixed values, ...): the null mass of docs/theory.md section 3."""
 
 
 def masses(model: AttentionModel, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

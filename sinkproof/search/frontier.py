@@ -5,7 +5,7 @@ subject to error ``<= ε`` (``objective="sink"``; ReLU: a search for BOS mass 0)
 Each point is an explicit model whose error and BOS mass are then bounded from
 above *rigorously* by the trusted checker, so a point says "some model of the
 class reaches error <= E with BOS mass <= B".  A certified lower bound (Theorems 1
-and 2 of THEORY.md, from :mod:`sinkproof.symbolic`) says no model goes below it;
+and 2 of docs/theory.md, from :mod:`sinkproof.symbolic`) says no model goes below it;
 the two must never cross, and :meth:`Frontier.crossings` lists any point that does.
 """
 

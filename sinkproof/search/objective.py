@@ -1,7 +1,7 @@
 """Smooth objectives over a batch of prefixes, with analytic gradients in ``A`` and ``U``.
 
 A causal model's output at position ``t`` depends only on the prefix ``x_0..x_t``
-(THEORY.md section 2), so an objective over (sequence, position) pairs is an
+(docs/theory.md section 2), so an objective over (sequence, position) pairs is an
 objective over distinct prefixes weighted by their multiplicities.  Every score is
 an entry of the table ``s_h(a, t, b, j) = φ(a,t)^T A_h φ(b,j)``; with ``Φ`` the
 matrix of all rows ``φ(a, t)`` the table is ``Φ A_h Φ^T``, so the gradient in
@@ -40,7 +40,6 @@ import numpy as np
 from scipy.special import expit
 
 from .._validate import as_real, choice
-from ..kernel import prefix_targets
 from ..measures import explicit_prefix_blocks
 from ..model import KINDS, fixed_values
 from ..task import TriggerTask
@@ -140,7 +139,7 @@ def prefix_batch(
         keys[:, 0] = task.bos_code
         keys[:, 1:] = codes
         groups.append(PrefixGroup(t, keys, np.asarray(mult, dtype=float),
-                                  prefix_targets(task, codes),
+                                  task.prefix_targets(codes),
                                   np.zeros(codes.shape[0], dtype=bool), _flat_indices(task, keys)))
     return PrefixBatch(task, tuple(groups)).constrain(where)
 

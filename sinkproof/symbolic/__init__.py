@@ -1,4 +1,4 @@
-"""The symbolic layer: THEORY.md section 4 as exact, checkable objects (SymPy and rationals).
+"""The symbolic layer: docs/theory.md section 4 as exact, checkable objects (SymPy and rationals).
 
 * :func:`verify_theorem4`: Theorem 4 for every length at once, symbolically in ``t``.
 * :class:`ExactModel`, :func:`exact_check`: any model with rational parameters,

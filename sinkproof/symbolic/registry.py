@@ -1,4 +1,4 @@
-"""The theorem registry: each statement of THEORY.md section 4 with its hypotheses as data.
+"""The theorem registry: each statement of docs/theory.md section 4 with its hypotheses as data.
 
 ``THEOREMS["theorem1"]`` ... ``["theorem6"]``.  A theorem's :class:`ModelClass` is
 the set of models its proof covers; ``applies_to(model_class)`` says whether every
@@ -60,7 +60,7 @@ def _mismatches(sub: ModelClass, sup: ModelClass) -> list[str]:
 
 @dataclass(frozen=True)
 class Theorem:
-    """A statement of THEORY.md with its hypotheses as data.
+    """A theorem (docs/theory.md section 4) with its hypotheses as data.
 
     ``conclusion``: ``"bos_lower_bound"`` (instantiate -> :class:`InstantiatedBound`),
     ``"error_lower_bound"`` (Theorem 5) or ``"witness"`` (Theorem 4, a construction).

@@ -1,4 +1,4 @@
-"""The statements and proof sketches of THEORY.md section 4, as text the registry and docs use.
+"""The statements and proofs of the theorems (docs/theory.md section 4), as text the registry uses.
 
 Notation: ``v_b = U e(BOS)``, ``v_τ = U e(TRIG)``, ``v_c = U e(c)``;
 ``X^c_n = (BOS, c, …, c)`` (n copies); ``T^c_m = (BOS, c^m, TRIG)``.
@@ -22,8 +22,11 @@ STATEMENTS = {
         "X^{c'}_m and at position m+1 of T^c_m, T^{c'}_m, then min(δ, δ') <= 2ε/(g(c,c') - 2ε) "
         "whenever g(c,c') > 2ε, where the ray gap g(c,c') = min_{‖u‖=1} max(d(c, R_+u), "
         "d(c', R_+u)).",
-        "By Theorem 1's argument ‖v_c‖ <= 2ε/δ. At the trigger of T^c_m, "
-        "f = α'_0 v_b + α'_c v_c + α'_τ v_τ is within ε of c, so "
+        "At position m of X^c_m the output is f = α_0 v_b + δ v_c with ‖f‖ <= ε and "
+        "‖v_b‖ = ‖f_0‖ <= ε, so δ‖v_c‖ <= 2ε, i.e. ‖v_c‖ <= 2ε/δ. At the trigger of T^c_m "
+        "(target c), "
+        "f = α'_0 v_b + α'_c v_c + α'_τ v_τ (α'_c the mass on the content keys) is within ε "
+        "of c, so "
         "d(c, R_+ v_τ) <= ‖α'_τ v_τ - c‖ <= 2ε + 2ε/δ; the same for c'. Both points lie "
         "within 2ε + 2ε/min(δ,δ') of one ray, so g <= 2ε + 2ε/min(δ,δ'). ∎",
     ),
@@ -65,11 +68,14 @@ STATEMENTS = {
         "‖v_b + Σ_j u_j v_{x_j} - Z y_t‖ <= εZ, so the least BOS mass of any ε-accurate "
         "head at (X*,t*) is at least 1/Z*, Z* = max Z_{X*,t*} subject to the cone constraints "
         "of the family (an SOCP).",
-        "Every model gives a feasible u (its own exponentiated logit gaps), whose "
-        "Z_{X*,t*} is 1/α_{t*0}. ∎ Any subfamily of constraints gives a valid, weaker bound.",
+        "A model's scores depend only on (x_t, t, x_j, j), so its exponentiated logit gaps "
+        "form one vector u >= 0; at every (X,t) its weights are u_j/Z and its BOS mass 1/Z, "
+        "and its error constraint multiplied by Z > 0 is the cone constraint. So every "
+        "ε-accurate model gives a feasible u, and Z* >= Z_{X*,t*} = 1/α_{t*0}. ∎ Any "
+        "subfamily of constraints gives a valid, weaker bound.",
     ),
     "theorem7": (
-        "Every fixed-value head sinks (a corollary of Theorem 3; not in THEORY.md)",
+        "Every fixed-value head sinks (a corollary of Theorem 3, found by this project)",
         "For any number H of normalised heads, each with fixed values U_fix and any score "
         "function: at a non-trigger position t of any X, if the error is <= ε at t, then "
         "every head has α^h_{t0} >= 1 - ε/d_t, d_t = dist(0, conv{c(x_j) : 1 <= j <= t}); "
