@@ -252,3 +252,18 @@ def test_targets_agree_with_the_task_and_the_checker(triggers):
         y = prefix_target(task, prefix)
         assert np.allclose(y, task.targets(list(prefix))[-1])
         assert [float(v) for v in inst.target_of(prefix)] == pytest.approx(list(y))
+
+
+def test_fixed_values_reach_theorem_1():
+    # Fixed values make every box a point: the root relaxation is logit sharing by features,
+    # which must certify at least Theorem 1's 1 - eps/||c|| = 0.95 at homogeneous positions.
+    result = prove("examples/claims/fixed_values_homogeneous.toml", max_nodes=5)
+    assert result.status == "proved" and result.verify().ok
+    assert result.bound >= Fraction(95, 100) - Fraction(1, 10**6)
+
+
+@pytest.mark.slow
+def test_before_trigger_is_proved_with_fixed_values():
+    result = prove("examples/claims/before_trigger.toml", max_nodes=5)
+    assert result.status == "proved" and len(result.targets) == 84
+    assert result.bound >= Fraction(8, 10)

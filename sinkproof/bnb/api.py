@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 import time
+import tomllib
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from ..convex.values import check_eps
 from ..task import TriggerTask
@@ -51,15 +50,15 @@ def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
                 some=concl.get("positions", "every") == "some")
 
 
-def _certify_tree(relax: Any, outcome: TargetOutcome) -> None:
+def _certify_tree(relax: Any, outcome: TargetOutcome, values: str) -> None:
     """Certify every leaf of ``outcome.tree``; set ``outcome.certified`` when all pass."""
     least = Fraction(1)
     for leaf in outcome.tree.root.leaves():
         if math.isinf(leaf.bound) and leaf.bound > 0:
             return
-        got = leaf_certificate(relax, leaf.box, empty=leaf.bound == -math.inf)
+        got = leaf_certificate(relax, leaf.box, leaf.bound == -math.inf, values)
         if got is None and leaf.bound == -math.inf:
-            got = leaf_certificate(relax, leaf.box)
+            got = leaf_certificate(relax, leaf.box, False, values)
         if got is None:
             return
         outcome.leaves[id(leaf)] = got
@@ -125,12 +124,13 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     outcomes: list[TargetOutcome] = []
     for target in wanted:
         relax = build_relaxation(task, eps_q, target)
-        tree = branch_and_bound(PrimalSolver(relax, parametrised=parametrised),
+        solver = PrimalSolver(relax, parametrised=parametrised, bos_zero=values == "fixed")
+        tree = branch_and_bound(solver,
                                 ValueBox.root(task, values), goal, max_nodes, time_limit,
                                 progress)
         outcome = TargetOutcome(target, tree)
         if tree.status != "interrupted":
-            _certify_tree(relax, outcome)
+            _certify_tree(relax, outcome, values)
         outcomes.append(outcome)
         done = outcome.certified is not None and (goal_q is None or outcome.certified >= goal_q)
         if tree.status == "interrupted" or (some and done) or (not some and goal_q is not None

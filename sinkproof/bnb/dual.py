@@ -4,11 +4,13 @@ The multipliers are those the trusted checker (:mod:`sinkproof.checker.bnb`) rea
 ``(z_i, s_i)`` with ``||z_i|| <= s_i`` per constraint prefix and ``s_0 >= ||Σ z_i||``.  They
 are found by solving the dual SOCP explicitly (minimise ``c0`` subject to
 ``h_l + a_l <= -margin`` on the classes the multipliers touch, ``h_l`` using the box's
-support function), in two stages: all prefixes, then only those with a non-zero
-multiplier.  Rounding keeps every strict inequality; the equalities that an infinite box
-end forces (``G_l = 0`` in a coordinate the box leaves open on the side the sign needs)
-are restored exactly by solving for a correction of the ``z_i`` in rational arithmetic.
-The result is re-checked by the trusted checker before it is returned.
+support function), in three stages: the least ``c0`` over all prefixes; the fewest
+active prefixes (least ``Σ s_i``) within ``1e-6`` of it; the least ``c0`` over those
+prefixes alone, with the margin.  Rounding keeps every strict inequality; the
+equalities that an infinite box end forces (``G_l = 0`` in a coordinate the box
+leaves open on the side the sign needs) are restored exactly by solving for a
+correction of the ``z_i`` in rational arithmetic.  The result is re-checked by the
+trusted checker before it is returned.
 """
 
 from __future__ import annotations
@@ -36,9 +38,13 @@ def _fmt(x: Fraction) -> str:
 
 
 def _solve_dual(relax: Relaxation, box: ValueBox, rows: np.ndarray, margin: float,
-                touched_only: bool, empty: bool = False
-                ) -> tuple[np.ndarray, np.ndarray, float] | None:
-    """Float ``(z, s, c0)`` over the prefixes ``rows``, or ``None`` when the solve fails."""
+                touched_only: bool, empty: bool = False, sparsify: float | None = None,
+                bos_zero: bool = False) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """Float ``(z, s, c0)`` over the prefixes ``rows``, or ``None`` when the solve fails.
+
+    ``sparsify``: instead of minimising ``c0``, minimise ``Σ s_i`` (few active prefixes)
+    subject to ``c0 <= sparsify``.
+    """
     M, Y = relax.M[rows], relax.Y[rows]
     m, n, p = M.shape[0], relax.n, relax.task.p
     eps = float(relax.eps)
@@ -49,7 +55,7 @@ def _solve_dual(relax: Relaxation, box: ValueBox, rows: np.ndarray, margin: floa
     s0 = cp.Variable(nonneg=True)
     S = cp.Variable((n, p))
     G = M.T @ z
-    cons = [cp.SOC(s, z, axis=1), cp.SOC(s0, -cp.sum(z, axis=0))]
+    cons = [cp.SOC(s, z, axis=1), s0 == 0 if bos_zero else cp.SOC(s0, -cp.sum(z, axis=0))]
     if flo.any():
         cons.append(cp.multiply(flo, S) >= cp.multiply(np.where(flo, lo, 0.0), G))
     if fhi.any():
@@ -68,7 +74,10 @@ def _solve_dual(relax: Relaxation, box: ValueBox, rows: np.ndarray, margin: floa
     cons.append(h + (0 if empty else relax.a) <= -margin * touched)
     c0 = eps * s0 + cp.sum(coeff)
     cons.append(c0 >= -1)
-    problem = cp.Problem(cp.Minimize(c0), cons)
+    if sparsify is None:
+        problem = cp.Problem(cp.Minimize(c0), cons)
+    else:
+        problem = cp.Problem(cp.Minimize(cp.sum(s) + s0), [*cons, c0 <= sparsify])
     try:
         problem.solve(solver=SOLVER)
     except cp.error.SolverError:
@@ -147,25 +156,30 @@ def _repair(relax: Relaxation, box: ValueBox, rows: np.ndarray, z: list[list[Fra
     return z
 
 
-def leaf_certificate(relax: Relaxation, box: ValueBox,
-                     empty: bool = False) -> tuple[dict[str, Any], Fraction] | None:
+def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
+                     values: str = "learned") -> tuple[dict[str, Any], Fraction] | None:
     """A verified leaf entry (for :mod:`sinkproof.checker.bnb`) and its ``c0``, or ``None``.
 
     ``Z* <= 1 + c0`` on ``box`` for every accurate model (no model when ``c0 < 0``);
-    ``empty``: look for a proof that no accurate model has values in ``box``.
+    ``empty``: look for a proof that no accurate model has values in ``box``; ``values``:
+    ``"fixed"`` also uses ``v_BOS = 0``.
     """
-    inst = trusted.Instance(instance_dict(relax.task, relax.eps, "learned"))
+    inst = trusted.Instance(instance_dict(relax.task, relax.eps, values))
+    bz = values == "fixed"
     all_rows = np.arange(relax.m)
     for margin in MARGINS:
-        first = _solve_dual(relax, box, all_rows, 0.0, True, empty)
+        first = _solve_dual(relax, box, all_rows, 0.0, True, empty, bos_zero=bz)
         if first is None:
             return None
-        z1, s1, _ = first
+        best = first[2]
+        sparse = _solve_dual(relax, box, all_rows, 0.0, True, empty,
+                             sparsify=best + 1e-6 * (1 + abs(best)), bos_zero=bz)
+        z1, s1, _ = first if sparse is None else sparse
         keep = np.flatnonzero(s1 > 1e-6 * max(1.0, float(s1.max())))
-        second = _solve_dual(relax, box, keep, margin, True, empty)
+        second = _solve_dual(relax, box, keep, margin, True, empty, bos_zero=bz)
         if second is None:
             keep = all_rows
-            second = _solve_dual(relax, box, keep, margin, True, empty)
+            second = _solve_dual(relax, box, keep, margin, True, empty, bos_zero=bz)
         if second is None:
             continue
         zf, sf, _ = second
@@ -180,7 +194,7 @@ def leaf_certificate(relax: Relaxation, box: ValueBox,
         zs = [zr[i] for i in used]
         ss = [_round_up_norm(zr[i], float(sf[i])) for i in used]
         z0 = [-sum((row[c] for row in zs), Fraction(0)) for c in range(relax.task.p)]
-        s0 = _round_up_norm(z0, 0.0)
+        s0 = Fraction(0) if bz else _round_up_norm(z0, 0.0)
         leaf = {"box": box.to_json(),
                 "constraints": [list(relax.prefixes[keep[i]]) for i in used],
                 "z": [[_fmt(x) for x in row] for row in zs],

@@ -39,11 +39,13 @@ class PrimalSolver:
 
     ``parametrised=True`` compiles one CVXPY problem whose box enters through parameters
     (each leaf re-uses the compiled program); ``False`` builds a fresh problem per leaf
-    (the baseline of ``benchmarks/bench_bnb.py``).
+    (the baseline of ``benchmarks/bench_bnb.py``).  ``bos_zero``: ``v_BOS = 0`` (fixed values).
     """
 
-    def __init__(self, relax: Relaxation, cap: float = 1e4, parametrised: bool = True) -> None:
+    def __init__(self, relax: Relaxation, cap: float = 1e4, parametrised: bool = True,
+                 bos_zero: bool = False) -> None:
         self.relax, self.cap, self.parametrised = relax, float(cap), parametrised
+        self.bos_zero = bos_zero
         n, p = relax.n, relax.task.p
         if parametrised:
             self._flo = cp.Parameter((n, p))
@@ -65,6 +67,8 @@ class PrimalSolver:
                 cp.multiply(fhi, W) <= cp.multiply(bhi, U),
                 cp.SOC(cp.Constant(eps), vb),
                 r.a @ u <= self.cap]
+        if self.bos_zero:
+            cons.append(vb == 0)
         if m:
             Mu = r.M @ u
             Z = 1 + Mu

@@ -15,7 +15,8 @@ coordinate, ends possibly infinite) with multipliers ``(z_i, s_i)``,
 ``z_i·z_i <= s_i²``, for some prefixes ``X_i`` of the family, and ``s_0 >= ||z_0||``
 for position 0 (``|| v_BOS || <= eps``), ``z_0 = -Σ z_i``.  For every accurate model
 with values in ``B``, ``Σ_i (eps s_i Z_i + z_i·r_i) + eps s_0 + z_0·v_BOS >= 0``; the
-``v_BOS`` terms cancel, and ``Σ_l u_l G_l·v_l <= Σ_l u_l σ_B(G_l)`` with
+``v_BOS`` terms cancel (with fixed values ``v_BOS = 0`` and ``s_0`` needs no check),
+and ``Σ_l u_l G_l·v_l <= Σ_l u_l σ_B(G_l)`` with
 ``G_l = Σ_i m_il z_i`` (``m_il`` how often class ``l`` occurs in ``X_i``) and
 ``σ_B(g) = max_{v ∈ B} g·v`` the box's support function, so
 ``0 <= c0 + Σ_l h_l u_l`` with ``c0 = eps s_0 + Σ_i (eps s_i - z_i·y_i)`` and
@@ -41,8 +42,10 @@ from typing import Any
 from ..errors import CertificateError
 from .exact import InequalityFailed, check_leq, check_lt, dot, show
 from .instance import TRIGGER, read_instance, read_tokens
+from .limits import require
 from .schema import (
     as_list,
+    check_fields,
     child,
     format_rational,
     need,
@@ -59,8 +62,10 @@ from .verdict import Verdict
 
 KIND = "bnb-learned-values"
 VALUE_CLASSES = ("learned", "fixed")
-MAX_NODES = 200_000
-"""Most tree nodes one certificate may make the checker visit."""
+INSTANCE_FIELDS = ("task", "content_vectors", "values", "eps", "family")
+TREE_FIELDS = ("target", "bound", "root")
+LEAF_FIELDS = ("box", "constraints", "z", "s", "s0")
+SPLIT_FIELDS = ("token", "coord", "at")
 
 Interval = tuple[Fraction | None, Fraction | None]
 Box = dict[int, list[Interval]]
@@ -83,6 +88,7 @@ class Instance:
     """The instance as this checker reads it: exact content, positions, ``eps``, value class."""
 
     def __init__(self, inst: dict[str, Any]) -> None:
+        check_fields(inst, "instance", INSTANCE_FIELDS)
         self.values = need_str(inst, "values", "instance", VALUE_CLASSES)
         # read_instance rebuilds the content exactly; its U_fix values serve the fixed class.
         self.base = read_instance({**inst, "values": "fixed"})
@@ -100,15 +106,8 @@ class Instance:
         return tuple(read_tokens(value, self.base, path))
 
     def target_of(self, prefix: tuple[int, ...]) -> list[Fraction]:
-        """``y_t`` at the last position of ``prefix``."""
-        t = len(prefix)
-        if prefix[-1] != TRIGGER or t < 2:
-            return [Fraction(0)] * self.p
-        total = [Fraction(0)] * self.p
-        for tok in prefix[:-1]:
-            if tok != TRIGGER:
-                total = [a + b for a, b in zip(total, self.base.content[tok])]
-        return [a / (t - 1) for a in total]
+        """``y_t`` at the last position of ``prefix`` (the checker's one target code)."""
+        return self.base.target(prefix)
 
     def classes(self, prefix: tuple[int, ...]) -> dict[tuple, int]:
         """Class -> multiplicity at the last position of ``prefix`` (keys ``j = 1..t``)."""
@@ -160,6 +159,7 @@ def _read_box(inst: Instance, value: Any, where: str) -> Box:
 def check_leaf(inst: Instance, target: tuple[int, ...], box: Box, leaf: dict[str, Any],
                where: str) -> Fraction:
     """Verify one leaf exactly; return ``c0`` (``Z* <= 1 + c0`` on its box; empty if ``< 0``)."""
+    check_fields(leaf, where, LEAF_FIELDS)
     raw = need_list(leaf, "constraints", where)
     prefixes = [inst.prefix(c, child(child(where, "constraints"), i)) for i, c in enumerate(raw)]
     z = rational_matrix(need(leaf, "z", where), child(where, "z"), columns=inst.p)
@@ -183,7 +183,8 @@ def check_leaf(inst: Instance, target: tuple[int, ...], box: Box, leaf: dict[str
             G[cls] = [a + m * b for a, b in zip(g, zi)]
             H[cls] = H.get(cls, Fraction(0)) + m * coeff
     check_leq(Fraction(0), s0, f"{where}.s0 >= 0")
-    check_leq(dot(z0, z0), s0 * s0, f"{where}: position 0, z0·z0 <= s0² with z0 = -Σ z_i")
+    if inst.values == "learned":  # fixed values have v_BOS = 0: the z0 term vanishes
+        check_leq(dot(z0, z0), s0 * s0, f"{where}: position 0, z0·z0 <= s0² with z0 = -Σ z_i")
     objective = inst.classes(target)
     h: dict[tuple, Fraction] = {}
     for cls in sorted(set(G) | set(objective), key=repr):
@@ -211,20 +212,33 @@ def _failed(message: str) -> InequalityFailed:
     return InequalityFailed(message)
 
 
-def _walk(inst: Instance, target: tuple[int, ...], root: Any, where: str,
-          budget: list[int]) -> tuple[Fraction, int, int]:
+def _estimate_work(inst: Instance, root: Any, where: str) -> None:
+    """Refuse before any arithmetic when the tree's leaves cost too much: each constraint of
+    a leaf is ``O(T·p)`` exact operations, each box ``O(k·p)``."""
+    work, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        work += inst.k * inst.p + 1
+        if isinstance(node, dict) and isinstance(node.get("leaf"), dict):
+            rows = node["leaf"].get("constraints")
+            work += (len(rows) if isinstance(rows, list) else 0) * (inst.T + 2) * inst.p
+        elif isinstance(node, dict):
+            stack.extend(node[key] for key in ("below", "above") if key in node)
+        require("work", work, f"{where}: exact operations to check the tree")
+
+
+def _walk(inst: Instance, target: tuple[int, ...], root: Any,
+          where: str) -> tuple[Fraction, int, int]:
     """Check every leaf below ``root``; return (least BOS bound, leaves, empty leaves)."""
     least = Fraction(1)
     leaves = empty = 0
     stack = [(root, inst.root_box(), where)]
     while stack:
         node, box, at = stack.pop()
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise CertificateError(f"{at}: more than {MAX_NODES} tree nodes")
         if not isinstance(node, dict):
             raise CertificateError(f"{at}: expected a tree node object")
         if "leaf" in node:
+            check_fields(node, at, ("leaf",))
             leaf = need_dict(node, "leaf", at)
             stated = _read_box(inst, need(leaf, "box", child(at, "leaf")),
                                child(child(at, "leaf"), "box"))
@@ -237,7 +251,8 @@ def _walk(inst: Instance, target: tuple[int, ...], root: Any, where: str,
             else:
                 least = min(least, 1 / (1 + c0))
             continue
-        split = need_dict(node, "split", at)
+        check_fields(node, at, ("split", "below", "above"))
+        split = check_fields(need_dict(node, "split", at), child(at, "split"), SPLIT_FIELDS)
         sat = child(at, "split")
         tok = need(split, "token", sat)
         if tok not in inst.tokens or isinstance(tok, bool):
@@ -261,26 +276,27 @@ def _walk(inst: Instance, target: tuple[int, ...], root: Any, where: str,
 def verify(cert: dict[str, Any]) -> Verdict:
     """Check a ``bnb-learned-values`` certificate; returns a :class:`Verdict`."""
     inst = Instance(need_dict(cert, "instance", ""))
-    claim = need_dict(cert, "claim", "")
-    data = need_dict(cert, "data", "")
+    claim = check_fields(need_dict(cert, "claim", ""), "claim",
+                         ("statement", "min_bos_mass", "targets"))
+    data = check_fields(need_dict(cert, "data", ""), "data", ("trees",))
     trees = need_list(data, "trees", "data", min_length=1)
-    budget = [MAX_NODES]
+    for i, tree in enumerate(trees):
+        check_fields(tree, f"data.trees[{i}]", TREE_FIELDS)
+        _estimate_work(inst, tree.get("root"), f"data.trees[{i}]")
     lowest: Fraction | None = None
     n_leaves = n_empty = 0
-    seen: set[tuple[int, ...]] = set()
+    proved: dict[tuple[int, ...], Fraction] = {}
     for i, tree in enumerate(trees):
         where = f"data.trees[{i}]"
-        if not isinstance(tree, dict):
-            raise CertificateError(f"{where}: expected an object")
         target = inst.prefix(need(tree, "target", where), child(where, "target"))
-        if target in seen:
+        if target in proved:
             raise CertificateError(f"{where}.target: {list(target)} has two trees")
-        seen.add(target)
         bound = need_rational(tree, "bound", where)
         check_lt(Fraction(0), bound, f"{where}: stated bound > 0")
         least, leaves, empty = _walk(inst, target, need(tree, "root", where),
-                                     child(where, "root"), budget)
+                                     child(where, "root"))
         check_leq(bound, least, f"{where}: stated bound <= every leaf's 1/(1 + c0)")
+        proved[target] = bound
         n_leaves, n_empty = n_leaves + leaves, n_empty + empty
         lowest = bound if lowest is None else min(lowest, bound)
     stated = need_rational(claim, "min_bos_mass", "claim")
@@ -289,12 +305,24 @@ def verify(cert: dict[str, Any]) -> Verdict:
         raise CertificateError(f"claim.targets: the data hold {len(trees)} trees")
     values = ("learned values (any vector per token kind)" if inst.values == "learned"
               else "fixed values U_fix")
-    statement = (f"every single-head softmax model with {values}, scores any function of the "
-                 f"(query, key) input features ({inst.positions} positions), and error <= "
-                 f"{format_rational(inst.eps)} on S_T (p={inst.p}, T={inst.T}, "
-                 f"{inst.base.triggers} trigger) has BOS mass >= {show(stated)} at the last "
-                 f"position of each of {len(trees)} target prefixes "
-                 f"({n_leaves} leaves, {n_empty} of them empty boxes); no norm bound assumed")
+    text = (f"every single-head softmax model with {values}, scores any function of the "
+            f"(query, key) input features ({inst.positions} positions), and error <= "
+            f"{format_rational(inst.eps)} on S_T (p={inst.p}, T={inst.T}, "
+            f"{inst.base.triggers} trigger) has BOS mass >= {show(stated)} at the last "
+            f"position of each of {len(trees)} target prefixes "
+            f"({n_leaves} leaves, {n_empty} of them empty boxes); no norm bound assumed")
     details = {"targets": len(trees), "leaves": n_leaves, "empty_leaves": n_empty,
                "min_bos_mass": format_rational(stated), "eps": format_rational(inst.eps)}
-    return Verdict(ok=True, kind=KIND, claim=statement, details=details)
+    statement = {
+        "kind": KIND, "theorem": "logit sharing by input features, branch and bound on values",
+        "instance": {**inst.base.statement(), "values": inst.values,
+                     "positions": inst.positions},
+        "eps": format_rational(inst.eps), "family": "S_T",
+        "model_class": {"attention": "softmax", "heads": 1, "values": inst.values,
+                        "positions": inst.positions, "value_features": "token",
+                        "scores": "any function of (query features, key features)",
+                        "norm_bound": None},
+        "hypothesis": "error <= eps at every position of every sequence of the family",
+        "conclusion": {"bounds": sorted([list(k), format_rational(v)]
+                                        for k, v in proved.items())}}
+    return Verdict(ok=True, kind=KIND, claim=text, details=details, statement=statement)
