@@ -59,6 +59,7 @@ from .schema import (
     rational_vector,
 )
 from .verdict import Verdict
+from .witness import _position_features
 
 KIND = "bnb-learned-values"
 VALUE_CLASSES = ("learned", "fixed")
@@ -71,19 +72,6 @@ Interval = tuple[Fraction | None, Fraction | None]
 Box = dict[int, list[Interval]]
 
 
-def position_features(scheme: str, t: int, T: int) -> tuple[Fraction, ...]:
-    """``π(t)`` exactly: inverse ``[1; r_t]`` (``r_0 = 0``, ``r_1 = 1``, ``r_t = 1/(t-1)``),
-    onehot ``e_t`` in ``R^{T+1}``, none ``[1]``."""
-    if scheme == "inverse":
-        r = Fraction(0) if t == 0 else Fraction(1) if t == 1 else Fraction(1, t - 1)
-        return (Fraction(1), r)
-    if scheme == "onehot":
-        return tuple(Fraction(int(i == t)) for i in range(T + 1))
-    if scheme == "none":
-        return (Fraction(1),)
-    raise CertificateError(f"instance.task.positions: unknown positional scheme {scheme!r}")
-
-
 class Instance:
     """The instance as this checker reads it: exact content, positions, ``eps``, value class."""
 
@@ -94,7 +82,10 @@ class Instance:
         self.base = read_instance({**inst, "values": "fixed"})
         self.p, self.T, self.k = self.base.p, self.base.T, self.base.k
         self.positions = self.base.description.get("positions", "inverse")
-        self.pi = [position_features(self.positions, t, self.T) for t in range(self.T + 1)]
+        # π(t) exactly, as the witness checker computes it (the positional scheme is
+        # validated by read_instance: inverse, onehot or none)
+        self.pi = [tuple(_position_features(self.positions, self.T, t))
+                   for t in range(self.T + 1)]
         self.family = need_str(inst, "family", "instance", ("S_T",))
         self.eps = need_rational(inst, "eps", "instance")
         if self.eps <= 0:
