@@ -11,12 +11,13 @@ the supremum over the family, never a certified value.  Both say which they are.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ._validate import as_int
+from .adversary import WorstCase, worst_content
 from .numerics import stable_norm
 from .progress import Progress
 from .stack import StackModel
@@ -39,7 +40,9 @@ class StackEvaluation(SinkSummary):
     domain); ``bos_share_*`` ``α_{t0} / Σ_j α_tj`` (0 where every weight vanishes).
     ``source``: ``"exhaustive"`` (the whole family), ``"sampled"`` (``n_sequences``
     seeded draws, ``seed``) or ``"given"``; off the whole family ``max_error`` is only a
-    lower estimate of the worst case.
+    lower estimate of the worst case.  ``adversarial``: on request (``search=``), the
+    worst sequence an adversarial content search found (also a lower estimate; the
+    larger of the two is ``worst_error``).
     """
 
     model: StackModel
@@ -58,6 +61,13 @@ class StackEvaluation(SinkSummary):
     n_prefixes: int
     source: str
     seed: int | None = None
+    adversarial: WorstCase | None = None
+
+    @property
+    def worst_error(self) -> float:
+        """The largest error found, by the evaluation or the adversarial search."""
+        extra = self.adversarial.max_error if self.adversarial is not None else -1.0
+        return max(self.max_error, extra)
 
     @property
     def exhaustive(self) -> bool:
@@ -71,6 +81,8 @@ class StackEvaluation(SinkSummary):
             return f"exhaustive over the family ({self.n_sequences} sequences)"
         what = (f"sampled: {self.n_sequences} seeded sequences (seed {self.seed})"
                 if self.source == "sampled" else f"{self.n_sequences} given sequences")
+        if self.adversarial is not None:
+            what += f" plus an {self.adversarial.method.split(':')[0]}"
         return f"{what}; the max error is a lower estimate of the worst case, not certified"
 
     def summary(self) -> dict[str, Any]:
@@ -79,6 +91,7 @@ class StackEvaluation(SinkSummary):
             kind=self.model.kind, layers=self.model.n_layers, heads=self.model.H,
             residual=self.model.residual, max_error=self.max_error,
             source=self.source, method=self.method, seed=self.seed,
+            worst_error=self.worst_error,
             worst_position=self.worst[1], sink_score=self.sink_score.tolist(),
             bos_nontrigger=self.bos_nontrigger.to_dict(), bos_trigger=self.bos_trigger.to_dict(),
             log_nonbos_nontrigger=self.log_nonbos_nontrigger.to_dict(),
@@ -140,23 +153,31 @@ class _Tally:
 
 
 def evaluate_stack(model: StackModel, sequences: Iterable[Any] | None = None, *,
-                   samples: int | None = None, seed: int | None = 0,
+                   samples: int | None = None, seed: int | None = 0, search: int = 0,
                    max_rows: int = 1 << 13, progress: bool | None = None) -> StackEvaluation:
     """Evaluate a stack: exhaustively over a finite family (default), or on ``sequences``
     (user-facing sequences of the task), or on ``samples`` seeded draws (the default on
-    continuous content, with ``DEFAULT_SAMPLES``)."""
+    continuous content, with ``DEFAULT_SAMPLES``).  ``search > 0`` (continuous paper
+    content) adds an adversarial content search from that many seeded starts."""
     if not isinstance(model, StackModel):
         raise TypeError(f"model must be a StackModel, got {type(model).__name__}")
     task = model.task
     max_rows = as_int("max_rows", max_rows, minimum=1)
+    search = as_int("search", search, minimum=0)
+    if search and task.finite:
+        raise ValueError("search= is for continuous content; a finite family is exhaustive")
     if sequences is None and samples is None and task.finite:
         return _exhaustive(model, max_rows, progress)
     if sequences is None:
         n = DEFAULT_SAMPLES if samples is None else as_int("samples", samples, minimum=1)
         sequences = task.sample(n, seed)
-        return _explicit(model, sequences, "sampled", seed, progress)
-    if samples is not None:
-        raise ValueError("give either sequences or samples, not both")
+        result = _explicit(model, sequences, "sampled", seed, progress)
+        if search:
+            found = worst_content(model, starts=search, seed=0 if seed is None else seed + 1)
+            result = replace(result, adversarial=found)
+        return result
+    if samples is not None or search:
+        raise ValueError("give either sequences or samples/search, not both")
     return _explicit(model, sequences, "given", None, progress)
 
 

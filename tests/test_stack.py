@@ -274,3 +274,37 @@ def test_continuous_evaluation_is_a_stated_seeded_sample():
     with pytest.raises(TypeError, match="unexpected options"):
         sp.evaluate(sp.AttentionModel(sp.TriggerTask(1, 2), "softmax",
                                       A=np.zeros((6, 6))), samples=3)
+
+
+# ------------------------------------------------------- adversarial content search
+
+def test_adversarial_search_improves_on_its_starts_and_stays_in_the_box():
+    from sinkproof.adversary import worst_content
+
+    task = PaperTask(n=6, L=6)
+    model = sp.paper_model(task, "softmax", **paper_weights(1, 2, 6, seed=9))
+    found = worst_content(model, starts=2, seed=5, maxiter=15)
+    starts = sp.evaluate(model, list(task.sample(2, seed=5)))
+    assert found.max_error > starts.max_error  # strictly: the search moved uphill
+    task.check_sequence(found.x)  # a valid sequence: content in [-1, 1], one trigger
+    out, _ = model.forward(found.x)
+    err = np.linalg.norm(out - task.targets(found.x), axis=1)
+    assert err[found.position] == pytest.approx(found.max_error, rel=1e-12)
+    assert err.max() == pytest.approx(found.max_error, rel=1e-12)
+    assert "not certified" in found.method and found.trigger_at == task.trigger_position(found.x)
+
+
+def test_evaluate_with_search_reports_both_estimates():
+    from sinkproof.constructions import paper_relu_solution
+
+    task = PaperTask(n=5, L=5)
+    model = sp.paper_model(task, "softmax", **paper_weights(1, 1, 5, seed=2))
+    ev = sp.evaluate(model, samples=20, seed=1, search=1)
+    assert ev.adversarial is not None and "adversarial" in ev.method
+    assert ev.worst_error == max(ev.max_error, ev.adversarial.max_error)
+    assert ev.summary()["worst_error"] == ev.worst_error
+    exact = sp.evaluate(paper_relu_solution(task), samples=20, search=1)
+    assert exact.worst_error < 1e-14  # the (P3) construction has nothing to find
+    with pytest.raises(ValueError, match="finite family is exhaustive"):
+        sp.evaluate(sp.paper_model(PaperTask(n=5, L=4, content=[[0.0, 1.0]]), "softmax",
+                                   **paper_weights(1, 1, 5, seed=2)), search=1)
