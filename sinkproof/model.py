@@ -266,7 +266,13 @@ class AttentionModel:
                    gate_c=d.get("gate_c"))
 
     def __repr__(self) -> str:
+        extra = "".join(
+            f", {name}={np.array2string(self.map_params[:, i], precision=4)}"
+            for i, name in enumerate(self.attention_map.param_names))
+        if self.gate_w is not None:
+            extra += f", gate_c={np.array2string(self.gate_c, precision=4)}"
         return (
             f"AttentionModel({self.kind}, H={self.H}, values={self.values}, "
-            f"||A||_2={np.array2string(self.spectral_norms, precision=4)}, task={self.task!r})"
+            f"||A||_2={np.array2string(self.spectral_norms, precision=4)}{extra}, "
+            f"task={self.task!r})"
         )
