@@ -16,6 +16,7 @@ import numpy as np
 from ._validate import as_real_array
 from .attention import MAPS, AttentionMap, get_map
 from .task import TriggerTask
+from .tasks.protocol import require_setting
 
 KINDS = ("softmax", "relu")
 """The kinds that search and training support so far; a model accepts any name in ``MAPS``."""
@@ -76,8 +77,7 @@ class AttentionModel:
         self, task: TriggerTask, kind: str = "softmax", A: Any = None, U: Any = None, *,
         map_params: Any = None, gate_w: Any = None, gate_c: Any = None,
     ) -> None:
-        if not isinstance(task, TriggerTask):
-            raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+        require_setting(task, "trigger")
         self.task = task
         amap = get_map(kind)
         self.kind = amap.name

@@ -38,6 +38,7 @@ from .constructions import relu_solution, softmax_solution
 from .model import KINDS, AttentionModel
 from .modelclass import ModelClass
 from .task import POSITION_SCHEMES, TRIG, TRIGGER_FAMILIES, TriggerTask
+from .tasks.protocol import require_setting
 
 __all__ = [
     "CONTENT_OPTIONS",
@@ -156,8 +157,7 @@ def sequences(
     The single-trigger family gets at most one; the multi-trigger family any number.
     Shrinks towards ``(0,)`` (or ``(TRIG,)`` when a trigger is required).
     """
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     lo = as_int("min_length", min_length, minimum=1)
     hi = task.T if max_length is None else as_int("max_length", max_length, minimum=1)
     if not lo <= hi <= task.T:
@@ -204,8 +204,7 @@ def models(
     where a sink's ``1 - α_0`` falls below float64 resolution.  ``model_class``
     (a :class:`~sinkproof.modelclass.ModelClass`) fixes kind, heads and values at once.
     """
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     if model_class is not None:
         if not isinstance(model_class, ModelClass):
             raise TypeError(f"model_class must be a ModelClass, got {type(model_class).__name__}")

@@ -26,6 +26,7 @@ from ..errors import SinkproofError
 from ..model import AttentionModel
 from ..modelclass import ModelClass
 from ..task import TRIG, TriggerTask
+from ..tasks.protocol import require_setting
 from . import bounds as B
 from .exact import ExactFamilyCheck, ExactModel, exact_check
 from .instances import BosBound, InstantiatedBound, Target, errors_at, float_down
@@ -117,8 +118,7 @@ class Theorem:
 
     def instantiate(self, task: TriggerTask, eps: Any = 0, **options: Any) -> Any:
         """The theorem on ``task`` at error level ``eps`` (exact; floats convert exactly)."""
-        if not isinstance(task, TriggerTask):
-            raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+        require_setting(task, "trigger")
         eps = B.exact_number(eps)
         if eps < 0:
             raise ValueError(f"eps must be >= 0, got {eps}")
