@@ -165,7 +165,7 @@ from sinkproof.checker import bnb as trusted  # noqa: E402
 SMALL = st.fractions(min_value=-3, max_value=3, max_denominator=7)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(data=st.data(), positions=st.sampled_from(["inverse", "onehot", "none"]))
 def test_leaf_terms_bound_the_lagrangian_of_every_model_in_the_box(data, positions):
     """``Σ_i (eps s_i Z_i + z_i·r_i) + eps s_0 + z_0·v_BOS <= c0 + Σ_l h_l u_l`` for every
