@@ -29,6 +29,7 @@ _LAZY = {
     "strategies": ("sinkproof.strategies", None),
     "testing": ("sinkproof.testing", None),
     "experiment": ("sinkproof.experiment", None),
+    "sweep": ("sinkproof.sweep", None),
 }
 
 
