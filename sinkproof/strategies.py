@@ -33,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
                       "(or the test extra: pip install -e \".[test]\")") from exc
 
 from ._validate import as_int, as_real
+from .attention import MAPS
 from .constructions import relu_solution, softmax_solution
 from .model import KINDS, AttentionModel
 from .modelclass import ModelClass
@@ -195,8 +196,8 @@ def models(
 ) -> AttentionModel:
     """Attention models on ``task`` with every score entry in ``[-scale, scale]``.
 
-    ``kind``: ``"softmax"``/``"relu"``; ``heads``: a count or an inclusive
-    ``(min, max)`` range; ``values``: ``"learned"`` (entries of ``U`` in
+    ``kind``: a map name or names (default ``"softmax"``/``"relu"``); ``heads``: a count
+    or an inclusive ``(min, max)`` range; ``values``: ``"learned"`` (entries of ``U`` in
     ``[-value_scale, value_scale]``) or ``"fixed"`` (``U_fix``).  ``scale`` may be
     a list of bounds to choose from, e.g. ``scale=(3.0, 200.0)`` mixes ordinary
     models with large-logit ones (logits up to ``scale * ||φ||_1^2``), which is
@@ -207,14 +208,14 @@ def models(
     if model_class is not None:
         if not isinstance(model_class, ModelClass):
             raise TypeError(f"model_class must be a ModelClass, got {type(model_class).__name__}")
-        kind, heads, values = model_class.kind, model_class.heads, model_class.values
+        kind, heads, values = model_class.maps, model_class.heads, model_class.values
     lo, hi = _int_range("heads", heads)
     scales = [scale] if isinstance(scale, (int, float)) else list(scale)
     if not scales:
         raise ValueError("scale: give at least one bound")
     scales = [as_real("scale", s, minimum=0.0) for s in scales]
     value_scale = as_real("value_scale", value_scale, minimum=0.0)
-    the_kind = draw(_option("attention kind", kind, KINDS))
+    the_kind = draw(_option("attention kind", KINDS if kind is None else kind, tuple(MAPS)))
     the_values = draw(_option("values", values, VALUE_OPTIONS))
     H = draw(st.integers(lo, hi))
     bound = draw(st.sampled_from(scales))

@@ -56,7 +56,8 @@ def _certify_tree(relax: Any, outcome: TargetOutcome, values: str) -> None:
     for leaf in outcome.tree.root.leaves():
         if math.isinf(leaf.bound) and leaf.bound > 0:
             return
-        got = leaf_certificate(relax, leaf.box, leaf.bound == -math.inf, values)
+        empty = leaf.bound == -math.inf
+        got = leaf_certificate(relax, leaf.box, empty, values, -1.0 if empty else leaf.bound)
         if got is None and leaf.bound == -math.inf:
             got = leaf_certificate(relax, leaf.box, False, values)
         if got is None:
