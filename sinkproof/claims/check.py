@@ -145,7 +145,7 @@ def _refute_by_constructions(claim: Claim, bound_at: Any, witness: str | Path | 
             reasons.append(f"{name}: its construction does not refute the claim")
             continue
         path = write_witness(SearchRecord(refutation=ref), claim, _witness_path(claim, witness))
-        if path is not None:
+        if path is not None:  # its verified statement refutes the claim exactly
             return Refuted(claim, model=model, error=ref.error, violations=ref.violations,
                            witness=str(path), detail=f"the construction of {name}, "
                            f"re-verified at {ref.digits} digits; witness statement "
@@ -171,7 +171,7 @@ def _refute_by_search(claim: Claim, bound_at: Any, witness: str | Path | None,
     spent = {"seconds": round(time.perf_counter() - start, 2), "restarts": record.restarts}
     path = None
     if record.refutation is not None:
-        path = write_witness(record, claim, _witness_path(claim, witness))
+        path = write_witness(record, claim, _witness_path(claim, witness))  # exact, or None
     interrupted = any(getattr(r, "interrupted", False) for r in record.results)
     if path is None:
         return Open(claim, frontier=record.frontier, spent=spent, interrupted=interrupted,
