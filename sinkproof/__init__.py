@@ -30,6 +30,8 @@ _LAZY = {
     "testing": ("sinkproof.testing", None),
     "experiment": ("sinkproof.experiment", None),
     "sweep": ("sinkproof.sweep", None),
+    "PaperTask": ("sinkproof.tasks", "PaperTask"),
+    "paper_model": ("sinkproof.stack", "paper_model"),
 }
 
 

@@ -69,7 +69,10 @@ def run(args: argparse.Namespace) -> int:
         content = confirm_declared_content(verdict.statement["instance"])
     if not args.quiet:
         print(f"verified ({verdict.kind}): {verdict.claim}")
-        print(f"statement sha256:{verdict.digest}" + (f" ({content})" if content else ""))
+        if verdict.digest is None:  # a registered kind whose checker states no statement
+            print(f"statement: none (the {verdict.kind} checker returns no canonical statement)")
+        else:
+            print(f"statement sha256:{verdict.digest}" + (f" ({content})" if content else ""))
     if args.statement:
         text = canonical_json(verdict.statement) + "\n"
         if args.statement == "-":

@@ -22,6 +22,7 @@ from ..errors import CertificateError
 from ..model import KINDS, AttentionModel
 from ..progress import Progress
 from ..task import TriggerTask
+from ..tasks.protocol import require_setting
 from .objective import prefix_batch
 from .restart import RestartOutcome, SearchSettings, pareto, run_restart
 from .result import SearchResult, TracePoint
@@ -106,8 +107,7 @@ def search(
     seconds.  ``found`` is true only after the trusted checker has confirmed both
     conditions on the whole family at ``dps`` digits.  Ctrl-C returns the best so far.
     """
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     choice("attention kind", kind, KINDS)
     choice("values", values, VALUES)
     heads = as_int("heads", heads, minimum=1)

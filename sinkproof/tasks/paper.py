@@ -413,8 +413,8 @@ class PaperTask(Task):
         return cls(**d)
 
     def __repr__(self) -> str:
-        content = (f"m={self.m}" if self.content_scheme == "custom"
-                   else f"grid={self.grid}" if self.grid else "'uniform'")
+        content = (f"<{self.m} vectors>" if self.content_scheme == "custom"
+                   else f"'grid', grid={self.grid}" if self.grid else "'uniform'")
         return (f"PaperTask(n={self.n}, L={self.L}, content={content}, "
                 f"residual={self.residual})")
 
