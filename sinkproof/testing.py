@@ -247,7 +247,7 @@ def assert_no_sink(
 
 
 def assert_obeys(model: AttentionModel, bound: Any, rtol: float = 1e-9) -> Any:
-    """Assert ``model`` obeys an instantiated theorem (``symbolic.theorem(k).instantiate(...)``).
+    """Assert ``model`` obeys an instantiated theorem (``theorems.theorem(k).instantiate(...)``).
 
     Wherever the model meets the theorem's error hypothesis, its BOS mass must be at
     least the bound (compared through ``1 - α_0`` in the log domain, with relative
@@ -257,7 +257,7 @@ def assert_obeys(model: AttentionModel, bound: Any, rtol: float = 1e-9) -> Any:
     model = _check_model(model)
     check = getattr(bound, "check", None)
     if not callable(check):
-        raise TypeError("bound must be an instantiated theorem (symbolic.theorem(k).instantiate"
+        raise TypeError("bound must be an instantiated theorem (theorems.theorem(k).instantiate"
                         f"(task, eps)), got {type(bound).__name__}")
     result = check(model, rtol=rtol)
     if not result.holds:

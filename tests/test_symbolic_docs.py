@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sinkproof.symbolic.docgen import COMMAND, generate
+from sinkproof.report.theory_page import COMMAND, generate
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "theory.md"
 

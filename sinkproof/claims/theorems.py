@@ -1,6 +1,6 @@
 """Proof of a claim by a registered theorem, and the BOS bound a conclusion names.
 
-The registry (:data:`sinkproof.symbolic.THEOREMS`) states each theorem's class and
+The registry (:data:`sinkproof.theorems.THEOREMS`) states each theorem's class and
 error hypothesis as data.  A theorem proves a claim only when
 
 - ``applies_to(claim's model class)`` holds (every model of the class is covered)
@@ -22,6 +22,8 @@ from typing import Any
 
 from ..errors import SinkproofError
 from ..model import AttentionModel
+from ..symbolic.bounds import exact_number
+from ..theorems import THEOREMS, Theorem
 from .outcome import Proved
 from .schema import Claim
 
@@ -29,38 +31,24 @@ BoundAt = Callable[[tuple[int, ...]], float]
 Target = tuple[tuple[int, ...], int]
 
 
-def registry() -> dict[str, Any]:
-    """The symbolic layer's theorem registry (empty when it cannot be imported)."""
-    try:
-        from ..symbolic import THEOREMS
-    except ImportError:
-        return {}
+def registry() -> dict[str, Theorem]:
+    """The theorem registry, :data:`sinkproof.theorems.THEOREMS`."""
     return dict(THEOREMS)
 
 
-def _instantiate(thm: Any, claim: Claim) -> Any:
-    """The theorem on the claim's task and ε, at the claimed positions where it takes them."""
-    mc, task, eps = claim.model_class, claim.task, claim.hypothesis.eps_exact
-    if thm.name in ("theorem1",):
-        return thm.instantiate(task, eps, values=mc.values)
-    if thm.name in ("theorem3", "theorem7"):
-        positions = [(s, t) for s, t in claim.conclusion.at.pair_list(task)
-                     if s[t - 1] >= 0]  # non-trigger positions only
-        values = {"values": mc.values} if thm.name == "theorem3" else {}
-        return thm.instantiate(task, eps, positions=positions, **values)
-    if thm.name == "theorem2":
-        return thm.instantiate(task, eps)
-    raise ValueError("its instance has no per-position bounds the checker reads "
-                     "(use its certificate instead)")
+def _instantiate(thm: Theorem, claim: Claim) -> Any:
+    """The theorem's exact bounds for the claim's class and ε, at the claimed non-trigger
+    positions (the calling convention every bound theorem shares)."""
+    task = claim.task
+    positions = [(s, t) for s, t in claim.conclusion.at.pair_list(task)
+                 if s[t - 1] >= 0]  # non-trigger positions only
+    return thm.bound(task, claim.hypothesis.eps_exact, claim.model_class, positions)
 
 
 def _bound_instances(claim: Claim, reasons: list[str]) -> Iterator[tuple[str, Any]]:
     """``(name, instantiated bound)`` for every theorem that covers the claim's class."""
     con = claim.conclusion
     theorems = registry()
-    if not theorems:
-        reasons.append("theorem: the registry sinkproof.symbolic.THEOREMS is not available")
-        return
     if con.theorem is not None and con.theorem not in theorems:
         raise ValueError(f"unknown theorem {con.theorem!r} in the conclusion "
                          f"(known: {', '.join(theorems)})")
@@ -104,8 +92,6 @@ def _claimed(claim: Claim) -> list[Target]:
 
 
 def _exact(b: float) -> Any:
-    from ..symbolic.bounds import exact_number
-
     return exact_number(b)
 
 
