@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
 
 from ._validate import as_real_array, choice
+from .numerics import logsumexp
 from .task import TriggerTask
 
 KINDS = ("softmax", "relu")
