@@ -3,20 +3,48 @@
 Each subcommand lives in its own module of :mod:`sinkproof.commands` and exposes
 ``register(subparsers)``; it sets ``func(args) -> int`` on its parser.  The top-level
 help comes from the table :data:`sinkproof.commands.COMMANDS`, so only the module of
-the command that runs is imported.  Errors a user can cause are reported on one line
-with a non-zero exit status.
+the command that runs is imported.  The exit
+status means only what :data:`sinkproof.errors.EXIT_CODES` says: 0, 1 and 3 come from
+a completed decision; bad input is 2, a refused size 4, an internal error 70 and an
+interrupt 130, each with a one-line message on stderr (``--debug`` adds the traceback).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
+import traceback
 from collections.abc import Collection, Sequence
+from pathlib import Path
 
 from . import __version__
 from .commands import COMMANDS
-from .errors import SinkproofError
+from .errors import (
+    EXIT_BAD_INPUT,
+    EXIT_CODES,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_REFUSED,
+    SinkproofError,
+    WorkLimitError,
+)
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def exit_status_text() -> str:
+    """The exit-status table, one line per status (for ``--help`` and docs/cli.md)."""
+    return "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (``sinkproof: error: ...``), status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_BAD_INPUT, f"sinkproof: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser:
@@ -25,11 +53,15 @@ def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser
     The modules of the commands in ``load`` (default: all) are imported and register
     their full parsers; every other command gets a parser with its one-line help only.
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="sinkproof",
         description="Proofs, certificates and counterexamples for attention sinks.",
+        epilog="exit status:\n" + exit_status_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"sinkproof {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the full traceback of an error (anywhere on the line)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_line in sorted(COMMANDS.items()):
         if load is None or name in load:
@@ -45,24 +77,108 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return word if word in COMMANDS else None
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _is_input_error(exc: BaseException) -> bool:
+    """A user-caused error: a :class:`SinkproofError`, an OSError (a file), or a
+    ValueError/TypeError raised by sinkproof's own validation (the innermost frame of its
+    traceback is in the package).  The same classes raised inside NumPy, SciPy & co. are
+    internal errors: sinkproof should have refused the input before them."""
+    if isinstance(exc, (SinkproofError, OSError)):
+        return True
+    if not isinstance(exc, (ValueError, TypeError)):
+        return False
+    frames = traceback.extract_tb(exc.__traceback__)
+    return not frames or Path(frames[-1].filename).resolve().is_relative_to(PACKAGE_DIR)
+
+
+class _QuietStdout:
+    """stdout that, once its reader has gone (``sinkproof ... | head``), drops what follows
+    instead of raising BrokenPipeError: a closed pipe is not an error."""
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+        self.closed_pipe = False
+
+    def write(self, text: str) -> int:
+        if self.closed_pipe:
+            return len(text)
+        try:
+            return self._stream.write(text)  # type: ignore[attr-defined]
+        except BrokenPipeError:
+            self._close()
+            return len(text)
+
+    def flush(self) -> None:
+        if self.closed_pipe:
+            return
+        try:
+            self._stream.flush()  # type: ignore[attr-defined]
+        except BrokenPipeError:
+            self._close()
+
+    def _close(self) -> None:
+        self.closed_pipe = True
+        try:  # point the descriptor at /dev/null so that the interpreter's exit flush is quiet
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())  # type: ignore[attr-defined]
+        except (OSError, AttributeError, ValueError):
+            pass
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def _error(kind: str, exc: BaseException, debug: bool) -> None:
+    if debug:
+        traceback.print_exception(exc)
+    print(f"sinkproof: {kind}: {_first_line(exc)}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (0 success, 1 a claim failed, 2 bad input)."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """Run the CLI; returns the exit status (:data:`sinkproof.errors.EXIT_CODES`)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv  # accepted anywhere on the line, not only before COMMAND
+    argv = [a for a in argv if a != "--debug"]
     command = _command_in(argv)
     parser = build_parser(() if command is None else (command,))
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version (0) or a usage error (2)
+        return int(exc.code or 0)
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return 0
+    stdout = sys.stdout
+    sys.stdout = quiet = _QuietStdout(stdout)
     try:
         return int(args.func(args) or 0)
-    except (SinkproofError, ValueError, TypeError, OSError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"sinkproof: error: {msg}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
+        sys.stdout.flush()
         print("sinkproof: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except WorkLimitError as exc:
+        _error("refused", exc, debug)
+        return EXIT_REFUSED
+    except BrokenPipeError:
+        quiet._close()
+        return 0
+    except Exception as exc:  # noqa: BLE001 - every failure gets a status and one line
+        if _is_input_error(exc):
+            _error("error", exc, debug)
+            return EXIT_BAD_INPUT
+        _error("internal error", exc, debug)
+        if not debug:
+            print("sinkproof: this is a bug; run again with --debug for the traceback",
+                  file=sys.stderr)
+        return EXIT_INTERNAL
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":  # pragma: no cover

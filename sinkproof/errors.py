@@ -7,3 +7,36 @@ class SinkproofError(Exception):
 
 class CertificateError(SinkproofError, ValueError):
     """A certificate or witness file is malformed, tampered with, or does not verify."""
+
+
+class InputError(SinkproofError, ValueError):
+    """Bad input: a file, option or argument that does not make sense (exit status 2)."""
+
+
+class WorkLimitError(SinkproofError):
+    """The work a command would do is beyond its limit (exit status 4); the message names
+    the estimate, the limit and the option that raises it."""
+
+
+EXIT_CODES: dict[int, str] = {
+    0: "proved / verified / done: the command completed and its claim holds",
+    1: "refuted / not verified: the command completed and its claim fails "
+       "(a counterexample, a failing inequality, an uncertified position, a broken bound)",
+    2: "bad input: an unknown option, a malformed file or a meaningless parameter",
+    3: "open: neither proved nor refuted within the budget",
+    4: "refused: the estimated work is beyond the limit (raise it with --max-work)",
+    70: "internal error: a bug in sinkproof (run with --debug for the traceback)",
+    130: "interrupted (Ctrl-C / SIGINT); the partial result is printed, marked interrupted",
+}
+"""Every exit status of the ``sinkproof`` command.  0, 1 and 3 come only from a completed
+decision; an unexpected exception is always 70, never 1."""
+
+EXIT_OK, EXIT_FAILS, EXIT_BAD_INPUT, EXIT_OPEN, EXIT_REFUSED = 0, 1, 2, 3, 4
+EXIT_INTERNAL, EXIT_INTERRUPTED = 70, 130
+
+
+def check_work(what: str, estimate: int, limit: int, flag: str = "--max-work") -> None:
+    """Refuse (:class:`WorkLimitError`) when ``estimate`` units of ``what`` exceed ``limit``."""
+    if estimate > limit:
+        raise WorkLimitError(f"refusing to start: about {estimate:,} {what}, beyond the limit "
+                             f"of {limit:,} (raise it with {flag} N)")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._validate import as_real
+from .attention import MapProperties
 from .kernel import PrefixForward, forward_prefixes
 from .model import AttentionModel
 from .numerics import stable_norm
@@ -79,10 +80,11 @@ class Evaluation:
     ``max_error``: ``max ||f_t - y_t||`` over every position (0 included);
     ``worst``: a ``(sequence, position)`` where it occurs.  ``bos_*``: BOS weight
     ``α^h_{t0}`` at non-trigger / trigger positions ``t >= 1``; ``log_nonbos_*``:
-    ``log(1 - α_{t0})`` computed in the log domain (for ReLU: log of the non-BOS
-    weight); ``bos_share_*``: ``α_{t0} / Σ_j α_{tj}`` (equal to BOS mass for
-    softmax; 0 where all weights vanish); ``null_mass_*``: share of weight on keys
-    whose value has norm ``<= eta`` (BOS included).
+    ``log Σ_{j>=1} α_{tj}`` computed in the log domain (``log(1 - α_{t0})`` on the
+    simplex); ``bos_share_*``: ``α_{t0} / Σ_j α_{tj}`` (equal to BOS mass on the
+    simplex; 0 where all weights vanish); ``null_mass_*``: weight on keys whose value
+    has norm ``<= eta`` (BOS included) plus the null slot of maps that have one
+    (virtual slot, closed gate); for unnormalised maps, its share of the total weight.
     """
 
     model: AttentionModel
@@ -146,10 +148,11 @@ class Evaluation:
     def __repr__(self) -> str:
         seq, pos = self.worst
         f = lambda a: np.array2string(a, precision=6)  # noqa: E731
+        props = self.model.attention_map.properties
         deep = (f", max 1-α0={np.array2string(self.max_nonbos_nontrigger, precision=3)}"
-                if self.model.kind == "softmax" else "")
+                if props.on_simplex else "")
         share = (f", BOS share={f(self.bos_share_nontrigger.mean)}"
-                 if self.model.kind == "relu" else "")
+                 if _unnormalised(props) else "")
         return (
             f"Evaluation({self.model.kind}, H={self.model.H}: max_error={self.max_error:.6g} "
             f"at {show_sequence(seq)}[t={pos}], sink_score={f(self.sink_score)}{deep}{share}, "
@@ -158,8 +161,8 @@ class Evaluation:
         )
 
     def _repr_markdown_(self) -> str:
-        relu = self.model.kind == "relu"
-        # ReLU weights are not normalised: the comparable figure is the BOS share.
+        relu = _unnormalised(self.model.attention_map.properties)
+        # Unnormalised weights (ReLU, sigmoid): the comparable figure is the BOS share.
         bos = self.bos_share_nontrigger if relu else self.bos_nontrigger
         label = "BOS share" if relu else "BOS mass"
         rows = [f"| head | sink score | {label} min (non-trig) | max 1-α0 (non-trig) | "
@@ -176,6 +179,11 @@ class Evaluation:
                 f"at `{show_sequence(seq)}`, t={pos}; {self.n_sequences} sequences, "
                 f"{self.n_positions:g} positions ({self.n_prefixes} distinct prefixes)\n\n")
         return head + "\n".join(rows)
+
+
+def _unnormalised(props: MapProperties) -> bool:
+    """Weights neither on the simplex nor completed by a null slot (ReLU, sigmoid)."""
+    return not props.on_simplex and not props.null_slot
 
 
 def family_prefix_blocks(
@@ -246,7 +254,9 @@ def evaluate(
 
     # position 0: only BOS, target 0
     s00 = model.score_table[:, task.bos_code, 0, task.bos_code, 0]
-    w00 = np.ones(H) if model.kind == "softmax" else np.maximum(s00, 0.0)
+    w00 = model.attention_map.weights(s00[:, None, None], 0, model.map_params)[0][:, 0, 0]
+    if model.gate_table is not None:
+        w00 = w00 * model.gate_table[:, task.bos_code, 0]
     out0 = (w00[:, None] * model.value_table[:, task.bos_code]).sum(axis=0)
     worst_err = float(stable_norm(out0))
     worst: tuple[tuple[int, ...], int] = (first_sequence, 0)
@@ -264,7 +274,8 @@ def evaluate(
                 worst_err = float(err[i])
                 worst = (task.decode(codes[i]), t)
                 worst_out, worst_tgt = fw.output[i], fw.target[i]
-            _accumulate(acc, fw, null, weight, task.trig_code, model.kind)
+            _accumulate(acc, fw, null, weight, task.trig_code,
+                        model.attention_map.properties)
             n_prefixes += codes.shape[0]
             n_positions += float(weight.sum())
             bar.update(codes.size)
@@ -290,16 +301,29 @@ def evaluate(
     )
 
 
+def null_mass(weights: np.ndarray, null_keys: np.ndarray, properties: MapProperties
+              ) -> np.ndarray:
+    """Mass on null keys (value norm ``<= eta``), plus the null slot ``1 - Σ_j α_j`` where the
+    map has one (virtual slot or gate); off the simplex without a slot, the share of the
+    total weight (0 where every weight is 0).  ``weights`` ``(..., K)``, ``null_keys`` alike."""
+    nm = (weights * null_keys).sum(axis=-1)
+    if properties.on_simplex:
+        return nm
+    total = weights.sum(axis=-1)
+    if properties.null_slot:
+        return nm + np.maximum(1.0 - total, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, nm / np.where(total > 0, total, 1.0), 0.0)
+
+
 def _accumulate(acc: dict[str, _Accumulator], fw: PrefixForward, null: np.ndarray,
-                weight: np.ndarray, trig_code: int, kind: str) -> None:
+                weight: np.ndarray, trig_code: int, properties: MapProperties) -> None:
     w = fw.weights
     bos = w[..., 0]
     total = w.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(total > 0, bos / np.where(total > 0, total, 1.0), 0.0)
-        nm = (w * null[:, fw.keys]).sum(axis=-1)
-        if kind == "relu":
-            nm = np.where(total > 0, nm / np.where(total > 0, total, 1.0), 0.0)
+    nm = null_mass(w, null[:, fw.keys], properties)
     is_trig = fw.query == trig_code
     for suffix, mask in (("n", ~is_trig), ("t", is_trig)):
         if not np.any(mask):

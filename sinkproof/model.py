@@ -1,8 +1,9 @@
 """One causal attention layer with token-only values (THEORY.md section 2).
 
-Scores ``s^h_{tj} = φ_t^T A_h φ_j``; weights are the softmax over ``j <= t`` or
-the (non-normalised) ReLU ``max(0, s)``; values ``v^h_j = U_h e(x_j)``; the output
-is ``f_t = Σ_h Σ_{j<=t} α^h_{tj} v^h_j``.
+Scores ``s^h_{tj} = φ_t^T A_h φ_j``; weights ``α^h_t`` are an attention map of the
+scores over ``j <= t`` (softmax, ReLU ``max(0, s)``, ...: :mod:`sinkproof.attention`);
+values ``v^h_j = U_h e(x_j)``; the output is ``f_t = Σ_h g^h_t Σ_{j<=t} α^h_{tj} v^h_j``,
+where the gate ``g^h_t = σ(w_h·φ_t + c_h)`` is present for gated maps only (else 1).
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_real_array, choice
-from .numerics import logsumexp
+from ._validate import as_real_array
+from .attention import MAPS, AttentionMap, get_map
 from .task import TriggerTask
 
 KINDS = ("softmax", "relu")
+"""The kinds that search and training support so far; a model accepts any name in ``MAPS``."""
 
 
 def fixed_values(p: int) -> np.ndarray:
@@ -24,6 +26,25 @@ def fixed_values(p: int) -> np.ndarray:
     U = np.zeros((p, p + 3))
     U[:, :p] = np.eye(p)
     return U
+
+
+def _gate(amap: AttentionMap, H: int, D: int, gate_w: Any, gate_c: Any
+          ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Checked gate parameters ``(H, D)``, ``(H,)`` for a gated map; ``None`` otherwise."""
+    if not amap.properties.gated:
+        if gate_w is not None or gate_c is not None:
+            raise ValueError(f"gate_w/gate_c given, but the {amap.name} map has no gate")
+        return None, None
+    w = np.zeros((H, D)) if gate_w is None else as_real_array("gate_w", gate_w, ndim=(1, 2))
+    if w.ndim == 1:
+        w = np.broadcast_to(w, (H, w.shape[0])).copy()
+    if w.shape != (H, D):
+        raise ValueError(f"gate_w must have shape ({H}, {D}), got {w.shape}")
+    c = np.zeros(H) if gate_c is None else as_real_array("gate_c", gate_c, ndim=(0, 1))
+    c = np.broadcast_to(c, (H,)).copy() if c.ndim == 0 or c.shape == (1,) else c
+    if c.shape != (H,):
+        raise ValueError(f"gate_c must have shape ({H},), got {c.shape}")
+    return w, c
 
 
 def _heads(name: str, value: Any, shape: tuple[int, int]) -> np.ndarray:
@@ -42,18 +63,24 @@ def _heads(name: str, value: Any, shape: tuple[int, int]) -> np.ndarray:
 class AttentionModel:
     """A single-layer, ``H``-head causal attention model on a :class:`TriggerTask`.
 
+    ``kind``: the attention map, any name in :data:`sinkproof.attention.MAPS`.
     ``A``: ``(H, D, D)`` or ``(D, D)`` score matrices.  ``U``: ``(H, p, p+3)`` or
     ``(p, p+3)`` value maps; ``None`` means fixed values ``U_fix`` in every head.
+    ``map_params``: ``(H, P)`` parameters of the map (e.g. the sink logit ``b``;
+    default: the map's defaults).  For gated maps, ``gate_w`` ``(H, D)`` and
+    ``gate_c`` ``(H,)`` give the gate ``g_t = σ(w·φ_t + c)`` (default 0: ``g = 1/2``).
     The arrays are copied and stored read-only.
     """
 
     def __init__(
-        self, task: TriggerTask, kind: str = "softmax", A: Any = None, U: Any = None
+        self, task: TriggerTask, kind: str = "softmax", A: Any = None, U: Any = None, *,
+        map_params: Any = None, gate_w: Any = None, gate_c: Any = None,
     ) -> None:
         if not isinstance(task, TriggerTask):
             raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
         self.task = task
-        self.kind = choice("attention kind", kind, KINDS)
+        amap = get_map(kind)
+        self.kind = amap.name
         if A is None:
             raise TypeError("A (the score matrices) is required")
         A = _heads("A", A, (task.D, task.D))
@@ -63,13 +90,23 @@ class AttentionModel:
             U = _heads("U", U, (task.p, task.p + 3))
         if U.shape[0] != A.shape[0]:
             raise ValueError(f"A has {A.shape[0]} heads but U has {U.shape[0]}")
-        A.setflags(write=False)
-        U.setflags(write=False)
+        params = amap.check_params(map_params, A.shape[0]).copy()
+        self.gate_w, self.gate_c = _gate(amap, A.shape[0], task.D, gate_w, gate_c)
+        for arr in (A, U, params, self.gate_w, self.gate_c):
+            if arr is not None:
+                arr.setflags(write=False)
         self.A = A
         self.U = U
+        self.map_params = params
         self._score_table: np.ndarray | None = None
+        self._gate_table: np.ndarray | None = None
 
     # ------------------------------------------------------------ properties
+    @property
+    def attention_map(self) -> AttentionMap:
+        """The map turning scores into weights (its ``properties`` state the mathematics)."""
+        return MAPS[self.kind]
+
     @property
     def H(self) -> int:
         """Number of heads."""
@@ -116,6 +153,25 @@ class AttentionModel:
             self._score_table = table
         return self._score_table
 
+    @property
+    def gate_table(self) -> np.ndarray | None:
+        """``g^h(a, t) = σ(w_h·φ)`` for query token code a at position t: ``(H, k+2, T+1)``.
+
+        ``None`` for maps without a gate.
+        """
+        if self.gate_w is None:
+            return None
+        if self._gate_table is None:
+            task = self.task
+            d = task.token_table.shape[1]
+            z = (np.einsum("hd,kd->hk", self.gate_w[:, :d], task.token_table)[:, :, None]
+                 + np.einsum("hd,td->ht", self.gate_w[:, d:], task.position_table)[:, None, :]
+                 + self.gate_c[:, None, None])
+            table = np.exp(-np.logaddexp(0.0, -z))
+            table.setflags(write=False)
+            self._gate_table = table
+        return self._gate_table
+
     # --------------------------------------------------------------- forward
     def scores(self, seq: Sequence[int]) -> np.ndarray:
         """Causal score matrices ``(H, n+1, n+1)``; entries above the diagonal are ``-inf``."""
@@ -125,37 +181,46 @@ class AttentionModel:
         s[:, mask] = -np.inf
         return s
 
+    def _gated(self, w: np.ndarray, log_nonbos: np.ndarray, gate: np.ndarray | None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Effective weights ``g_t·α_t`` and ``log(g_t Σ_{j>=1} α_tj)``; ``gate`` ``(H, N)``."""
+        if gate is None:
+            return w, log_nonbos
+        return w * gate[..., None], log_nonbos + np.log(gate)
+
+    def _causal_weights(self, seq: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        s = self.scores(seq)
+        w, lnb = self.attention_map.weights(s, np.arange(s.shape[1]), self.map_params)
+        gate = self.gate_table
+        if gate is not None:
+            codes = np.concatenate([[self.task.bos_code], self.task.encode(seq)])
+            gate = gate[:, codes, np.arange(codes.size)]
+        return self._gated(w, lnb, gate)
+
     def weights_from_scores(self, s: np.ndarray) -> np.ndarray:
-        """Attention weights for causal scores (``-inf`` marks masked entries)."""
-        if self.kind == "relu":
-            return np.where(np.isfinite(s), np.maximum(s, 0.0), 0.0)
-        m = s.max(axis=-1, keepdims=True)
-        e = np.exp(s - m)
-        return e / e.sum(axis=-1, keepdims=True)
+        """Attention weights (before any gate) for causal scores ``(H, n+1, n+1)``
+        (``-inf`` marks masked entries; row ``t`` is the query at position ``t``)."""
+        return self.attention_map.weights(s, np.arange(s.shape[1]), self.map_params)[0]
 
     def forward(self, seq: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Outputs ``f_0..f_n`` ``(n+1, p)`` and per-head weights ``(H, n+1, n+1)``."""
+        """Outputs ``f_0..f_n`` ``(n+1, p)`` and per-head effective weights ``(H, n+1, n+1)``
+        (gated maps: ``g_t·α_t``)."""
         codes = np.concatenate([[self.task.bos_code], self.task.encode(seq)])
-        w = self.weights_from_scores(self.scores(seq))
+        w, _ = self._causal_weights(seq)
         v = self.value_table[:, codes]  # (H, n+1, p)
         out = np.einsum("htj,hjp->tp", w, v)
         return out, w
 
     def log_nonbos(self, seq: Sequence[int]) -> np.ndarray:
-        """``log(1 - α^h_{t0})`` per head and position ``(H, n+1)``, in the log domain.
+        """``log Σ_{j>=1} α^h_{tj}`` per head and position ``(H, n+1)``, in the log domain.
 
-        Softmax: ``logsumexp(s_{t,1:t}) - logsumexp(s_{t,0:t})``, finite even when
-        ``1 - α_{t0}`` is far below float64 resolution of ``α_{t0}``.  ReLU: the log
-        of the total non-BOS weight.  Position 0 has no non-BOS key: ``-inf``.
+        On the simplex this is ``log(1 - α_{t0})`` (softmax:
+        ``logsumexp(s_{t,1:t}) - logsumexp(s_{t,0:t})``), finite even when
+        ``1 - α_{t0}`` is far below float64 resolution of ``α_{t0}``.  Position 0
+        has no non-BOS key: ``-inf``.
         """
-        s = self.scores(seq)
-        out = np.full(s.shape[:2], -np.inf)
-        if self.kind == "softmax":
-            out[:, 1:] = logsumexp(s[:, 1:, 1:], axis=-1) - logsumexp(s[:, 1:, :], axis=-1)
-        else:
-            with np.errstate(divide="ignore"):
-                w = self.weights_from_scores(s)
-                out[:, 1:] = np.log(w[:, 1:, 1:].sum(axis=-1))
+        out = self._causal_weights(seq)[1].copy()
+        out[:, 0] = -np.inf
         return out
 
     def bos_mass(self, seq: Sequence[int]) -> np.ndarray:
@@ -164,23 +229,34 @@ class AttentionModel:
 
     # ------------------------------------------------------------- utilities
     def replace(self, **changes: Any) -> AttentionModel:
-        """A copy with some of ``task``, ``kind``, ``A``, ``U`` changed."""
-        args = dict(task=self.task, kind=self.kind, A=self.A, U=self.U)
+        """A copy with some of ``task``, ``kind``, ``A``, ``U``, ``map_params``, ``gate_w``,
+        ``gate_c`` changed.  A new ``kind`` starts from its own default parameters."""
+        args: dict[str, Any] = dict(task=self.task, kind=self.kind, A=self.A, U=self.U)
+        if changes.get("kind", self.kind) == self.kind:
+            args.update(map_params=self.map_params, gate_w=self.gate_w, gate_c=self.gate_c)
         args.update(changes)
         return AttentionModel(**args)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly parameters (floats written with full precision)."""
-        return dict(
+        d: dict[str, Any] = dict(
             task=self.task.describe(), kind=self.kind, A=self.A.tolist(), U=self.U.tolist()
         )
+        if self.map_params.shape[1]:
+            d["map_params"] = self.map_params.tolist()
+        if self.gate_w is not None:
+            d["gate_w"] = self.gate_w.tolist()
+            d["gate_c"] = self.gate_c.tolist()
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> AttentionModel:
         """Inverse of :meth:`to_dict`."""
         if not isinstance(d, dict) or not {"task", "kind", "A"} <= set(d):
             raise ValueError("a model description needs 'task', 'kind' and 'A'")
-        return cls(TriggerTask.from_description(d["task"]), d["kind"], d["A"], d.get("U"))
+        return cls(TriggerTask.from_description(d["task"]), d["kind"], d["A"], d.get("U"),
+                   map_params=d.get("map_params"), gate_w=d.get("gate_w"),
+                   gate_c=d.get("gate_c"))
 
     def __repr__(self) -> str:
         return (

@@ -24,7 +24,7 @@ import sinkproof
 ROOT = Path(sinkproof.__file__).resolve().parent
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors",), ("_validate", "numerics", "progress"),
+    ("errors",), ("_validate", "numerics", "progress", "exact_numbers"),
     ("checker",),                    # TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),
     ("attention",), ("models",), ("model",),

@@ -56,14 +56,16 @@ def test_rationals_round_trip(x):
     assert parse_rational(format_rational(x), "x") == x
 
 
-@pytest.mark.parametrize("value", ["3/7", "-3/7", "+4", " 12 ", 5])
+@pytest.mark.parametrize("value", ["3/7", "-3/7", "+4", "012", 5])
 def test_parse_rational_accepts_exact_forms(value):
     assert isinstance(parse_rational(value, "x"), Fraction)
 
 
 @pytest.mark.parametrize("value, fragment", [
     (0.5, "JSON float"), (True, "boolean"), ("1/0", "zero denominator"), ("1.5", "not a rational"),
-    ("abc", "not a rational"), (None, "rational string"), ("1" * 3000, "longer than"),
+    ("abc", "not a rational"), (None, "rational string"), ("1" * 3000, "exceeds the limit 2000"),
+    (" 12 ", "not a rational"), ("12\n", "not a rational"), ("\u0663/7", "non-ASCII digit"),
+    ("1_000", "not a rational"),
 ])
 def test_parse_rational_rejects_with_path(value, fragment):
     with pytest.raises(CertificateError, match=fragment) as info:

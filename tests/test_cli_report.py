@@ -32,7 +32,8 @@ def test_bad_input_exits_nonzero_with_one_line():
     proc = subprocess.run([sys.executable, "-m", "sinkproof", "report", "--p", "0"],
                           capture_output=True, text=True)
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == ["sinkproof: error: p must be >= 1, got 0"]
+    assert proc.stderr.strip().splitlines() == [
+        "sinkproof: error: argument --p: must be >= 1, got 0 (see sinkproof report --help)"]
 
 
 def test_report_objects_are_compact_in_a_shell_and_tables_in_a_notebook():

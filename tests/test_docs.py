@@ -265,6 +265,7 @@ def _option_rows(parser: argparse.ArgumentParser) -> list[str]:
 def render_cli_reference() -> str:
     """``docs/cli.md``, generated from :func:`sinkproof.cli.build_parser`."""
     from sinkproof.cli import build_parser
+    from sinkproof.errors import EXIT_CODES
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -276,8 +277,13 @@ def render_cli_reference() -> str:
         "do not edit by hand (a test fails when this page and the parser disagree).",
         "",
         f"`sinkproof COMMAND [options]` — {parser.description}",
-        "Exit status 0 means success and 2 bad input (with one line on stderr); "
-        "other statuses are given per command.",
+        "Every error is one line on stderr (`--debug`, anywhere on the line, adds the "
+        "traceback). The exit status means only this (0, 1 and 3 come only from a "
+        "completed decision; an unexpected error is never 1):",
+        "",
+        "| status | meaning |",
+        "|---|---|",
+        *(f"| {code} | {_cell(meaning)} |" for code, meaning in EXIT_CODES.items()),
         "",
         "| command | what it does |",
         "|---|---|",

@@ -4,7 +4,9 @@ It imports only the standard library (``fractions``, ``json``) and its own
 modules — never the code that produced a certificate (no CVXPY, no numpy in a
 decision, no ``sinkproof.convex``/``search``/``sinkmap``).  Each certificate
 *kind* has its own checker module exposing ``verify(cert) -> Verdict``; the
-registry :data:`KIND_MODULES` maps kinds to modules, imported on first use.
+registry :data:`KIND_MODULES` maps kinds to modules, imported on first use.  Sizes are bounded by
+:class:`~sinkproof.checker.limits.Limits` (each check refuses before it starts
+when its estimated work is beyond them).
 
 >>> from sinkproof.checker import verify_file            # doctest: +SKIP
 >>> verify_file("cert.json")                             # doctest: +SKIP
@@ -16,13 +18,16 @@ The file format is documented in ``docs/certificates.md``.
 
 from __future__ import annotations
 
-import json
 from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from ..errors import CertificateError
+from . import jsonfile
+from . import limits as _limits
 from .exact import InequalityFailed
+from .jsonfile import depth
+from .limits import LimitExceeded, Limits, using
 from .schema import FORMAT, VERSION, check_envelope
 from .verdict import Verdict
 
@@ -62,51 +67,50 @@ def _stated_claim(cert: dict[str, Any]) -> str:
     return statement if isinstance(statement, str) else f"(a {cert['kind']} claim)"
 
 
-def verify(cert: dict[str, Any]) -> Verdict:
+def verify(cert: dict[str, Any], limits: Limits | None = None) -> Verdict:
     """Check a certificate given as a parsed JSON object; the input is not modified.
 
     Returns a :class:`Verdict` (``ok`` false with the first failing inequality
     when the numbers do not support the claim); raises
-    :class:`~sinkproof.errors.CertificateError` when the certificate is malformed.
+    :class:`~sinkproof.errors.CertificateError` when the certificate is malformed, and
+    its subclass :class:`LimitExceeded` (before the work starts) when it is larger than
+    ``limits`` (default: :data:`sinkproof.checker.limits.DEFAULT`) allow.
     """
-    kind = check_envelope(cert)
-    module = _checker(kind)
-    try:
-        verdict = module.verify(cert)
-    except InequalityFailed as exc:
-        return Verdict(ok=False, kind=kind, claim=_stated_claim(cert), failure=str(exc))
-    except CertificateError:
-        raise
-    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
-        raise CertificateError(
-            f"malformed {kind} certificate: {type(exc).__name__}: {exc}") from None
+    with using(limits):
+        kind = check_envelope(cert)
+        module = _checker(kind)
+        _limits.require("depth", depth(cert), "certificate: nesting depth")
+        try:
+            verdict = module.verify(cert)
+        except InequalityFailed as exc:
+            return Verdict(ok=False, kind=kind, claim=_stated_claim(cert), failure=str(exc))
+        except CertificateError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError, AttributeError,
+                OverflowError, RecursionError) as exc:
+            raise CertificateError(
+                f"malformed {kind} certificate: {type(exc).__name__}: {exc}") from None
     if not isinstance(verdict, Verdict):
         raise CertificateError(f"checker for {kind!r} returned {type(verdict).__name__}, "
                                "not a Verdict")
     return verdict
 
 
-def _reject_constant(name: str) -> Any:
-    raise CertificateError(f"certificate contains the non-number {name}")
-
-
-def load(path: str | Path) -> dict[str, Any]:
-    """Read a certificate file as JSON (no NaN/Infinity); raises CertificateError on bad input."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CertificateError(f"cannot read certificate {str(path)!r}: {exc}") from None
-    try:
-        data = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise CertificateError(f"{path}: not valid JSON: {exc}") from None
+def load(path: str | Path, limits: Limits | None = None) -> dict[str, Any]:
+    """Read a certificate file as strict JSON (:mod:`sinkproof.checker.jsonfile`: no
+    duplicate keys, no NaN/Infinity, bounded size, depth and number length)."""
+    with using(limits):
+        data = jsonfile.load(path)
+    if not isinstance(data, dict):
+        raise CertificateError(f"{path}: a certificate is a JSON object, "
+                               f"got {type(data).__name__}")
     return data
 
 
-def verify_file(path: str | Path) -> Verdict:
+def verify_file(path: str | Path, limits: Limits | None = None) -> Verdict:
     """Check the certificate stored in the JSON file at ``path``."""
-    return verify(load(path))
+    return verify(load(path, limits), limits)
 
 
-__all__ = ["FORMAT", "KIND_MODULES", "VERSION", "CertificateError", "Verdict", "load",
-           "register_kind", "verify", "verify_file"]
+__all__ = ["FORMAT", "KIND_MODULES", "VERSION", "CertificateError", "LimitExceeded", "Limits",
+           "Verdict", "load", "register_kind", "verify", "verify_file"]

@@ -30,7 +30,13 @@ def show(x: Fraction) -> str:
     """A rational with its decimal value, for messages: ``"99/100 (0.99)"``."""
     x = Fraction(x)
     text = format_rational(x)
-    return text if x.denominator == 1 else f"{text} (~{float(x):.6g})"
+    if len(text) > 60:  # a long rational is shown by its value only
+        text = f"{text[:24]}...({len(text)} characters)"
+    try:
+        approx = f"{float(x):.6g}"
+    except OverflowError:
+        approx = "beyond a double"
+    return text if x.denominator == 1 else f"{text} (~{approx})"
 
 
 def check_leq(lhs: Fraction, rhs: Fraction, what: str) -> None:

@@ -27,8 +27,11 @@ from .exact import (
     show,
 )
 from .instance import TRIGGER, Instance, read_instance, read_tokens
+from .limits import current, require
 from .schema import (
+    check_fields,
     child,
+    format_rational,
     need,
     need_dict,
     need_int,
@@ -40,8 +43,11 @@ from .schema import (
 )
 from .verdict import Verdict
 
-MAX_SITUATIONS = 500_000
-"""Most situations a family certificate may have (the checker enumerates them all)."""
+INSTANCE_FIELDS = ("task", "content_vectors", "values", "eps")
+ENTRY_FIELDS = {"bounded": ("tokens", "w", "d", "bound"),
+                "zero_combination": ("tokens", "zero_combination", "bound"),
+                "no_bound": ("tokens", "no_bound", "bound")}
+"""The fields of a situation entry, by its form."""
 
 
 def _token_name(code: int) -> str:
@@ -67,6 +73,9 @@ def check_situation(entry: Any, tokens: tuple[int, ...], inst: Instance, eps: Fr
                     path: str) -> Fraction | None:
     """Check one situation's entry; return its certified bound, or ``None`` when 0 ∈ hull."""
     name = _situation_name(tokens)
+    form = ("no_bound" if "no_bound" in entry else
+            "zero_combination" if "zero_combination" in entry else "bounded")
+    check_fields(entry, path, ENTRY_FIELDS[form])
     if "no_bound" in entry:  # nothing claimed for this situation
         need_str(entry, "no_bound", path)
         if entry.get("bound") is not None:
@@ -104,6 +113,18 @@ def _eps(cert: dict[str, Any]) -> Fraction:
     return eps
 
 
+def _statement(kind: str, inst: Instance, eps: Fraction, conclusion: dict[str, Any]
+               ) -> dict[str, Any]:
+    """What a Theorem 3 certificate proves, as canonical data."""
+    values = inst.statement()["values"]
+    return {"kind": kind, "theorem": "Theorem 3", "instance": inst.statement(),
+            "eps": format_rational(eps),
+            "model_class": {"attention": "normalised", "heads": 1, "values": values,
+                            "positions": "any", "value_features": "token"},
+            "hypothesis": "error <= eps at position 0 and at the bounded position t",
+            "conclusion": conclusion}
+
+
 def _theorem_text(inst: Instance, eps: Fraction) -> str:
     factor = 1 if inst.bos_is_zero else 2
     return (f"every single-head normalised-attention model (softmax or any weights on the "
@@ -114,7 +135,8 @@ def _theorem_text(inst: Instance, eps: Fraction) -> str:
 
 def verify_position(cert: dict[str, Any]) -> Verdict:
     """Kind ``hull``: the bound at position ``t`` of one sequence."""
-    instance = cert["instance"]
+    instance = check_fields(cert["instance"], "instance", (*INSTANCE_FIELDS, "sequence", "t"))
+    check_fields(cert["claim"], "claim", ("statement", "bound"))
     inst = read_instance(instance)
     eps = _eps(cert)
     seq = read_tokens(need(instance, "sequence", "instance"), inst, "instance.sequence")
@@ -140,13 +162,18 @@ def verify_position(cert: dict[str, Any]) -> Verdict:
                f"0 lies in the hull of the values {_situation_name(tokens)}, so Theorem 3 "
                "gives no bound there")
         text = f"{where} [{inst.describe()}]: {why}"
-        return Verdict(True, "hull", text, details={"tokens": list(tokens), "bound": None})
+        statement = _statement("hull", inst, eps, {"sequence": seq[:t], "t": t, "bound": None})
+        return Verdict(True, "hull", text, details={"tokens": list(tokens), "bound": None},
+                       statement=statement)
     claimed_bound = parse_rational(claimed, "claim.bound")
     check_leq(claimed_bound, bound, "claim.bound <= certified bound")
     text = (f"{where} [{inst.describe()}]: {_theorem_text(inst, eps)} "
             f"= {show(bound)} >= claimed {show(claimed_bound)}")
+    statement = _statement("hull", inst, eps, {"sequence": seq[:t], "t": t,
+                                               "bound": format_rational(bound)})
     return Verdict(True, "hull", text, details={"d": show(need_rational(data, "d", "data")),
-                                               "bound": show(claimed_bound)})
+                                               "bound": show(claimed_bound)},
+                   statement=statement)
 
 
 def occurring_situations(inst: Instance) -> list[tuple[int, ...]]:
@@ -157,10 +184,13 @@ def occurring_situations(inst: Instance) -> list[tuple[int, ...]]:
     """
     universe = [*range(inst.k), TRIGGER]
     sizes = range(1, min(inst.T, len(universe)) + 1)
-    count = sum(comb(len(universe), size) for size in sizes) - 1  # minus {TRIG}
-    if count > MAX_SITUATIONS:
-        raise CertificateError(f"instance: k={inst.k}, T={inst.T} give {count} situations, more "
-                               f"than a family certificate enumerates ({MAX_SITUATIONS})")
+    limit = current().situations
+    count = -1  # minus {TRIG}
+    for size in sizes:  # stops as soon as the count passes the limit
+        count += comb(len(universe), size)
+        if count > limit:
+            break
+    require("situations", count, f"instance: situations of k={inst.k}, T={inst.T}")
     out = []
     for size in sizes:
         for combo in combinations(universe, size):
@@ -171,7 +201,9 @@ def occurring_situations(inst: Instance) -> list[tuple[int, ...]]:
 
 def verify_family(cert: dict[str, Any]) -> Verdict:
     """Kind ``hull-family``: every non-trigger position of the family, by situation."""
-    inst = read_instance(cert["instance"])
+    inst = read_instance(check_fields(cert["instance"], "instance", INSTANCE_FIELDS))
+    check_fields(cert["claim"], "claim", ("statement", "bounded", "min_bound"))
+    check_fields(cert["data"], "data", ("situations",))
     eps = _eps(cert)
     entries = need_list(cert["data"], "situations", "data")
     by_tokens: dict[tuple[int, ...], tuple[Any, str]] = {}
@@ -191,11 +223,18 @@ def verify_family(cert: dict[str, Any]) -> Verdict:
         first = sorted(extra)[0]
         raise CertificateError(f"data.situations: {_situation_name(first)} does not occur")
     bounds = []
+    by_form: dict[str, list[Any]] = {"bounds": [], "zero_in_hull": [], "undecided": []}
     for key in needed:
         entry, path = by_tokens[key]
         bound = check_situation(entry, key, inst, eps, path)
         if bound is not None:
             bounds.append(bound)
+            by_form["bounds"].append([list(key), format_rational(bound)])
+        else:
+            by_form["undecided" if "no_bound" in entry else "zero_in_hull"].append(list(key))
+    statement = _statement("hull-family", inst, eps, {
+        "positions": "every non-trigger position t >= 1 of the family, by its token set",
+        **{name: sorted(items) for name, items in by_form.items()}})
     claim = cert["claim"]
     n_bounded = need_int(claim, "bounded", "claim", minimum=0)
     check_eq(Fraction(n_bounded), Fraction(len(bounds)), "claim.bounded == certified situations")
@@ -205,7 +244,8 @@ def verify_family(cert: dict[str, Any]) -> Verdict:
             raise InequalityFailed("claim.min_bound: no situation is bounded")
         text = (f"Theorem 3 family [{inst.describe()}], ε = {show(eps)}: 0 lies in the hull "
                 f"of the values in all {len(needed)} situations; no bound anywhere")
-        return Verdict(True, "hull-family", text, details={"situations": len(needed)})
+        return Verdict(True, "hull-family", text, details={"situations": len(needed)},
+                       statement=statement)
     min_bound = parse_rational(claimed_min, "claim.min_bound")
     check_leq(min_bound, min(bounds), "claim.min_bound <= least certified situation bound")
     undecided = sum(1 for entry, _ in by_tokens.values() if "no_bound" in entry)
@@ -219,7 +259,7 @@ def verify_family(cert: dict[str, Any]) -> Verdict:
     return Verdict(True, "hull-family", text,
                    details={"situations": len(needed), "bounded": len(bounds),
                             "zero_in_hull": unbounded, "undecided": undecided,
-                            "min_bound": show(min_bound)})
+                            "min_bound": show(min_bound)}, statement=statement)
 
 
 def verify(cert: dict[str, Any]) -> Verdict:

@@ -9,13 +9,23 @@ given by an exact rational ``U`` (``"values": {"U": [[...], ...]}``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from ..errors import CertificateError
 from .exact import dot
-from .schema import child, need, need_dict, need_int, rational_matrix
+from .limits import require
+from .schema import (
+    check_fields,
+    child,
+    format_rational,
+    need,
+    need_dict,
+    need_int,
+    rational_matrix,
+)
 
 TRIGGER = -1
 """How certificates write the trigger token (as ``sinkproof.TRIG``)."""
@@ -29,12 +39,20 @@ def signed_basis(p: int) -> list[Vector]:
     return plus + [[-x for x in row] for row in plus]
 
 
+TASK_FIELDS = ("p", "T", "content", "positions", "triggers", "k", "seed")
+"""Fields of ``instance.task`` (``TriggerTask.describe()``); ``k``, ``seed`` only for gaussian."""
+
+POSITIONS = ("inverse", "onehot", "none")
+
+
 @dataclass(frozen=True)
 class Instance:
     """A task instance as the checker sees it: sizes, content and value vectors, exactly.
 
     ``values[code]`` for content codes ``0..k-1`` and :data:`TRIGGER`; ``bos`` is
-    ``v_b``.  ``fixed``: the values are ``U_fix``.
+    ``v_b``.  ``fixed``: the values are ``U_fix``.  ``scheme``: how the task names its
+    content (``signed``, rebuilt here; ``gaussian`` or ``custom``, whose vectors the
+    file lists).  ``U``: the value map when given explicitly.
     """
 
     p: int
@@ -45,43 +63,100 @@ class Instance:
     bos: Vector
     fixed: bool
     description: dict[str, Any]
+    U: list[Vector] | None = None
 
     @property
     def k(self) -> int:
         return len(self.content)
 
     @property
+    def scheme(self) -> str:
+        content = self.description["content"]
+        return content if isinstance(content, str) else "custom"
+
+    @property
+    def positions(self) -> str:
+        return self.description.get("positions", "inverse")
+
+    @property
     def bos_is_zero(self) -> bool:
         """``v_b = 0``: then Theorem 3's factor is 1 (``1 - ε/d``), else 2."""
         return all(x == 0 for x in self.bos)
 
+    def target(self, prefix: list[int] | tuple[int, ...]) -> Vector:
+        """``y_t`` at the last position of ``prefix`` (tokens ``x_1..x_t``, :data:`TRIGGER`
+        for the trigger): the mean content of positions ``1..t-1`` at a trigger with
+        ``t >= 2`` (earlier triggers count as zero content), else 0.  The checker's one
+        target code, written from the task's definition, not taken from the producer."""
+        t = len(prefix)
+        if t < 2 or prefix[-1] != TRIGGER:
+            return [Fraction(0)] * self.p
+        total = [Fraction(0)] * self.p
+        for tok in prefix[:-1]:
+            if tok != TRIGGER:
+                total = [a + b for a, b in zip(total, self.content[tok])]
+        return [a / (t - 1) for a in total]
+
     def describe(self) -> str:
         """Short text naming the instance, for claims."""
-        d = self.description
-        if d["content"] == "signed":
-            content = f"signed content ±e_i (k={self.k})"
-        else:
-            scheme = d["content"] if isinstance(d["content"], str) else "custom"
-            content = f"the k={self.k} content vectors listed in the certificate ({scheme})"
         vals = "U_fix" if self.fixed else "the certificate's U"
-        return (f"p={self.p}, T={self.T}, {content}, "
-                f"{d.get('triggers', 'single')}-trigger family, values {vals}")
+        return (f"p={self.p}, T={self.T}, {self.describe_content()}, "
+                f"{self.triggers}-trigger family, values {vals}")
+
+    def describe_content(self) -> str:
+        """The content set in words; seeded content is named as the file declares it."""
+        if self.scheme == "signed":
+            return f"signed content ±e_i (k={self.k})"
+        if self.scheme == "gaussian":
+            d = self.description
+            return (f"the k={self.k} content vectors listed in the file, declared gaussian "
+                    f"(k={d['k']}, seed={d['seed']}; the declaration is compared by "
+                    f"sinkproof verify, not by this checker)")
+        return f"the k={self.k} content vectors listed in the certificate (custom)"
+
+    def statement(self) -> dict[str, Any]:
+        """The instance as canonical data: every number an exact rational string."""
+        d = self.description
+        content: dict[str, Any] = {"scheme": self.scheme,
+                                   "vectors": [[format_rational(x) for x in c]
+                                               for c in self.content]}
+        if self.scheme == "gaussian":
+            content.update(k=d["k"], seed=d["seed"])
+        values: Any = "fixed" if self.fixed else {
+            "U": [[format_rational(x) for x in row] for row in self.U or []]}
+        return {"p": self.p, "T": self.T, "triggers": self.triggers, "content": content,
+                "values": values}
 
 
 def _content(task: dict[str, Any], instance: dict[str, Any], path: str, p: int) -> list[Vector]:
     content = need(task, "content", child(path, "task"))
+    tpath = child(path, "task")
     if content == "signed":
+        for key in ("k", "seed"):
+            if key in task:
+                raise CertificateError(f"{tpath}.{key}: only gaussian content has a {key}")
+        if "content_vectors" in instance:
+            raise CertificateError(f"{path}.content_vectors: signed content is rebuilt by the "
+                                   "checker; the file must not list it")
+        require("content", 2 * p * p, f"{tpath}.p: entries 2p² of the signed content")
         return signed_basis(p)
-    vectors = rational_matrix(need(instance, "content_vectors", path),
-                              child(path, "content_vectors"), columns=p, min_rows=1)
+    raw = need(instance, "content_vectors", path)
+    if isinstance(raw, list):
+        require("content", len(raw) * p, f"{path}.content_vectors: entries k·p")
+    vectors = rational_matrix(raw, child(path, "content_vectors"), columns=p, min_rows=1)
     if isinstance(content, list):  # a custom set: the listed floats must be the vectors
+        for key in ("k", "seed"):
+            if key in task:
+                raise CertificateError(f"{tpath}.{key}: only gaussian content has a {key}")
+        require("content", len(content) * p, f"{tpath}.content: entries k·p")
         floats = rational_matrix([[_exact_float(x, child(path, "task.content")) for x in row]
                                   if isinstance(row, list) else row for row in content],
                                  child(path, "task.content"), columns=p)
         if floats != vectors:
             raise CertificateError(f"{path}.content_vectors: differ from task.content")
     elif content == "gaussian":
-        k = need_int(task, "k", child(path, "task"), minimum=1)
+        k = need_int(task, "k", tpath, minimum=1)
+        need_int(task, "seed", tpath, minimum=0)
         if k != len(vectors):
             raise CertificateError(f"{path}.content_vectors: expected k={k} vectors, "
                                    f"got {len(vectors)}")
@@ -93,19 +168,34 @@ def _content(task: dict[str, Any], instance: dict[str, Any], path: str, p: int) 
 def _exact_float(x: Any, path: str) -> str:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise CertificateError(f"{path}: expected numbers, got {type(x).__name__}")
+    if isinstance(x, float) and not math.isfinite(x):
+        raise CertificateError(f"{path}: {x!r} is not a finite number")
     f = Fraction(x)
     return f"{f.numerator}/{f.denominator}"
 
 
-def read_instance(instance: dict[str, Any], path: str = "instance") -> Instance:
-    """Parse ``instance.task``, ``instance.content_vectors`` and ``instance.values`` exactly."""
-    task = need_dict(instance, "task", path)
-    tpath = child(path, "task")
-    p = need_int(task, "p", tpath, minimum=1)
-    T = need_int(task, "T", tpath, minimum=1)
+def read_task(task: Any, path: str) -> tuple[int, int, str]:
+    """``(p, T, triggers)`` of ``task`` after checking its fields (no unknown ones)."""
+    check_fields(task, path, TASK_FIELDS)
+    p = need_int(task, "p", path, minimum=1)
+    T = need_int(task, "T", path, minimum=1)
     triggers = task.get("triggers", "single")
     if triggers not in ("single", "multi"):
-        raise CertificateError(f"{tpath}.triggers: {triggers!r} is not one of single, multi")
+        raise CertificateError(f"{path}.triggers: {triggers!r} is not one of single, multi")
+    positions = task.get("positions", "inverse")
+    if positions not in POSITIONS:
+        raise CertificateError(f"{path}.positions: {positions!r} is not one of "
+                               f"{', '.join(POSITIONS)}")
+    return p, T, triggers
+
+
+def read_instance(instance: dict[str, Any], path: str = "instance") -> Instance:
+    """Parse ``instance.task``, ``instance.content_vectors`` and ``instance.values`` exactly.
+
+    Only these fields of ``instance`` are read (the kinds check its other fields)."""
+    task = need_dict(instance, "task", path)
+    tpath = child(path, "task")
+    p, T, triggers = read_task(task, tpath)
     content = _content(task, instance, path, p)
     spec = need(instance, "values", path)
     zero = [Fraction(0)] * p
@@ -115,16 +205,25 @@ def read_instance(instance: dict[str, Any], path: str = "instance") -> Instance:
         return Instance(p, T, triggers, content, values, list(zero), True, task)
     if not isinstance(spec, dict):
         raise CertificateError(f"{path}.values: expected \"fixed\" or an object with U")
+    check_fields(spec, child(path, "values"), ("U",))
+    require("content", p * (p + 3), f"{path}.values.U: entries p·(p+3)")
     U = rational_matrix(need(spec, "U", child(path, "values")), f"{path}.values.U",
                         columns=p + 3)
     if len(U) != p:
         raise CertificateError(f"{path}.values.U: expected {p} rows, got {len(U)}")
+    if fixed_matrix(p) == U:  # U_fix written out is U_fix
+        return read_instance({**instance, "values": "fixed"}, path)
     values = {}
     for i, c in enumerate(content):
         feature = [*c, Fraction(1), Fraction(0), Fraction(0)]
         values[i] = [dot(row, feature) for row in U]
     values[TRIGGER] = [row[p + 1] for row in U]
-    return Instance(p, T, triggers, content, values, [row[p + 2] for row in U], False, task)
+    return Instance(p, T, triggers, content, values, [row[p + 2] for row in U], False, task, U)
+
+
+def fixed_matrix(p: int) -> list[Vector]:
+    """``U_fix = [I_p 0 0 0]`` exactly."""
+    return [[Fraction(int(i == j)) for j in range(p + 3)] for i in range(p)]
 
 
 def read_tokens(value: Any, inst: Instance, path: str) -> list[int]:

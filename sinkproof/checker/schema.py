@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import CertificateError
+from . import limits as _limits
 
 FORMAT = "sinkproof-certificate"
 """Value of the ``format`` field of every certificate file."""
@@ -21,10 +22,10 @@ FORMAT = "sinkproof-certificate"
 VERSION = 1
 """Envelope version this checker reads."""
 
-MAX_RATIONAL_CHARS = 2000
-"""Longest accepted rational string (guards against absurd inputs)."""
+ENVELOPE = ("format", "version", "kind", "instance", "claim", "data")
+"""The top-level fields of every certificate (no others)."""
 
-_RATIONAL = re.compile(r"^[+-]?\d+(/\d+)?$")
+_RATIONAL = re.compile(r"[+-]?[0-9]+(?:/[0-9]+)?", re.ASCII)
 
 
 def child(path: str, key: str | int) -> str:
@@ -38,7 +39,8 @@ def parse_rational(value: Any, path: str) -> Fraction:
     """An exact rational from a JSON value: a string ``"p/q"`` or ``"p"``, or a JSON integer.
 
     JSON floats are refused (a certificate states its numbers exactly), and so
-    are booleans, zero denominators and strings longer than :data:`MAX_RATIONAL_CHARS`.
+    are booleans, zero denominators, spaces, digits other than ASCII ``0-9`` and
+    numbers longer than the ``digits`` limit (:mod:`sinkproof.checker.limits`).
     """
     if isinstance(value, bool):
         raise CertificateError(f"{path}: expected a rational, got a boolean")
@@ -49,11 +51,12 @@ def parse_rational(value: Any, path: str) -> Fraction:
                                f"got the JSON float {value!r}")
     if not isinstance(value, str):
         raise CertificateError(f"{path}: expected a rational string, got {type(value).__name__}")
-    text = value.strip()
-    if len(text) > MAX_RATIONAL_CHARS:
-        raise CertificateError(f"{path}: rational string longer than {MAX_RATIONAL_CHARS} chars")
-    if not _RATIONAL.match(text):
+    _limits.require("digits", len(value), f"{path}: length of a rational in characters")
+    if not _RATIONAL.fullmatch(value):
+        if any(ch.isdigit() and not ch.isascii() for ch in value):
+            raise CertificateError(f"{path}: {value!r} has a non-ASCII digit (write 0-9 only)")
         raise CertificateError(f"{path}: {value!r} is not a rational of the form \"p/q\"")
+    text = value
     num, _, den = text.partition("/")
     if den and int(den) == 0:
         raise CertificateError(f"{path}: zero denominator in {value!r}")
@@ -64,6 +67,19 @@ def format_rational(x: Fraction | int) -> str:
     """The file form of an exact rational: ``"p/q"`` (or ``"p"`` for integers)."""
     x = Fraction(x)
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def check_fields(obj: Any, path: str, allowed: Sequence[str]) -> dict[str, Any]:
+    """``obj`` is an object whose every field is in ``allowed``; an unknown field is an
+    error naming it (a checker must not ignore what a file says)."""
+    if not isinstance(obj, dict):
+        raise CertificateError(f"{path or 'certificate'}: expected an object, "
+                               f"got {type(obj).__name__}")
+    for key in obj:
+        if key not in allowed:
+            raise CertificateError(f"{child(path, key)}: unknown field (allowed here: "
+                                   f"{', '.join(allowed)})")
+    return obj
 
 
 def need(obj: Any, key: str, path: str) -> Any:
@@ -175,6 +191,7 @@ def check_envelope(cert: Any) -> str:
     version = need_int(cert, "version", "")
     if version != VERSION:
         raise CertificateError(f"version: this checker reads version {VERSION}, got {version}")
+    check_fields(cert, "", ENVELOPE)
     kind = need_str(cert, "kind", "")
     for key in ("instance", "claim", "data"):
         need_dict(cert, key, "")

@@ -40,8 +40,10 @@ from typing import Any
 from ..errors import CertificateError
 from .exact import InequalityFailed, check_leq, check_lt, dot, show
 from .instance import TRIGGER, read_instance, read_tokens
+from .limits import current, require
 from .schema import (
     as_list,
+    check_fields,
     child,
     format_rational,
     need,
@@ -58,8 +60,10 @@ from .verdict import Verdict
 
 TRIG_TOKEN = TRIGGER
 FAMILIES = ("S_T", "listed")
-MAX_RAY_PATTERNS = 1_000_000
-"""Most support patterns a ray certificate may make the checker enumerate."""
+INSTANCE_FIELDS = ("task", "content_vectors", "values", "eps", "family")
+BOUND_FIELDS = ("target", "constraints", "z", "w", "bound")
+DERIVED_FIELDS = ("from", "target", "positions", "tokens", "matrix", "bound")
+RAY_FIELDS = ("target", "direction")
 
 
 class Instance:
@@ -68,7 +72,7 @@ class Instance:
     ``eps > 0`` and the hypothesis family (``"S_T"`` or ``"listed"`` prefixes)."""
 
     def __init__(self, inst: dict[str, Any]) -> None:
-        self.base = read_instance(inst)
+        self.base = read_instance(check_fields(inst, "instance", INSTANCE_FIELDS))
         self.p, self.T, self.k = self.base.p, self.base.T, self.base.k
         self.triggers = self.base.triggers
         self.content = self.base.content
@@ -85,14 +89,7 @@ class Instance:
 
     def target_of(self, prefix: tuple[int, ...]) -> list[Fraction]:
         """``y_t`` at the last position of ``prefix``."""
-        t = len(prefix)
-        if prefix[-1] != TRIG_TOKEN or t < 2:
-            return [Fraction(0)] * self.p
-        total = [Fraction(0)] * self.p
-        for tok in prefix[:-1]:
-            if tok != TRIG_TOKEN:
-                total = [a + b for a, b in zip(total, self.content[tok])]
-        return [a / (t - 1) for a in total]
+        return self.base.target(prefix)
 
 
 def _variables(prefix: tuple[int, ...]) -> list[tuple[int, int]]:
@@ -189,9 +186,14 @@ def check_ray(inst: Instance, target: tuple[int, ...], direction: dict[tuple[int
     # Every prefix meets the support in one key (or none) per position: check all patterns
     # (a superset of those the family realises, which only makes the check stricter).
     options = [[None, *by_position[j]] if j < t else by_position[j] for j in positions]
-    if math.prod(len(o) for o in options) > MAX_RAY_PATTERNS:
-        raise CertificateError(f"{where}: the ray's support meets prefixes in more than "
-                               f"{MAX_RAY_PATTERNS} ways; give a smaller support")
+    patterns, limit = 1, current().ray_patterns
+    for o in options:  # stops once past the limit
+        patterns *= len(o)
+        if patterns > limit:
+            break
+    require("ray_patterns", patterns, f"{where}: support patterns of the ray")
+    require("work", patterns * (len(direction) + 1) * inst.p,
+            f"{where}: exact operations to check the ray's patterns")
     for pattern in itertools.product(*options):
         picked = [item for item in pattern if item is not None]
         total = sum((dj for _, dj in picked), Fraction(0))
@@ -233,6 +235,7 @@ def _check_symmetry(inst: Instance, pi: list[int], P: list[list[Fraction]], wher
 def _check_derived(inst: Instance, base: dict[str, Any], entry: dict[str, Any],
                    checked: set, where: str) -> tuple[tuple[int, ...], Fraction]:
     """A bound carried along a symmetry; returns (target, stated bound)."""
+    check_fields(entry, where, DERIVED_FIELDS)
     t = len(base["target"])
     target = inst.prefix(need(entry, "target", where), child(where, "target"))
     if len(target) != t:
@@ -268,6 +271,7 @@ def _check_derived(inst: Instance, base: dict[str, Any], entry: dict[str, Any],
 
 
 def _parse_bound(inst: Instance, entry: dict[str, Any], where: str) -> dict[str, Any]:
+    check_fields(entry, where, BOUND_FIELDS)
     target = inst.prefix(need(entry, "target", where), child(where, "target"))
     raw = need_list(entry, "constraints", where, min_length=1)
     constraints = [inst.prefix(c, child(child(where, "constraints"), i)) for i, c in enumerate(raw)]
@@ -282,10 +286,12 @@ def _parse_bound(inst: Instance, entry: dict[str, Any], where: str) -> dict[str,
 def verify(cert: dict[str, Any]) -> Verdict:
     """Check a ``sinkmap-socp`` certificate; returns a :class:`Verdict`."""
     inst = Instance(need_dict(cert, "instance", ""))
-    claim = need_dict(cert, "claim", "")
-    data = need_dict(cert, "data", "")
+    claim = check_fields(need_dict(cert, "claim", ""), "claim", ("statement", "bounds", "no_bound"))
+    data = check_fields(need_dict(cert, "data", ""), "data", ("certificates", "derived", "rays"))
+    _estimate_symmetry_work(inst, data)
     proved: dict[tuple[int, ...], Fraction] = {}
     stated: dict[tuple[int, ...], Fraction] = {}
+    listed: set[tuple[int, ...]] = set()
     bases = []
     for i, entry in enumerate(need_list(data, "certificates", "data")):
         where = f"data.certificates[{i}]"
@@ -293,7 +299,8 @@ def verify(cert: dict[str, Any]) -> Verdict:
         cert_i["proved"] = check_bound(inst, cert_i["target"], cert_i["constraints"],
                                        cert_i["z"], cert_i["w"], cert_i["bound"], where)
         bases.append(cert_i)
-        stated[cert_i["target"]] = cert_i["bound"]
+        _keep_best(stated, cert_i["target"], cert_i["bound"])
+        listed.update(cert_i["constraints"])
     checked: set = set()
     derived = need_list(data, "derived", "data")
     if derived and inst.family != "S_T":
@@ -305,10 +312,11 @@ def verify(cert: dict[str, Any]) -> Verdict:
         if src >= len(bases):
             raise CertificateError(f"{where}.from: no certificate number {src}")
         target, bound = _check_derived(inst, bases[src], entry, checked, where)
-        stated[target] = bound
+        _keep_best(stated, target, bound)
     unbounded = []
     for i, entry in enumerate(need_list(data, "rays", "data")):
         where = f"data.rays[{i}]"
+        check_fields(entry, where, RAY_FIELDS)
         target = inst.prefix(need(entry, "target", where), child(where, "target"))
         direction: dict[tuple[int, int], Fraction] = {}
         for r, item in enumerate(need_list(entry, "direction", where, min_length=1)):
@@ -321,11 +329,48 @@ def verify(cert: dict[str, Any]) -> Verdict:
         check_ray(inst, target, direction, where)
         unbounded.append(target)
     proved.update(stated)
-    return _verdict(inst, claim, proved, unbounded)
+    return _verdict(inst, claim, proved, unbounded, listed)
+
+
+def _keep_best(stated: dict[tuple[int, ...], Fraction], target: tuple[int, ...],
+               bound: Fraction) -> None:
+    """Every stated bound is verified; a target listed twice keeps the larger."""
+    stated[target] = max(bound, stated.get(target, bound))
+
+
+def _estimate_symmetry_work(inst: Instance, data: dict[str, Any]) -> None:
+    """Refuse before checking when the distinct symmetries of ``derived`` cost too much:
+    each is ``O(p³ + k·p²)`` exact operations."""
+    derived = data.get("derived")
+    if not isinstance(derived, list):
+        return
+    distinct = {repr((e.get("tokens"), e.get("matrix"))) for e in derived if isinstance(e, dict)}
+    require("work", len(distinct) * (inst.p**3 + 2 * inst.k * inst.p**2),
+            "data.derived: exact operations to check the symmetries")
+
+
+def _statement(inst: Instance, proved: dict[tuple[int, ...], Fraction],
+               unbounded: list[tuple[int, ...]], listed: set[tuple[int, ...]]
+               ) -> dict[str, Any]:
+    """What a sink-map certificate proves, as canonical data."""
+    values = inst.base.statement()["values"]
+    family: Any = ("S_T" if inst.family == "S_T" else
+                   {"listed_prefixes": sorted(list(x) for x in listed)})
+    return {"kind": "sinkmap-socp", "theorem": "Theorem 6 (logit sharing)",
+            "instance": inst.base.statement(), "eps": format_rational(inst.eps),
+            "family": family,
+            "model_class": {"attention": "softmax", "heads": 1, "values": values,
+                            "positions": "any", "value_features": "token"},
+            "hypothesis": ("error <= eps at every position of every sequence of the family"
+                           if inst.family == "S_T" else
+                           "error <= eps at the last position of every listed prefix"),
+            "conclusion": {"bounds": sorted([list(k), format_rational(v)]
+                                            for k, v in proved.items()),
+                           "no_bound": sorted(list(x) for x in unbounded)}}
 
 
 def _verdict(inst: Instance, claim: dict[str, Any], proved: dict[tuple[int, ...], Fraction],
-             unbounded: list[tuple[int, ...]]) -> Verdict:
+             unbounded: list[tuple[int, ...]], listed: set[tuple[int, ...]]) -> Verdict:
     n_bounds = need_int(claim, "bounds", "claim", minimum=0)
     n_rays = need_int(claim, "no_bound", "claim", minimum=0)
     if n_bounds != len(proved):
@@ -347,4 +392,5 @@ def _verdict(inst: Instance, claim: dict[str, Any], proved: dict[tuple[int, ...]
     details = {"bounds": len(proved), "no_bound": len(unbounded), "eps": format_rational(inst.eps)}
     if lowest is not None:
         details["lowest_bound"] = format_rational(lowest)
-    return Verdict(ok=True, kind="sinkmap-socp", claim=statement, details=details)
+    return Verdict(ok=True, kind="sinkmap-socp", claim=statement, details=details,
+                   statement=_statement(inst, proved, unbounded, listed))

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any
+
+
+def canonical_json(statement: Any) -> str:
+    """The one text of a statement that its digest hashes: sorted keys, no spaces, ASCII."""
+    return json.dumps(statement, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+
+
+def digest_of(statement: Any) -> str:
+    """SHA-256 (hex) of :func:`canonical_json` of ``statement``."""
+    return hashlib.sha256(canonical_json(statement).encode("ascii")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -15,6 +28,10 @@ class Verdict:
     the statement (rebuilt by the checker from the verified numbers when ``ok``).
     ``failure``: the first failing inequality (``None`` when ``ok``).
     ``details``: kind-specific figures (exact rationals as strings).
+    ``statement``: what was verified as canonical data (kind, the exact instance, the
+    hypothesis, the model class, the conclusion), built by the checker from the numbers
+    it checked; empty when not ``ok``.  ``digest``: its SHA-256, which ``sinkproof
+    verify`` prints and a proof by certificate reports.
     ``bool(verdict)`` is ``verdict.ok``.
     """
 
@@ -23,9 +40,15 @@ class Verdict:
     claim: str
     failure: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    statement: dict[str, Any] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return self.ok
+
+    @property
+    def digest(self) -> str | None:
+        """SHA-256 of the canonical verified statement (``None`` without one)."""
+        return digest_of(self.statement) if self.ok and self.statement else None
 
     def __repr__(self) -> str:
         if self.ok:

@@ -35,9 +35,12 @@ from mpmath import libmp
 from ..errors import CertificateError
 from .exact import InequalityFailed, dot, show
 from .instance import TRIGGER, Instance, read_instance, read_tokens
+from .limits import current, require
 from .schema import (
     as_list,
+    check_fields,
     child,
+    format_rational,
     need,
     need_dict,
     need_int,
@@ -53,10 +56,12 @@ BOS = -2
 
 KINDS = ("softmax", "relu")
 WHERE = ("nontrigger", "trigger", "all")
-POSITIONS = ("inverse", "onehot", "none")
+MEASURES = ("weight", "share")
+"""``claim.bos_measure``: the BOS weight ``α_0`` (default) or the BOS share ``α_0 / Σ_j α_j``
+(0 when every weight is 0).  Softmax weights sum to 1, so the two coincide there."""
 DEFAULT_DIGITS = 50
-MAX_PREFIXES = 2_000_000
-"""Largest family (distinct prefixes) a witness check will enumerate."""
+EXP_COST = 50
+"""Exact operations one interval exponential is counted as, in the work estimate."""
 MAX_LOGIT_GAP = 100_000
 """Largest ``s_j - s_0`` accepted: ``exp`` of it is held as an integer of ~1.44·gap bits."""
 
@@ -74,6 +79,7 @@ class Witness:
     max_bos_mass: Fraction
     where: str | frozenset[tuple[int, ...]]
     digits: int
+    measure: str = "weight"
 
     @property
     def heads(self) -> int:
@@ -123,6 +129,8 @@ def _tokens(inst: Instance) -> list[int]:
 # ----------------------------------------------------------------- parsing
 def _read_where(claim: dict[str, Any], inst: Instance) -> str | frozenset[tuple[int, ...]]:
     where = need(claim, "where", "claim")
+    if isinstance(where, list):
+        require("prefixes", len(where), "claim.where: named positions")
     if isinstance(where, str):
         if where not in WHERE:
             raise CertificateError(f"claim.where: {where!r} is not one of {', '.join(WHERE)}")
@@ -131,6 +139,7 @@ def _read_where(claim: dict[str, Any], inst: Instance) -> str | frozenset[tuple[
     prefixes = set()
     for i, item in enumerate(items):
         path = child("claim.where", i)
+        check_fields(item, path, ("sequence", "position"))
         seq = read_tokens(need(item, "sequence", path), inst, child(path, "sequence"))
         pos = need_int(item, "position", path, minimum=1)
         if pos > len(seq):
@@ -163,16 +172,16 @@ def _read_model(data: dict[str, Any], inst: Instance, D: int, heads: int, values
 
 def read_witness(cert: dict[str, Any]) -> Witness:
     """Parse and check the fields of a witness certificate (raises CertificateError)."""
-    instance = need_dict(cert, "instance", "")
+    instance = check_fields(need_dict(cert, "instance", ""), "instance",
+                            ("task", "content_vectors", "values"))
     values = need_str(instance, "values", "instance", ("fixed", "learned"))
     inst = read_instance({**instance, "values": "fixed"})
-    task = instance["task"]
-    positions = task.get("positions", "inverse")
-    if positions not in POSITIONS:
-        raise CertificateError(f"instance.task.positions: {positions!r} is not one of "
-                               f"{', '.join(POSITIONS)}")
-    claim = need_dict(cert, "claim", "")
-    mc = need_dict(claim, "model_class", "claim")
+    positions = inst.positions
+    claim = check_fields(need_dict(cert, "claim", ""), "claim",
+                         ("statement", "model_class", "max_error", "max_bos_mass", "where",
+                          "bos_measure"))
+    mc = check_fields(need_dict(claim, "model_class", "claim"), "claim.model_class",
+                      ("kind", "heads", "values"))
     kind = need_str(mc, "kind", "claim.model_class", KINDS)
     heads = need_int(mc, "heads", "claim.model_class", minimum=1)
     if need_str(mc, "values", "claim.model_class", ("fixed", "learned")) != values:
@@ -181,25 +190,44 @@ def read_witness(cert: dict[str, Any]) -> Witness:
     max_bos = need_rational(claim, "max_bos_mass", "claim")
     if max_error < 0 or max_bos < 0:
         raise CertificateError("claim: max_error and max_bos_mass must be >= 0")
-    data = need_dict(cert, "data", "")
-    D = inst.p + 3 + len(_position_features(positions, inst.T, 0))
-    A, U = _read_model(data, inst, D, heads, values)
+    measure = claim.get("bos_measure", "weight")
+    if measure not in MEASURES:
+        raise CertificateError(f"claim.bos_measure: {measure!r} is not one of "
+                               f"{', '.join(MEASURES)}")
+    data = check_fields(need_dict(cert, "data", ""), "data", ("A", "U", "precision_digits"))
     digits = data.get("precision_digits", DEFAULT_DIGITS)
     if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 1000:
         raise CertificateError("data.precision_digits: expected an integer in [15, 1000]")
-    n_prefixes = _count_prefixes(inst)
-    if n_prefixes > MAX_PREFIXES:
-        raise CertificateError(f"instance: the family has {n_prefixes} prefixes, more than "
-                               f"the witness checker enumerates ({MAX_PREFIXES})")
+    n_prefixes = count_prefixes(inst, current().prefixes)
+    require("prefixes", n_prefixes, "instance: distinct prefixes of the family")
+    D = inst.p + 3 + len(_position_features(positions, inst.T, 0))
+    require("work", estimate_work(inst, D, heads, kind, n_prefixes, digits),
+            "instance and model: exact operations to evaluate the witness")
+    A, U = _read_model(data, inst, D, heads, values)
     return Witness(inst, positions, kind, A, U, max_error, max_bos,
-                   _read_where(claim, inst), digits)
+                   _read_where(claim, inst), digits, measure)
 
 
-def _count_prefixes(inst: Instance) -> int:
+def count_prefixes(inst: Instance, cap: int | None = None) -> int:
+    """Distinct prefixes (depth ``1..T``) of the family; the count stops once past ``cap``."""
     k, T = inst.k, inst.T
-    if inst.triggers == "multi":
-        return sum((k + 1) ** n for n in range(1, T + 1))
-    return sum(k**n + n * k ** (n - 1) for n in range(1, T + 1))
+    total = 0
+    for n in range(1, T + 1):
+        total += (k + 1) ** n if inst.triggers == "multi" else k**n + n * k ** (n - 1)
+        if cap is not None and total > cap:
+            break
+    return total
+
+
+def estimate_work(inst: Instance, D: int, heads: int, kind: str, n_prefixes: int,
+                  digits: int) -> int:
+    """Exact operations (roughly) of :func:`measure`: the score table of every
+    (query, key) token-position pair with ``j <= t``, its exponentials (softmax), and
+    ``t·p`` per prefix and head for the outputs."""
+    rows = (inst.k + 2) * (inst.T + 1)
+    pairs = (inst.k + 2) ** 2 * (inst.T + 1) * (inst.T + 2) // 2
+    exp = pairs * EXP_COST * max(1, digits // DEFAULT_DIGITS) if kind == "softmax" else 0
+    return heads * (rows * D * D + pairs * D + exp + n_prefixes * inst.T * inst.p)
 
 
 # --------------------------------------------------------------- the model
@@ -315,7 +343,11 @@ class _Model:
                 for a, b in zip(alphas, seq):
                     if a:
                         out = [o + a * vc for o, vc in zip(out, vals[b])]
-                masses.append(alphas[0])
+                if self.w.measure == "weight":
+                    masses.append(alphas[0])
+                else:  # the BOS share, 0 when every weight is 0
+                    total = sum(alphas, Fraction(0))
+                    masses.append(alphas[0] / total if total else Fraction(0))
             return out, masses
         iv = self.iv
         out = [(0, 0)] * p
@@ -346,24 +378,18 @@ class _Model:
 def _prefixes(inst: Instance) -> Iterator[tuple[list[int], list[Fraction]]]:
     """Every prefix of the family (depth 1..T) with its target at the last position."""
     alphabet = [*range(inst.k), TRIGGER]
-    zero = [Fraction(0)] * inst.p
 
-    def grow(prefix: list[int], total: list[Fraction], triggers: int
-             ) -> Iterator[tuple[list[int], list[Fraction]]]:
+    def grow(prefix: list[int], triggers: int) -> Iterator[tuple[list[int], list[Fraction]]]:
         if len(prefix) == inst.T:
             return
         for tok in alphabet:
             if tok == TRIGGER and inst.triggers == "single" and triggers:
                 continue
-            t = len(prefix) + 1
             nxt = [*prefix, tok]
-            at_trigger = tok == TRIGGER and t >= 2
-            yield nxt, ([s / (t - 1) for s in total] if at_trigger else list(zero))
-            new_total = (total if tok == TRIGGER
-                         else [s + c for s, c in zip(total, inst.content[tok])])
-            yield from grow(nxt, new_total, triggers + (tok == TRIGGER))
+            yield nxt, inst.target(nxt)
+            yield from grow(nxt, triggers + (tok == TRIGGER))
 
-    yield from grow([], list(zero), 0)
+    yield from grow([], 0)
 
 
 def _constrained(where: str | frozenset[tuple[int, ...]], prefix: list[int]) -> bool:
@@ -408,10 +434,34 @@ def _where_text(where: str | frozenset[tuple[int, ...]]) -> str:
 
 
 def _instance_text(w: Witness) -> str:
-    content = w.inst.description.get("content")
-    content = content if isinstance(content, str) else "custom"
-    return (f"p={w.inst.p}, T={w.inst.T}, {content} content (k={w.inst.k}), "
+    return (f"p={w.inst.p}, T={w.inst.T}, {w.inst.describe_content()}, "
             f"{w.inst.triggers}-trigger family")
+
+
+def _measure_text(w: Witness) -> str:
+    if w.kind == "softmax":
+        return "BOS mass α_0"
+    return "BOS weight α_0" if w.measure == "weight" else "BOS share α_0/Σ_j α_j"
+
+
+def _rationals(matrix: list[list[Fraction]]) -> list[list[str]]:
+    return [[format_rational(x) for x in row] for row in matrix]
+
+
+def witness_statement(w: Witness) -> dict[str, Any]:
+    """What a verified witness states, as canonical data."""
+    instance = {k: v for k, v in w.inst.statement().items() if k != "values"}
+    where: Any = w.where if isinstance(w.where, str) else sorted(list(x) for x in w.where)
+    return {"kind": "witness", "instance": {**instance, "positions": w.positions},
+            "model": {"kind": w.kind, "heads": w.heads,
+                      "values": "fixed" if w.U is None else "learned",
+                      "A": [_rationals(a) for a in w.A],
+                      "U": "fixed" if w.U is None else [_rationals(u) for u in w.U]},
+            "max_error": format_rational(w.max_error),
+            "error_at": "every position t >= 0 of every sequence of the family",
+            "bos_measure": "weight" if w.kind == "softmax" else w.measure,
+            "max_bos": format_rational(w.max_bos_mass),
+            "bos_at": where, "bos_heads": "every"}
 
 
 def _at(at: tuple[tuple[int, ...], int]) -> str:
@@ -431,17 +481,19 @@ def decide(w: Witness, fig: WitnessFigures) -> Verdict:
         raise InequalityFailed(
             f"error at {_at(fig.error_at)}: ||f - y||² <= ε² fails: upper bound "
             f"{show(fig.error_sq)} > {show(w.max_error**2)}")
+    measure = _measure_text(w)
     if fig.bos is not None and not fig.bos <= w.max_bos_mass:
         raise InequalityFailed(
-            f"BOS mass at {_at(fig.bos_at)}: α_0 <= {show(w.max_bos_mass)} fails: upper bound "
+            f"{measure} at {_at(fig.bos_at)}: <= {show(w.max_bos_mass)} fails: upper bound "
             f"{show(fig.bos)}")
     values = "fixed" if w.U is None else "learned"
     method = "exact rationals" if w.kind == "relu" else f"{w.digits}-digit interval arithmetic"
     claim = (f"a {w.heads}-head {w.kind} model with {values} values ({w.positions} positions) "
              f"has error <= {show(w.max_error)} at all {fig.n_prefixes} distinct prefixes of "
-             f"the family ({_instance_text(w)}) and BOS mass <= {show(w.max_bos_mass)} in every "
-             f"head at {_where_text(w.where)} ({fig.n_constrained} prefixes); checked with "
-             f"{method}")
+             f"the family ({_instance_text(w)}) and {measure} <= {show(w.max_bos_mass)} in "
+             f"every head at {_where_text(w.where)} ({fig.n_constrained} prefixes); checked "
+             f"with {method}")
     details = {"max error² (upper bound)": show(fig.error_sq),
-               "max BOS mass (upper bound)": "none" if fig.bos is None else show(fig.bos)}
-    return Verdict(ok=True, kind="witness", claim=claim, details=details)
+               f"max {measure} (upper bound)": "none" if fig.bos is None else show(fig.bos)}
+    return Verdict(ok=True, kind="witness", claim=claim, details=details,
+                   statement=witness_statement(w))

@@ -1,17 +1,21 @@
 """Proof of a claim by a certificate file that the trusted checker verifies.
 
-The checker (:mod:`sinkproof.checker`) decides whether the file's numbers hold;
-this module decides whether what the file proves *implies the claim*:
+The checker (:mod:`sinkproof.checker`) decides whether the file's numbers hold and
+returns the *statement* it verified (canonical data, with a SHA-256 digest); this
+module decides, from that statement alone, whether it *implies the claim*:
 
-- the certificate's instance is the claim's task, and its ε is at least the claim's
-  (a model with smaller error satisfies the certificate's hypothesis);
-- the claim's model class lies inside the class the certificate covers (Theorem 3
-  ``hull``/``hull-family`` and Theorem 6 ``sinkmap-socp`` certificates: one softmax
+- the statement's instance is the claim's task exactly: ``p``, ``T``, the trigger
+  family and every content vector as the exact rational of the float64 value the
+  claim's task uses (seeded content is rebuilt from the claim, never read from the
+  file), and the values are ``U_fix``;
+- its ε is at least the claim's (a model with smaller error satisfies the hypothesis);
+- the claim's model class lies inside the class the statement covers (Theorem 3
+  ``hull``/``hull-family`` and Theorem 6 ``sinkmap-socp``: one normalised/softmax
   head, token-only values ``U_fix``, any scores and positions);
-- every claimed position gets a certified bound ``>= b`` (for a family certificate,
-  recomputed by the checker's own code for the situation ``{x_1..x_t}``; for a sink
-  map, the per-target bound the checker verified), and the hypothesis family holds
-  the error conditions the bound uses.
+- every claimed position gets a verified bound ``>= b`` (a family certificate's bound
+  for the situation ``{x_1..x_t}``, a sink map's bound for the prefix), and the
+  hypothesis family holds the error conditions the bound uses (all of ``S_T`` for a
+  sink map).
 
 :func:`certify_claim` writes such a certificate on the spot with the sink map
 (Theorem 6) when the claim is about one ``U_fix`` head; it is then verified like
@@ -26,15 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import checker
-from ..checker.instance import read_instance
-from ..checker.schema import parse_rational
+from ..convex.certfile import instance_difference, task_instance
 from ..modelclass import ModelClass
-from ..task import TRIG, TriggerTask
+from ..task import TRIG
 from .positions import show_sequence
 from .schema import Claim
 
 THEOREM3_CLASS = ModelClass(kind="softmax", heads=1, values="fixed", positions="any")
-"""The class a Theorem 3 certificate with ``values = "fixed"`` covers."""
+"""The class a Theorem 3 or Theorem 6 statement with values ``U_fix`` covers."""
 
 BoundAt = Callable[[tuple[int, ...]], "Fraction | None"]
 
@@ -43,105 +46,67 @@ class NotImplied(ValueError):
     """A verified certificate that does not imply the claim (the message says why)."""
 
 
-def _task_of(cert: dict[str, Any]) -> TriggerTask:
-    desc = dict(cert["instance"]["task"])
-    return TriggerTask.from_description(desc)
+def _hull_bounds(statement: dict[str, Any]) -> BoundAt:
+    """Bound at a prefix from a verified ``hull`` or ``hull-family`` statement."""
+    con = statement["conclusion"]
+    if statement["kind"] == "hull":
+        seq, bound = tuple(con["sequence"]), con["bound"]
+        exact = None if bound is None else Fraction(bound)
+        return lambda prefix: exact if tuple(prefix) == seq else None
+    by_set = {tuple(tokens): Fraction(b) for tokens, b in con["bounds"]}
+    return lambda prefix: by_set.get(tuple(sorted(set(prefix))))
 
 
-def _hull_bounds(cert: dict[str, Any]) -> BoundAt:
-    """Bound at a prefix (user tokens) from a ``hull``/``hull-family`` certificate."""
-    from ..checker.hull import check_situation
-
-    inst = read_instance(cert["instance"])
-    eps = parse_rational(cert["instance"]["eps"], "instance.eps")
-    if cert["kind"] == "hull":
-        seq = tuple(cert["instance"]["sequence"])
-        t = cert["instance"]["t"]
-        tokens = tuple(sorted(set(seq[:t])))
-        bound = check_situation(cert["data"], tokens, inst, eps, "data")
-        return lambda prefix: bound if tuple(prefix) == seq[:t] else None
-    entries = {tuple(sorted(set(e["tokens"]))): e for e in cert["data"]["situations"]}
-    cache: dict[tuple[int, ...], Fraction | None] = {}
-
-    def at(prefix: tuple[int, ...]) -> Fraction | None:
-        key = tuple(sorted(set(prefix)))
-        if key not in cache:
-            entry = entries.get(key)
-            cache[key] = None if entry is None else check_situation(entry, key, inst, eps, "data")
-        return cache[key]
-
-    return at
-
-
-def _socp_bounds(cert: dict[str, Any]) -> BoundAt:
-    """Bound at a prefix from a ``sinkmap-socp`` certificate: the stated bound of each target
-    (bound certificates and derived entries), each checked by the trusted checker."""
-    bounds: dict[tuple[int, ...], Fraction] = {}
-    data = cert["data"]
-    for i, entry in enumerate((*data["certificates"], *data["derived"])):
-        target = tuple(entry["target"])
-        b = parse_rational(entry["bound"], f"data entry {i}.bound")
-        bounds[target] = max(b, bounds.get(target, b))
+def _socp_bounds(statement: dict[str, Any]) -> BoundAt:
+    """Bound at a prefix from a verified ``sinkmap-socp`` statement."""
+    bounds = {tuple(prefix): Fraction(b) for prefix, b in statement["conclusion"]["bounds"]}
     return lambda prefix: bounds.get(tuple(prefix))
 
 
-def _hull_fixed(cert: dict[str, Any]) -> bool:
-    return cert["instance"].get("values") == "fixed"
-
-
-def _socp_fixed(cert: dict[str, Any]) -> bool:
-    inst = cert["instance"]
-    values = inst.get("values")
-    if inst.get("family") != "S_T" or not (values == "fixed" or isinstance(values, list)):
-        return False
-    if values == "fixed":
-        return True
-    p = len(values)
-    U = [[parse_rational(x, "instance.values") for x in row] for row in values]
-    fixed = [[Fraction(int(i == j)) for j in range(p + 3)] for i in range(p)]
-    return fixed == U
-
-
-BOUNDS: dict[str, tuple[Callable[[dict[str, Any]], bool],
-                        Callable[[dict[str, Any]], BoundAt], bool]] = {
-    "hull": (_hull_fixed, _hull_bounds, False),
-    "hull-family": (_hull_fixed, _hull_bounds, False),
-    "sinkmap-socp": (_socp_fixed, _socp_bounds, True),
+BOUNDS: dict[str, tuple[Callable[[dict[str, Any]], BoundAt], bool]] = {
+    "hull": (_hull_bounds, False),
+    "hull-family": (_hull_bounds, False),
+    "sinkmap-socp": (_socp_bounds, True),
 }
-"""Certificate kind -> (its values are U_fix on the claim's terms, per-position bound reader,
-needs the error hypothesis on all of S_T).  Every kind covers :data:`THEOREM3_CLASS`."""
+"""Certificate kind -> (per-position bound reader of its verified statement, needs the
+error hypothesis on all of S_T)."""
+
+
+def implied_bounds(claim: Claim, statement: dict[str, Any]) -> BoundAt:
+    """The per-prefix bound reader of a verified statement, after checking that the
+    statement is about the claim's instance, class, ε and family; raises NotImplied."""
+    kind = statement.get("kind")
+    if kind not in BOUNDS:
+        raise NotImplied(f"certificates of kind {kind!r} do not bound BOS mass at positions")
+    reader, whole_family = BOUNDS[kind]
+    differs = instance_difference(statement["instance"], task_instance(claim.task))
+    if differs is not None:
+        raise NotImplied(f"the certificate is about another task instance: {differs}")
+    if not claim.model_class.is_subclass_of(THEOREM3_CLASS):
+        raise NotImplied(f"the certificate covers {THEOREM3_CLASS}, not {claim.model_class}")
+    eps = Fraction(statement["eps"])
+    if claim.hypothesis.eps_exact > eps:
+        raise NotImplied(f"the certificate assumes error <= {eps}, "
+                         f"the claim allows {claim.hypothesis.eps_exact}")
+    if whole_family and (statement.get("family") != "S_T" or claim.hypothesis.family != "S_T"):
+        raise NotImplied("the certificate needs the error hypothesis on all of S_T")
+    return reader(statement)
 
 
 def prove_by_certificate(claim: Claim, path: str | Path) -> tuple[Fraction, str]:
     """Verify ``path`` with the trusted checker and show it implies ``claim``.
 
-    Returns ``(least certified bound over the claimed positions, the verdict's claim)``;
-    raises :class:`NotImplied` (or :class:`~sinkproof.errors.CertificateError`) otherwise.
+    Returns ``(least certified bound over the claimed positions, the verdict's claim
+    and the digest of the verified statement)``; raises :class:`NotImplied` (or
+    :class:`~sinkproof.errors.CertificateError`) otherwise.
     """
-    cert = checker.load(path)
-    verdict = checker.verify(cert)
+    verdict = checker.verify_file(path)
     if not verdict.ok:
         raise NotImplied(f"certificate {path} does not verify: {verdict.failure}")
-    kind = cert["kind"]
-    if kind not in BOUNDS:
-        raise NotImplied(f"certificates of kind {kind!r} do not bound BOS mass at positions")
-    fixed, reader, whole_family = BOUNDS[kind]
-    if not fixed(cert):
-        raise NotImplied("the certificate is about another value map or family, not U_fix on S_T")
-    if not claim.model_class.is_subclass_of(THEOREM3_CLASS):
-        raise NotImplied(f"the certificate covers {THEOREM3_CLASS}, not {claim.model_class}")
-    if _task_of(cert) != claim.task.replace(positions=_task_of(cert).positions):
-        raise NotImplied("the certificate is about another task instance")
-    eps = parse_rational(cert["instance"]["eps"], "instance.eps")
-    if claim.hypothesis.eps_exact > eps:
-        raise NotImplied(f"the certificate assumes error <= {eps}, "
-                         f"the claim allows {claim.hypothesis.eps_exact}")
-    if whole_family and claim.hypothesis.family != "S_T":
-        raise NotImplied("the certificate needs the error hypothesis on all of S_T")
+    bound_at = implied_bounds(claim, verdict.statement)
     con = claim.conclusion
     if con.theorem is not None:
         raise NotImplied("a certificate proves a numeric bound; the conclusion names a theorem")
-    bound_at = reader(cert)
     b = con.b_exact
     family = _family_prefixes(claim)
     least: Fraction | None = None
@@ -158,7 +123,8 @@ def prove_by_certificate(claim: Claim, path: str | Path) -> tuple[Fraction, str]
         bound = bound_at(prefix)
         ok = bound is not None and bound >= b
         if con.positions == "some" and ok:
-            return bound, verdict.claim
+            least = bound
+            break
         if con.positions == "every":
             if not ok:
                 have = "no bound" if bound is None else f"only {float(bound):.6g}"
@@ -167,7 +133,7 @@ def prove_by_certificate(claim: Claim, path: str | Path) -> tuple[Fraction, str]
             least = bound if least is None else min(least, bound)
     if least is None:
         raise NotImplied("the certificate bounds none of the claimed positions by b")
-    return least, verdict.claim
+    return least, f"{verdict.claim} [verified statement sha256:{verdict.digest}]"
 
 
 def certify_claim(claim: Claim, path: Path) -> Path | None:

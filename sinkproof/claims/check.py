@@ -15,6 +15,14 @@ Routes, in order:
 
 Search alone never proves anything: when no proof and no witness is found the
 answer is :class:`Open`, with the best trade-offs seen and the budget spent.
+
+A refutation is decided exactly: the witness file the trusted checker verified states
+error ``<= ε_w`` and BOS mass ``<= m_w`` at the violated positions, and the claim is
+refuted only when ``ε_w <= ε`` and ``m_w <`` the claimed threshold, as rationals.
+
+Before a route that enumerates the family (certificates, search) the work is estimated
+and refused beyond ``max_work`` (:class:`~sinkproof.errors.WorkLimitError`).  Ctrl-C
+during a check returns :class:`Open` marked ``interrupted`` with what was found so far.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import SinkproofError
+from ..errors import SinkproofError, check_work
 from .certified import NotImplied, certify_claim, prove_by_certificate
 from .outcome import Open, Outcome, Proved, Refuted
 from .refute import refutes
@@ -58,6 +66,7 @@ def check(
     certificate_out: str | Path | None = None,
     search: bool = True,
     progress: bool | None = None,
+    max_work: int | None = None,
 ) -> Outcome:
     """Check ``claim``: :class:`Proved`, :class:`Refuted` or :class:`Open`.
 
@@ -66,11 +75,13 @@ def check(
     one ``U_fix`` head is certified on the spot by the sink map and the file saved at
     ``certificate_out``; ``witness`` is where a refuting model is saved (both default to
     a fresh temporary folder).  ``search=False``
-    skips the counterexample search (the answer is then Proved or Open).
+    skips the counterexample search (the answer is then Proved or Open).  ``max_work``
+    overrides ``[check] max_work``: the most prefixes a route may enumerate.
     """
     claim = as_claim(claim)
     changes: dict[str, Any] = {}
-    for name, value in (("budget", budget), ("restarts", restarts), ("seed", seed)):
+    for name, value in (("budget", budget), ("restarts", restarts), ("seed", seed),
+                        ("max_work", max_work)):
         if value is not None:
             changes[name] = value
     if certificate is not None:
@@ -79,16 +90,29 @@ def check(
         claim = claim.with_options(**changes)
 
     reasons: list[str] = []
-    proved = _prove(claim, certificate_out, reasons)
-    if proved is not None:
-        return proved
-    if not search:
-        return Open(claim, reasons=tuple(reasons), spent={"seconds": 0.0})
-    bound_at = theorem_bound(claim)
-    refuted = _refute_by_constructions(claim, bound_at, witness, reasons)
-    if refuted is not None:
-        return refuted
-    return _refute_by_search(claim, bound_at, witness, reasons, progress)
+    start = time.perf_counter()
+    try:
+        proved = _prove(claim, certificate_out, reasons)
+        if proved is not None:
+            return proved
+        if not search:
+            return Open(claim, reasons=tuple(reasons), spent={"seconds": 0.0})
+        bound_at = theorem_bound(claim)
+        refuted = _refute_by_constructions(claim, bound_at, witness, reasons)
+        if refuted is not None:
+            return refuted
+        return _refute_by_search(claim, bound_at, witness, reasons, progress)
+    except KeyboardInterrupt:
+        return Open(claim, reasons=tuple(reasons), interrupted=True,
+                    spent={"seconds": round(time.perf_counter() - start, 2)})
+
+
+def estimate_work(claim: Claim) -> int:
+    """Prefixes the enumerating routes touch: the claimed positions and the hypothesis
+    family's prefixes (each evaluated in high precision to confirm a refutation)."""
+    family = claim.hypothesis.family_sequences(claim.task)
+    n_family = claim.task.n_sequences if family is None else sum(len(s) for s in family)
+    return max(claim.conclusion.at.size_estimate(claim.task), n_family)
 
 
 def _prove(claim: Claim, certificate_out: str | Path | None, reasons: list[str]
@@ -97,6 +121,8 @@ def _prove(claim: Claim, certificate_out: str | Path | None, reasons: list[str]
     proved = prove_by_theorem(claim, reasons)
     if proved is not None:
         return proved
+    check_work("prefixes to enumerate (no registered theorem proves the claim without "
+               "listing its positions)", estimate_work(claim), claim.options.max_work)
     cert_path = _certificate_path(claim)
     if cert_path is None:
         return _by_sink_map(claim, certificate_out, reasons)
@@ -118,10 +144,11 @@ def _refute_by_constructions(claim: Claim, bound_at: Any, witness: str | Path | 
             reasons.append(f"{name}: its construction does not refute the claim")
             continue
         path = write_witness(SearchRecord(refutation=ref), claim, _witness_path(claim, witness))
-        if path is not None:
+        if path is not None and _exactly_refutes(claim, bound_at, path, reasons):
             return Refuted(claim, model=model, error=ref.error, violations=ref.violations,
                            witness=str(path), detail=f"the construction of {name}, "
-                           f"re-verified at {ref.digits} digits")
+                           f"re-verified at {ref.digits} digits; witness statement "
+                           f"sha256:{path.digest}")
     return None
 
 
@@ -132,7 +159,7 @@ def _refute_by_search(claim: Claim, bound_at: Any, witness: str | Path | None,
     if claim.conclusion.positions == "every":
         some = replace(claim, conclusion=replace(claim.conclusion, positions="some"))
         pre = prove_by_theorem(some, [])
-        if pre is not None:
+        if pre is not None and pre.bound is not None:
             whole_set = False
             reasons.append(f"search: {pre.by} proves that some claimed position has BOS mass "
                            f">= {pre.bound:.4g}, so only single positions are searched")
@@ -144,13 +171,64 @@ def _refute_by_search(claim: Claim, bound_at: Any, witness: str | Path | None,
     path = None
     if record.refutation is not None:
         path = write_witness(record, claim, _witness_path(claim, witness))
+        if path is not None and not _exactly_refutes(claim, bound_at, path, record.notes):
+            path = None
+    interrupted = any(getattr(r, "interrupted", False) for r in record.results)
     if path is None:
-        return Open(claim, frontier=record.frontier, spent=spent,
+        return Open(claim, frontier=record.frontier, spent=spent, interrupted=interrupted,
                     reasons=tuple(reasons + list(record.notes)))
     ref = record.refutation
     return Refuted(claim, model=ref.model, error=ref.error, violations=ref.violations,
                    witness=str(path), detail=f"found by search in {spent['seconds']:g} s; "
-                   f"re-verified at {ref.digits} digits")
+                   f"re-verified at {ref.digits} digits; witness statement sha256:{path.digest}")
+
+
+def _exactly_refutes(claim: Claim, bound_at: Any, path: Path, notes: list[str]) -> bool:
+    """The verified witness file at ``path`` refutes ``claim``, decided in rationals: its
+    model class lies in the claim's, it is about the claim's task, its error bound is
+    ``<= ε`` and its BOS bound ``m`` is below the exact threshold at every position it
+    names (and, for ``positions="some"``, it names every claimed position)."""
+    from .. import checker
+    from ..checker.schema import parse_rational
+    from ..modelclass import ModelClass
+    from ..task import TriggerTask
+
+    doc = checker.load(path)
+    if not checker.verify(doc).ok:
+        notes.append("witness: the file does not verify")
+        return False
+    stated = doc["claim"]
+    eps_w = parse_rational(stated["max_error"], "claim.max_error")
+    m_w = parse_rational(stated["max_bos_mass"], "claim.max_bos_mass")
+    mc = stated["model_class"]
+    wclass = ModelClass(kind=mc["kind"], heads=mc["heads"], values=mc["values"],
+                        positions=claim.task.positions)
+    why = None
+    if TriggerTask.from_description(dict(doc["instance"]["task"])) != claim.task:
+        why = "it is about another task"
+    elif not wclass.is_subclass_of(claim.model_class):
+        why = f"its model ({wclass}) is not in the claim's class ({claim.model_class})"
+    elif not eps_w <= claim.hypothesis.eps_exact:
+        why = f"its error bound {eps_w} exceeds the claim's {claim.hypothesis.eps_exact}"
+    where = stated["where"]
+    pairs = ([] if isinstance(where, str) else
+             [(tuple(int(x) for x in d["sequence"]), int(d["position"])) for d in where])
+    if why is None and not pairs:
+        why = "it names no position"
+    for seq, t in pairs:
+        if why is not None:
+            break
+        threshold = bound_at.exact(seq[:t]) if hasattr(bound_at, "exact") else None
+        if threshold is None or not m_w < threshold:
+            why = f"its BOS bound {float(m_w):.6g} is not below the threshold at t={t}"
+    if why is None and claim.conclusion.positions == "some":
+        named = {(s[:t], t) for s, t in pairs}
+        if any((s[:t], t) not in named for s, t in claim.conclusion.at.pair_list(claim.task)):
+            why = "a positions='some' claim needs every claimed position violated"
+    if why is not None:
+        notes.append(f"witness: not an exact refutation ({why})")
+        return False
+    return True
 
 
 def _by_sink_map(claim: Claim, out: str | Path | None, reasons: list[str]) -> Proved | None:

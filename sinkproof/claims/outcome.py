@@ -1,7 +1,8 @@
 """The three answers of the checker: :class:`Proved`, :class:`Refuted`, :class:`Open`.
 
 Each carries the claim, the evidence, and the CLI exit status
-(0 proved, 1 refuted, 3 open; 2 is reserved for bad input).
+(0 proved, 1 refuted, 3 open; an interrupted check is Open with status 130; the other
+statuses are in :data:`sinkproof.errors.EXIT_CODES`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import EXIT_INTERRUPTED, EXIT_OPEN
 from .schema import Claim, iter_sections
 
 
@@ -45,13 +47,14 @@ class Proved(_Text):
     model class, or by a certificate that the trusted checker verified exactly.
 
     ``by``: the theorem's name or ``"certificate"``; ``bound``: the least bound the
-    proof gives over the claimed positions (``>= min_bos_mass``); ``certificate``: the
-    verified file, if any; ``detail``: how the bound was obtained.
+    proof gives over the claimed positions (``>= min_bos_mass``), ``None`` when a named
+    theorem's conclusion is vacuous at every claimed position (true, and says nothing);
+    ``certificate``: the verified file, if any; ``detail``: how the bound was obtained.
     """
 
     claim: Claim
     by: str
-    bound: float
+    bound: float | None
     detail: str = ""
     certificate: str | None = None
 
@@ -60,11 +63,16 @@ class Proved(_Text):
 
     def facts(self) -> list[tuple[str, str]]:
         cert = self.certificate and f"{self.certificate} (verified exactly)"
-        return [("proved by", self.by), ("bound", f"BOS mass >= {self.bound:.6g}"),
+        return [("proved by", self.by), ("bound", self._bound_text()),
                 *_given(("certificate", cert), ("detail", self.detail))]
 
+    def _bound_text(self) -> str:
+        if self.bound is None:
+            return "vacuous (no positive bound at any claimed position)"
+        return f"BOS mass >= {self.bound:.6g}"
+
     def __repr__(self) -> str:
-        return f"Proved(by {self.by}: BOS mass >= {self.bound:.6g}; {self.claim.statement()})"
+        return f"Proved(by {self.by}: {self._bound_text()}; {self.claim.statement()})"
 
     def to_dict(self) -> dict[str, Any]:
         return dict(status=self.status, claim=self.claim.to_dict(), by=self.by,
@@ -118,20 +126,30 @@ class Open(_Text):
 
     ``frontier``: the best (error, BOS mass) trade-offs the search reached, as pairs;
     ``spent``: what was spent (seconds, restarts); ``reasons``: why each proof route
-    did not apply.
+    did not apply; ``interrupted``: the check was stopped (Ctrl-C) before it finished,
+    and this is what it had found (exit status 130).
     """
 
     claim: Claim
     frontier: tuple[tuple[float, float], ...] = ()
     spent: dict[str, float] = field(default_factory=dict)
     reasons: tuple[str, ...] = ()
+    interrupted: bool = False
 
-    exit_code = 3
-    status = "open"
+    @property
+    def exit_code(self) -> int:  # type: ignore[override]
+        return EXIT_INTERRUPTED if self.interrupted else EXIT_OPEN
+
+    @property
+    def status(self) -> str:  # type: ignore[override]
+        return "open (interrupted)" if self.interrupted else "open"
 
     def facts(self) -> list[tuple[str, str]]:
         out = [("search", r.split(": ", 1)[1]) if r.startswith("search: ") else ("no proof", r)
                for r in self.reasons]
+        if self.interrupted:
+            out.append(("interrupted", "stopped by Ctrl-C before the check finished; "
+                                       "this is the partial result"))
         if "restarts" not in self.spent:
             out.append(("search", "not run"))
         elif self.frontier:
@@ -151,12 +169,13 @@ class Open(_Text):
         else:
             best = "no accurate model found"
         spent = ", ".join(f"{k} {v:g}" for k, v in self.spent.items())
-        return f"Open({best}; spent {spent}; {self.claim.statement()})"
+        mark = "interrupted; " if self.interrupted else ""
+        return f"Open({mark}{best}; spent {spent}; {self.claim.statement()})"
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(status=self.status, claim=self.claim.to_dict(),
+        return dict(status="open", claim=self.claim.to_dict(),
                     frontier=[list(p) for p in self.frontier], spent=dict(self.spent),
-                    reasons=list(self.reasons))
+                    reasons=list(self.reasons), interrupted=self.interrupted)
 
 
 Outcome = Proved | Refuted | Open

@@ -92,9 +92,21 @@ class PositionSet:
         return cls("explicit", tuple(pairs))
 
     def check_task(self, task: TriggerTask) -> None:
-        """Raise if an explicit pair is not a sequence of ``task``'s family."""
+        """Raise if an explicit pair is not a sequence of ``task``'s family, or if the set
+        is empty on ``task`` (a claim about no position says nothing)."""
         for seq, _ in self.pairs:
             task.encode(seq)
+        if self.name == "after_trigger" and task.T < 2:
+            raise ValueError(f"the position set 'after_trigger' is empty on T={task.T}: "
+                             "no position follows a trigger (use T >= 2)")
+
+    def size_estimate(self, task: TriggerTask) -> int:
+        """At most this many (prefix, position) pairs are in the set (without listing them)."""
+        if self.name == "explicit":
+            return len(self.pairs)
+        if self.name == "homogeneous":
+            return task.k * task.T
+        return task.n_sequences
 
     def to_json(self) -> Any:
         if self.name != "explicit":
@@ -119,6 +131,10 @@ class PositionSet:
                 by_depth.setdefault(t, set()).add(codes)
             for t in sorted(by_depth):
                 yield t, np.array(sorted(by_depth[t]), dtype=np.int64)
+            return
+        if self.name == "homogeneous":  # k prefixes per depth, listed directly
+            for t in range(1, task.T + 1):
+                yield t, np.repeat(np.arange(task.k, dtype=np.int64)[:, None], t, axis=1)
             return
         for t in range(1, task.T + 1):
             for block in task.prefix_blocks(t):

@@ -52,13 +52,16 @@ def model_in_class(model: AttentionModel, claim: Claim) -> bool:
 
 def _precise_threshold(claim: Claim, bound_at: Callable[[tuple[int, ...]], float],
                        prefix: tuple[int, ...]) -> mpmath.mpf | float:
-    """The BOS threshold at ``prefix``: the claim's decimal ``b`` exactly (at ``DIGITS``), or a
-    theorem's bound rounded down."""
-    b = claim.conclusion.b_exact
-    if b is None:
+    """The BOS threshold at ``prefix`` at ``DIGITS`` digits: the claim's ``b`` as written, or
+    a theorem's bound rounded down (``bound_at.exact``, when the threshold has one)."""
+    q = claim.conclusion.b_exact
+    exact = getattr(bound_at, "exact", None)
+    if q is None and exact is not None:
+        q = exact(prefix)
+    if q is None:
         return bound_at(prefix)
     with mpmath.workdps(DIGITS):
-        return mpmath.mpf(b.numerator) / b.denominator
+        return mpmath.mpf(q.numerator) / q.denominator
 
 
 def refutes(model: AttentionModel, claim: Claim,

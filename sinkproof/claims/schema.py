@@ -19,23 +19,18 @@ section is a one-line ``ValueError``/``TypeError``.
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from .._validate import as_int, as_real, choice
+from ..exact_numbers import bos_mass, error_level, exact, load_json, load_toml, show
 from ..modelclass import ModelClass
 from ..task import TRIG, TriggerTask
 from .positions import PositionSet, parse_sequence
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 FAMILIES: dict[str, str] = {
     "S_T": "every sequence of the task's family",
@@ -43,36 +38,46 @@ FAMILIES: dict[str, str] = {
     "pairs": "X^c_m and T^c_m = (BOS, c^m, TRIG) for every c and m < T (Theorem 2's sequences)",
 }
 QUANTIFIERS = ("every", "some")
+MAX_WORK = 300_000
+"""Default limit on the prefixes a claim check enumerates (positions, family prefixes
+evaluated in high precision, sink-map targets); ``sinkproof check --max-work N`` or
+``[check] max_work`` raises it.  The theorem route by situations needs no enumeration."""
 SECTIONS = ("task", "model", "hypothesis", "conclusion", "check")
 
 
-def decimal_fraction(x: float) -> Fraction:
-    """The number a reader sees in ``x``: the shortest decimal that round-trips, exactly.
+def decimal_fraction(x: Any) -> Fraction:
+    """The number a reader sees in ``x``, exactly (:func:`sinkproof.exact_numbers.exact`).
 
-    Claims state ε and b as decimals; ``0.05`` means ``1/20``, not the binary float
-    nearest to it, so proofs and refutations compare against exactly that number.
+    Claims state ε and b as decimals or ratios; ``0.05`` (float, Decimal or text) means
+    ``1/20``, not the binary float nearest to it, so proofs and refutations compare
+    against exactly that number.
     """
-    return Fraction(repr(float(x)))
+    return exact(x)
 
 
 @dataclass(frozen=True)
 class Hypothesis:
-    """``error <= max_error`` on a family: ``"S_T"``, a named subfamily, or explicit sequences."""
+    """``error <= max_error`` on a family: ``"S_T"``, a named subfamily, or explicit sequences.
 
-    max_error: float
+    ``max_error`` is read exactly as written (a Fraction, int, Decimal, text such as
+    ``"1/20"``, or a float read by its shortest decimal) and stored as a ``Fraction``
+    in ``[0, 1)``.
+    """
+
+    max_error: Fraction
     family: str = "S_T"
     sequences: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
-        as_real("hypothesis.max_error", self.max_error, minimum=0.0)
+        object.__setattr__(self, "max_error", error_level(self.max_error, "hypothesis.max_error"))
         if self.family != "explicit" and self.family not in FAMILIES:
             raise ValueError(f"unknown family {self.family!r}; expected one of "
                              f"{', '.join(FAMILIES)} or a list of sequences")
 
     @property
     def eps_exact(self) -> Fraction:
-        """ε as the decimal written in the claim (``0.05`` is ``1/20``), exactly."""
-        return decimal_fraction(self.max_error)
+        """ε as written in the claim (``0.05`` is ``1/20``), exactly."""
+        return self.max_error
 
     def family_sequences(self, task: TriggerTask) -> list[tuple[int, ...]] | None:
         """The sequences of the family (``None`` for the whole of ``S_T``)."""
@@ -88,7 +93,7 @@ class Hypothesis:
     def describe(self) -> str:
         fam = (f"{len(self.sequences)} listed sequences" if self.family == "explicit"
                else FAMILIES[self.family])
-        return f"error <= {self.max_error:g} on {fam}"
+        return f"error <= {show(self.max_error)} on {fam}"
 
 
 @dataclass(frozen=True)
@@ -100,7 +105,7 @@ class Conclusion:
     """
 
     at: PositionSet
-    min_bos_mass: float | None = None
+    min_bos_mass: Fraction | None = None
     theorem: str | None = None
     positions: str = "every"
     heads: str = "some"
@@ -109,9 +114,8 @@ class Conclusion:
         if (self.min_bos_mass is None) == (self.theorem is None):
             raise ValueError("the conclusion needs exactly one of 'min_bos_mass' and 'theorem'")
         if self.min_bos_mass is not None:
-            b = as_real("conclusion.min_bos_mass", self.min_bos_mass)
-            if not 0.0 < b <= 1.0:
-                raise ValueError(f"conclusion.min_bos_mass must lie in (0, 1], got {b}")
+            object.__setattr__(self, "min_bos_mass", bos_mass(
+                self.min_bos_mass, "conclusion.min_bos_mass", positive=True))
         if self.theorem is not None and not isinstance(self.theorem, str):
             raise TypeError("conclusion.theorem must be a theorem name such as \"theorem1\"")
         choice("conclusion.positions quantifier", self.positions, QUANTIFIERS)
@@ -119,11 +123,11 @@ class Conclusion:
 
     @property
     def b_exact(self) -> Fraction | None:
-        """``min_bos_mass`` as the decimal written in the claim, exactly."""
-        return None if self.min_bos_mass is None else decimal_fraction(self.min_bos_mass)
+        """``min_bos_mass`` as written in the claim, exactly."""
+        return self.min_bos_mass
 
     def describe(self) -> str:
-        what = (f"BOS mass >= {self.min_bos_mass:g}" if self.theorem is None
+        what = (f"BOS mass >= {show(self.min_bos_mass)}" if self.theorem is None
                 else f"BOS mass >= the bound of {self.theorem}")
         where = self.at.describe()
         quant = "at " + ("" if self.positions == "every" else "some position among ") + where
@@ -134,17 +138,23 @@ class Conclusion:
 @dataclass(frozen=True)
 class CheckOptions:
     """How hard to look: search restarts, seed, budget (seconds), a certificate to use,
-    and where to write a witness (default: next to the claim file)."""
+    where to write a witness (default: next to the claim file), and ``max_work``: the
+    most prefixes a route may enumerate before the check refuses to start it
+    (:data:`MAX_WORK`)."""
 
     restarts: int = 8
     seed: int = 0
     budget: float = 30.0
     certificate: str | None = None
     witness: str | None = None
+    max_work: int = 0
 
     def __post_init__(self) -> None:
         as_int("check.restarts", self.restarts, minimum=1)
         as_int("check.seed", self.seed, minimum=0)
+        as_int("check.max_work", self.max_work, minimum=0)
+        if self.max_work == 0:
+            object.__setattr__(self, "max_work", MAX_WORK)
         as_real("check.budget", self.budget, minimum=0.0, strict=True)
         for name in ("certificate", "witness"):
             value = getattr(self, name)
@@ -179,7 +189,9 @@ class Claim:
 
     @property
     def max_error(self) -> float:
-        return self.hypothesis.max_error
+        """ε as the nearest float, for the search and for display; decisions use
+        ``hypothesis.max_error`` (exact)."""
+        return float(self.hypothesis.max_error)
 
     def with_options(self, **changes: Any) -> Claim:
         """A copy with some check options changed (budget, seed, restarts, ...)."""
@@ -196,7 +208,7 @@ class Claim:
         conclusion: dict[str, Any] = dict(at=con.at.to_json(), positions=con.positions,
                                           heads=con.heads)
         if con.theorem is None:
-            conclusion["min_bos_mass"] = con.min_bos_mass
+            conclusion["min_bos_mass"] = show(con.min_bos_mass)
         else:
             conclusion["theorem"] = con.theorem
         hyp = self.hypothesis
@@ -206,7 +218,7 @@ class Claim:
         opts = {k: v for k, v in vars(self.options).items() if v is not None}
         return dict(title=self.title, task=self.task.describe(),
                     model=self.model_class.to_dict(),
-                    hypothesis=dict(max_error=hyp.max_error, family=family),
+                    hypothesis=dict(max_error=show(hyp.max_error), family=family),
                     conclusion=conclusion, check=opts)
 
     def __repr__(self) -> str:
@@ -276,6 +288,8 @@ def claim_from_dict(data: Mapping[str, Any], source: str | None = None) -> Claim
     model_class = ModelClass.from_dict(model)
     check = _section(data, "check", required=False)
     _no_unknown("check", check, set(CheckOptions.__dataclass_fields__))
+    if isinstance(check.get("budget"), (Decimal, Fraction, str)):  # seconds: a float is fine
+        check["budget"] = float(exact(check["budget"], "check.budget"))
     return Claim(task=task, model_class=model_class,
                  hypothesis=_parse_hypothesis(_section(data, "hypothesis")),
                  conclusion=_parse_conclusion(_section(data, "conclusion")),
@@ -285,9 +299,9 @@ def claim_from_dict(data: Mapping[str, Any], source: str | None = None) -> Claim
 def load_claim(path: str | Path) -> Claim:
     """Read a claim from a ``.toml`` or ``.json`` file."""
     path = Path(path)
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8")
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+        data = load_json(text) if path.suffix.lower() == ".json" else load_toml(text)
     except ValueError as exc:  # TOMLDecodeError and JSONDecodeError are ValueErrors
         raise ValueError(f"{path}: not valid {path.suffix.lstrip('.') or 'TOML'}: {exc}") from None
     try:

@@ -12,22 +12,27 @@ error hypothesis as data.  A theorem proves a claim only when
   one item per position), or some item's targets all lie in the claimed set with
   bound ``>= b`` (``positions="some"``: the BOS mass at one of them is ``>= b``).
 
-Comparisons are exact (SymPy numbers against the exact binary value of ``b``).
+Comparisons are exact: the SymPy bound against the rational ``b`` as written
+(:func:`sinkproof.claims.compare.at_least`, which decides what SymPy leaves open).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
+from fractions import Fraction
 from typing import Any
 
-from ..errors import SinkproofError
+from ..errors import SinkproofError, check_work
 from ..model import AttentionModel
-from ..symbolic.bounds import exact_number
 from ..theorems import THEOREMS, Theorem
+from .compare import at_least, rational_below
 from .outcome import Proved
 from .schema import Claim
 
 BoundAt = Callable[[tuple[int, ...]], float]
+VACUOUS = "vacuous"
+"""What :func:`_proves` answers for a named theorem that bounds no claimed position."""
 Target = tuple[tuple[int, ...], int]
 
 
@@ -36,13 +41,58 @@ def registry() -> dict[str, Theorem]:
     return dict(THEOREMS)
 
 
+SITUATION_SETS = ("nontrigger", "before_trigger", "after_trigger", "homogeneous")
+"""Named position sets whose members :func:`situations` represents."""
+MAX_SITUATION_TOKENS = 16
+"""Above this many content vectors the 2^k situations are not listed (the claimed
+positions are enumerated instead, within the work limit)."""
+
+
+def situations(claim: Claim) -> list[Target] | None:
+    """One claimed position per *situation* (the set of distinct tokens up to it), for a
+    named set of non-trigger positions; ``None`` when the set is not one of those.
+
+    Theorem 3's bound at ``(X, t)`` depends on ``X`` only through the distinct tokens
+    ``{x_1..x_t}`` (the hull of their values), so its least bound over a named set is
+    its least bound over these representatives: about ``2^(k+1)`` positions however
+    long the sequences are, instead of every prefix of the family.
+    """
+    from itertools import combinations
+
+    from ..task import TRIG
+
+    name, task = claim.conclusion.at.name, claim.task
+    if name not in SITUATION_SETS or task.k > MAX_SITUATION_TOKENS:
+        return None
+    if name == "homogeneous":
+        return [((c,), 1) for c in range(task.k)]
+    out: list[Target] = []
+    for size in range(1, min(task.k, task.T) + 1):
+        for subset in combinations(range(task.k), size):
+            if name != "after_trigger":
+                out.append((subset, size))
+            if name != "before_trigger" and size < task.T:
+                out.append(((TRIG, *subset), size + 1))
+    return out
+
+
+def _claimed_for(name: str, claim: Claim) -> list[Target]:
+    """The claimed positions a theorem's bound must cover: every pair of the set, or (for
+    a theorem whose bound depends on the sequence only through its token set, with the
+    hypothesis on all of ``S_T``) one per situation."""
+    if THEOREMS[name].token_set_bound and claim.hypothesis.family == "S_T":
+        reps = situations(claim)
+        if reps is not None:
+            return reps
+    return _claimed(claim)
+
+
 def _instantiate(thm: Theorem, claim: Claim) -> Any:
     """The theorem's exact bounds for the claim's class and ε, at the claimed non-trigger
     positions (the calling convention every bound theorem shares)."""
-    task = claim.task
-    positions = [(s, t) for s, t in claim.conclusion.at.pair_list(task)
+    positions = [(s, t) for s, t in _claimed_for(thm.name, claim)
                  if s[t - 1] >= 0]  # non-trigger positions only
-    return thm.bound(task, claim.hypothesis.eps_exact, claim.model_class, positions)
+    return thm.bound(claim.task, claim.hypothesis.eps_exact, claim.model_class, positions)
 
 
 def _bound_instances(claim: Claim, reasons: list[str]) -> Iterator[tuple[str, Any]]:
@@ -88,23 +138,22 @@ def _covered(needs: tuple[Target, ...], family: set[tuple[int, ...]] | None) -> 
 
 
 def _claimed(claim: Claim) -> list[Target]:
-    return [(s[:t], t) for s, t in claim.conclusion.at.pair_list(claim.task)]
-
-
-def _exact(b: float) -> Any:
-    return exact_number(b)
+    task = claim.task
+    check_work("claimed positions to enumerate", claim.conclusion.at.size_estimate(task),
+               claim.options.max_work)
+    return [(s[:t], t) for s, t in claim.conclusion.at.pair_list(task)]
 
 
 def _proves(claim: Claim, name: str, inst: Any) -> tuple[float | None, str]:
     """The least bound ``inst`` certifies over the claimed positions, or why it does not."""
     con = claim.conclusion
     family = _family_prefixes(claim)
-    claimed = _claimed(claim)
+    claimed = _claimed_for(name, claim)
     if con.positions == "some":
         wanted = set(claimed)
         good = [item for item in inst.items
                 if set(item.targets) <= wanted and _covered(item.needs, family)
-                and (con.theorem is not None or item.bound >= _exact(con.b_exact))]
+                and (con.theorem is not None or at_least(item.bound, con.b_exact))]
         if good:
             return max(item.value for item in good), ""
         return None, f"{name}: no bound item lies within the claimed positions and reaches b"
@@ -119,13 +168,13 @@ def _proves(claim: Claim, name: str, inst: Any) -> tuple[float | None, str]:
         if not _covered(item.needs, family):
             return None, f"{name}: needs error <= ε where the hypothesis family says nothing " \
                          f"({where})"
-        if con.theorem is None and not item.bound >= _exact(con.b_exact):
+        if con.theorem is None and not at_least(item.bound, con.b_exact):
             return None, (f"{name}: bound {item.value:.6g} at {where} is below the claimed "
-                          f"{con.min_bos_mass:g}")
+                          f"{float(con.b_exact):.6g}")
         least = item.value if least is None else min(least, item.value)
     if least is None:
         if con.theorem is not None:
-            return float("-inf"), ""  # vacuous everywhere: true, and says nothing
+            return None, VACUOUS  # vacuous everywhere: true, and says nothing
         return None, f"{name}: no claimed position"
     return least, ""
 
@@ -146,7 +195,7 @@ def proved_positions(claim: Claim) -> set[Target]:
         for seq, t in _claimed(claim):
             item = inst.bound_at(seq, t)
             if (item is not None and _covered(item.needs, family)
-                    and (con.theorem is not None or item.bound >= _exact(con.b_exact))):
+                    and (con.theorem is not None or at_least(item.bound, con.b_exact))):
                 out.add((seq, t))
     return out
 
@@ -156,6 +205,9 @@ def prove_by_theorem(claim: Claim, reasons: list[str]) -> Proved | None:
     ``None``, with one line per theorem in ``reasons`` saying why it does not."""
     for name, inst in _bound_instances(claim, reasons):
         least, why = _proves(claim, name, inst)
+        if least is None and why == VACUOUS:
+            return Proved(claim, by=name, bound=None, detail=f"{name} gives no positive bound "
+                          "at any claimed position: the conclusion holds and says nothing")
         if least is None:
             reasons.append(why)
             continue
@@ -163,29 +215,54 @@ def prove_by_theorem(claim: Claim, reasons: list[str]) -> Proved | None:
     return None
 
 
-def theorem_bound(claim: Claim) -> BoundAt:
+class Threshold:
     """The BOS threshold the conclusion asks for at each prefix (user tokens).
 
-    A named theorem's bound where it has a single-target item, ``-inf`` elsewhere
-    (no violation is possible where the theorem claims nothing).
+    ``threshold(prefix)`` is a float ``<=`` the exact threshold (for the search and for
+    display); :meth:`exact` is a rational ``<=`` it (the claim's ``b`` itself, or a
+    theorem's closed-form bound rounded down within ``1e-50``), which is what a
+    refutation must beat.  Where a named theorem has no single-target item the
+    threshold is ``-inf`` / ``None``: no violation is possible where it claims nothing.
     """
-    con = claim.conclusion
-    if con.theorem is None:
-        b = float(con.min_bos_mass)
-        return lambda prefix: b
-    theorems = registry()
-    if con.theorem not in theorems:
-        raise ValueError(f"unknown theorem {con.theorem!r} in the conclusion")
-    inst = _instantiate(theorems[con.theorem], claim)
-    cache: dict[tuple[int, ...], float] = {}
 
-    def at(prefix: tuple[int, ...]) -> float:
-        if prefix not in cache:
-            item = inst.bound_at(prefix, len(prefix))
-            cache[prefix] = float("-inf") if item is None else item.value
-        return cache[prefix]
+    def __init__(self, claim: Claim) -> None:
+        con = claim.conclusion
+        self._b = con.b_exact
+        self._inst = None
+        if con.theorem is not None:
+            theorems = registry()
+            if con.theorem not in theorems:
+                raise ValueError(f"unknown theorem {con.theorem!r} in the conclusion")
+            self._inst = _instantiate(theorems[con.theorem], claim)
+        self._exact: dict[tuple[int, ...], Fraction | None] = {}
+        self._float: dict[tuple[int, ...], float] = {}
 
-    return at
+    def exact(self, prefix: tuple[int, ...]) -> Fraction | None:
+        """A rational ``<=`` the threshold at ``prefix`` (``None``: nothing is claimed)."""
+        if self._b is not None:
+            return self._b
+        prefix = tuple(prefix)
+        if prefix not in self._exact:
+            item = self._inst.bound_at(prefix, len(prefix))
+            self._exact[prefix] = None if item is None else rational_below(item.bound)
+        return self._exact[prefix]
+
+    def __call__(self, prefix: tuple[int, ...]) -> float:
+        prefix = tuple(prefix)
+        if prefix not in self._float:
+            q = self.exact(prefix)
+            if q is None:
+                self._float[prefix] = -math.inf
+            else:
+                f = float(q)
+                self._float[prefix] = f if Fraction(f) <= q else math.nextafter(f, -math.inf)
+        return self._float[prefix]
+
+
+
+def theorem_bound(claim: Claim) -> Threshold:
+    """The conclusion's BOS threshold at each prefix: see :class:`Threshold`."""
+    return Threshold(claim)
 
 
 def theorem_witnesses(claim: Claim) -> Iterator[tuple[str, AttentionModel]]:

@@ -14,10 +14,13 @@ does not exploit the weaker hypothesis, so it may miss witnesses that need it).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from ..convex.certfile import save_json
 from ..progress import Progress
 from .positions import PositionMass, scan
 from .refute import Refutation, refutes
@@ -108,8 +111,8 @@ def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None,
             record.results.append(result)
             record.restarts += int(result.restarts)
             points += _trace_points(result)
-            ref = refutes(result.model, claim, bound_at)
-            if ref is not None:
+            ref = None if result.interrupted else refutes(result.model, claim, bound_at)
+            if ref is not None or result.interrupted:  # Ctrl-C: stop, keep what was found
                 record.refutation = ref
                 break
             if i == 0 and whole_set and tries:
@@ -132,17 +135,32 @@ def closest(masses: list[PositionMass], n: int) -> list[PositionMass]:
     return sorted(masses, key=lambda m: max(m.masses))[:n]
 
 
-def write_witness(record: SearchRecord, claim: Claim, path: Path) -> Path | None:
+@dataclass(frozen=True)
+class SavedWitness:
+    """A witness file the trusted checker verified and whose statement refutes the claim;
+    ``digest``: SHA-256 of the verified statement (``sinkproof verify`` prints it)."""
+
+    path: Path
+    digest: str
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+
+def write_witness(record: SearchRecord, claim: Claim, path: Path) -> SavedWitness | None:
     """Save the refuting model as a ``witness`` file and have the trusted checker accept it.
 
-    The file states error ``<= ε`` on the whole family and BOS mass ``<= m`` in every
-    head at the violated positions, with ``m`` halfway between the largest violated
-    mass and the claim's threshold.  Returns ``None`` when the checker does not
-    confirm that statement (for example a ``heads="every"`` refutation where another
-    head is above the threshold): then the refutation is not reported.
+    The file states error ``<= ε`` (the claim's exact ε) on the whole family and BOS mass
+    (for ReLU the BOS *share*, as the claim measures it) ``<= m`` in every head at the
+    violated positions, with ``m`` halfway between the largest violated mass and the
+    claim's threshold.  The file as written is read back, verified, and its statement
+    must refute the claim (:func:`refuting_statement`).  Returns ``None`` when any of
+    this fails (for example a ``heads="every"`` refutation where another head is above
+    the threshold): then the refutation is not reported.
     """
-    from ..checker import verify_file
-    from ..search.verify import verify_witness
+    from ..checker import verify, verify_file
+    from ..checker.schema import format_rational
+    from ..search.verify import witness_document
 
     ref = record.refutation
     assert ref is not None
@@ -150,12 +168,68 @@ def write_witness(record: SearchRecord, claim: Claim, path: Path) -> Path | None
     pairs = {(v.sequence[:v.position], v.position) for v in ref.violations}
     highest = max(max(v.masses) for v in ref.violations)
     threshold = min(bound_at(seq) for seq, _ in pairs)
-    report = verify_witness(ref.model, claim.max_error, (highest + threshold) / 2, where=pairs)
-    if not report.verified:
-        record.notes.append(f"witness: the trusted checker did not confirm it ({report!r})")
+    doc = witness_document(ref.model, claim.max_error, (highest + threshold) / 2, where=pairs)
+    doc["claim"]["max_error"] = format_rational(claim.hypothesis.eps_exact)
+    if ref.model.kind == "relu":
+        doc["claim"]["bos_measure"] = "share"
+    first = verify(doc)
+    if not first.ok:
+        record.notes.append(f"witness: the trusted checker did not confirm it ({first.failure})")
         return None
-    report.save(path)
-    if not verify_file(path).ok:  # the file as written, read back
-        record.notes.append("witness: the saved file did not verify")
+    save_json(doc, path)
+    verdict = verify_file(path)  # the file as written, read back
+    problem = refuting_statement(verdict.statement, claim) if verdict.ok else "did not verify"
+    if problem is not None:
+        record.notes.append(f"witness: the saved file does not refute the claim ({problem})")
         return None
-    return path
+    return SavedWitness(Path(path), verdict.digest)
+
+
+def refuting_statement(statement: dict[str, Any], claim: Claim) -> str | None:
+    """Why a verified witness statement does not refute ``claim`` (``None``: it does).
+
+    It must be about the claim's task exactly (content as exact rationals, positional
+    scheme, trigger family), a model of the claim's class, error ``<= ε`` (exact) on the
+    task's whole family (which holds every hypothesis family), the claim's BOS measure
+    in every head strictly below the claim's threshold at the named positions, and
+    those positions must be one claimed position (``positions="every"``) or all of them
+    (``"some"``).
+    """
+    from ..convex.certfile import instance_difference, task_instance
+    from ..modelclass import ModelClass
+
+    if statement.get("kind") != "witness":
+        return f"a {statement.get('kind')!r} statement is no witness"
+    expected = task_instance(claim.task)
+    stated = statement["instance"]
+    differs = instance_difference({**stated, "values": "fixed"}, expected)
+    if differs is not None:
+        return f"another instance: {differs}"
+    if stated["positions"] != claim.task.positions:
+        return f"positions {stated['positions']!r}, the claim's task has {claim.task.positions!r}"
+    model = statement["model"]
+    cls = ModelClass(kind=model["kind"], heads=model["heads"], values=model["values"],
+                     positions=claim.task.positions)
+    if not cls.is_subclass_of(claim.model_class):
+        return f"a model of class {cls}, not of {claim.model_class}"
+    if Fraction(statement["max_error"]) > claim.hypothesis.eps_exact:
+        return f"error <= {statement['max_error']} exceeds ε = {claim.hypothesis.eps_exact}"
+    if model["kind"] == "relu" and statement["bos_measure"] != "share":
+        return "it bounds the raw ReLU BOS weight; the claim speaks of the BOS share"
+    where = statement["bos_at"]
+    claimed = {tuple(seq[:t]) for seq, t in claim.conclusion.at.pair_list(claim.task)}
+    named = claimed if isinstance(where, str) else {tuple(x) for x in where}
+    if isinstance(where, str) or not named or not named <= claimed:
+        return "its positions are not claimed positions"
+    if claim.conclusion.positions == "some" and named != claimed:
+        return "a 'some position' claim needs the bound at every claimed position"
+    bound_at = theorem_bound(claim)
+    b = claim.conclusion.b_exact
+    m = Fraction(statement["max_bos"])
+    for prefix in named:
+        if b is None and not math.isfinite(bound_at(prefix)):
+            return f"the claim has no finite threshold at {list(prefix)}"
+        threshold = b if b is not None else Fraction(bound_at(prefix))
+        if not m < threshold:
+            return f"BOS <= {statement['max_bos']} is not below the claimed {threshold}"
+    return None

@@ -1,6 +1,7 @@
 """``sinkproof check FILE``: settle a claim file (TOML or JSON).
 
-Exit status: 0 proved, 1 refuted, 3 open, 2 bad input.
+Exit status: 0 proved, 1 refuted, 3 open, 2 bad input, 4 refused (beyond --max-work),
+130 interrupted (the partial result is printed).
 """
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli_common import write_json
+from ..claims.schema import MAX_WORK
+from ..cli_common import add_work_option, count, positive_seconds, write_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,11 +19,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Check a claim about every accurate model of a class: Proved (a registered "
                     "theorem or a verified certificate), Refuted (a witness found by search, "
                     "re-verified in high precision and saved) or Open (best trade-offs found). "
-                    "Exit status: 0 proved, 1 refuted, 3 open, 2 bad input.")
+                    "Exit status: 0 proved, 1 refuted, 3 open, 2 bad input, 4 refused "
+                    "(beyond --max-work), 130 interrupted.")
     p.add_argument("claim", metavar="FILE", help="claim file (.toml or .json)")
-    p.add_argument("--budget", type=float, default=None, help="search seconds (overrides the file)")
-    p.add_argument("--restarts", type=int, default=None, help="search restarts per attempt")
-    p.add_argument("--seed", type=int, default=None, help="search seed")
+    p.add_argument("--budget", type=positive_seconds, default=None,
+                   help="search seconds (overrides the file)")
+    p.add_argument("--restarts", type=count(1), default=None, help="search restarts per attempt")
+    p.add_argument("--seed", type=count(0), default=None, help="search seed")
     p.add_argument("--certificate", metavar="CERT", default=None,
                    help="certificate file to try as a proof")
     p.add_argument("--witness", metavar="OUT", default=None,
@@ -31,7 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(default: ./<claim>.certificate.json)")
     p.add_argument("--no-search", action="store_true", help="only try proofs")
     p.add_argument("--json", metavar="FILE", help="also write the outcome as JSON ('-' = stdout)")
-    p.set_defaults(func=run)
+    add_work_option(p, MAX_WORK, "prefixes enumerated (positions, family prefixes); a "
+                                 "registered theorem proves by situations without enumerating")
+    p.set_defaults(func=run, max_work=None)  # None: the claim file's [check] max_work
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     cert_out = args.certificate_out or f"{Path(args.claim).stem}.certificate.json"
     outcome = check(claim, budget=args.budget, restarts=args.restarts, seed=args.seed,
                     certificate=args.certificate, witness=witness, certificate_out=cert_out,
-                    search=not args.no_search)
+                    search=not args.no_search, max_work=args.max_work)
     if args.json != "-":
         print(outcome.render())
     if args.json:

@@ -1,30 +1,87 @@
-"""``sinkproof verify FILE``: re-check a certificate in exact rational arithmetic."""
+"""``sinkproof verify FILE``: re-check a certificate in exact rational arithmetic.
+
+Prints the statement the checker rebuilt from the verified numbers and its digest (the
+SHA-256 of the canonical statement, which ``sinkproof check`` reports for a proof or a
+refutation by file); ``--statement OUT`` writes the canonical statement in full.
+Seeded content (``gaussian``, ``k``, ``seed``) is rebuilt here and must equal the
+vectors the file lists.  Each size is bounded (docs/certificates.md): beyond a limit
+the file is refused at once, with the option that raises it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+
+from ..checker.limits import DEFAULT, FLAGS, Limits
+
+_HELP = {
+    "file_bytes": "largest file in bytes",
+    "depth": "deepest nesting of JSON arrays/objects",
+    "digits": "longest number in characters",
+    "content": "most entries k·p of the content set (and of U)",
+    "prefixes": "most distinct prefixes a witness is evaluated on",
+    "situations": "most token sets of a hull-family certificate",
+    "ray_patterns": "most support patterns of one sink-map ray",
+    "work": "most exact operations one check is estimated to take",
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "verify", help="re-check a certificate file with exact rational arithmetic",
         description="Re-check a certificate file with the small trusted checker "
-                    "(exact rationals; no solver, no floating point in the decision). "
+                    "(exact rationals; no solver, no floating point in the decision) and "
+                    "print the verified statement with its SHA-256 digest. "
                     "Exit 0: the claim holds (it is printed); 1: an inequality fails "
-                    "(the first one is printed); 2: the file is malformed.")
+                    "(the first one is printed); 2: the file is malformed, about other "
+                    "content than it declares, or beyond a size limit.")
     p.add_argument("file", help="certificate file (JSON)")
     p.add_argument("--quiet", action="store_true", help="print nothing; use the exit status")
+    p.add_argument("--statement", metavar="OUT", default=None,
+                   help="also write the verified statement as canonical JSON ('-' = stdout)")
+    g = p.add_argument_group("limits (refused at once beyond them)")
+    for name, flag in FLAGS.items():
+        g.add_argument(flag, dest=f"max_{name}", type=int, default=None, metavar="N",
+                       help=f"{_HELP[name]} (default {getattr(DEFAULT, name)})")
     p.set_defaults(func=run)
+
+
+def limits_from_args(args: argparse.Namespace) -> Limits:
+    """The :class:`Limits` named by the ``--max-*`` options (defaults elsewhere)."""
+    return DEFAULT.replace(**{name: getattr(args, f"max_{name}") for name in FLAGS})
+
+
+def _confirm_content(instance: dict) -> str:
+    """Gaussian content is rebuilt by the producer (NumPy's generator), loaded only for it;
+    every other scheme the checker itself rebuilt or compared."""
+    if instance["content"]["scheme"] != "gaussian":
+        return f"{instance['content']['scheme']} content confirmed by the checker"
+    from ..convex.certfile import confirm_declared_content
+
+    return confirm_declared_content(instance)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..checker import verify_file
+    from ..checker.verdict import canonical_json
 
-    verdict = verify_file(args.file)
-    if verdict.ok:
+    verdict = verify_file(args.file, limits_from_args(args))
+    if not verdict.ok:
         if not args.quiet:
-            print(f"verified ({verdict.kind}): {verdict.claim}")
-        return 0
+            print(f"NOT verified ({verdict.kind}): first failing inequality: {verdict.failure}")
+        return 1
+    content = ""
+    if "instance" in verdict.statement:
+        content = _confirm_content(verdict.statement["instance"])
     if not args.quiet:
-        print(f"NOT verified ({verdict.kind}): first failing inequality: {verdict.failure}")
-    return 1
+        print(f"verified ({verdict.kind}): {verdict.claim}")
+        print(f"statement sha256:{verdict.digest}" + (f" ({content})" if content else ""))
+    if args.statement:
+        text = canonical_json(verdict.statement) + "\n"
+        if args.statement == "-":
+            sys.stdout.write(text)
+        else:
+            Path(args.statement).write_text(text, encoding="ascii")
+    return 0

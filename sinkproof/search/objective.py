@@ -40,7 +40,6 @@ import numpy as np
 from scipy.special import expit
 
 from .._validate import as_real, choice
-from ..kernel import prefix_targets
 from ..measures import explicit_prefix_blocks
 from ..model import KINDS, fixed_values
 from ..task import TriggerTask
@@ -140,7 +139,7 @@ def prefix_batch(
         keys[:, 0] = task.bos_code
         keys[:, 1:] = codes
         groups.append(PrefixGroup(t, keys, np.asarray(mult, dtype=float),
-                                  prefix_targets(task, codes),
+                                  task.prefix_targets(codes),
                                   np.zeros(codes.shape[0], dtype=bool), _flat_indices(task, keys)))
     return PrefixBatch(task, tuple(groups)).constrain(where)
 

@@ -22,12 +22,13 @@ from ..checker.exact import InequalityFailed
 from ..checker.schema import FORMAT, VERSION, format_rational
 from ..checker.witness import decide, measure, read_witness
 from ..errors import CertificateError
+from ..exact_numbers import bounded, show
 from ..model import AttentionModel
 from .objective import WHERE
 
 
-def _exact(x: float) -> str:
-    return format_rational(Fraction(float(x)))
+def _exact(x: float | Fraction) -> str:
+    return format_rational(x if isinstance(x, Fraction) else Fraction(float(x)))
 
 
 def _where_field(where: Any) -> Any:
@@ -55,7 +56,9 @@ def witness_document(model: AttentionModel, max_error: float, max_bos_mass: floa
     every float64 parameter is written as the exact rational it is."""
     if not isinstance(model, AttentionModel):
         raise TypeError(f"model must be an AttentionModel, got {type(model).__name__}")
-    eps = as_real("max_error", max_error, minimum=0.0)
+    # an exact threshold (a claim's ε) is written as it is; a float by its exact binary value
+    eps = (bounded(max_error, "max_error", 0) if isinstance(max_error, (Fraction, str))
+           else as_real("max_error", max_error, minimum=0.0))
     bos = as_real("max_bos_mass", max_bos_mass, minimum=0.0)
     dps = as_int("dps", dps, minimum=15)
     task = model.task
@@ -65,8 +68,9 @@ def witness_document(model: AttentionModel, max_error: float, max_bos_mass: floa
         instance["content_vectors"] = [[_exact(x) for x in row] for row in task.content]
     where_field = _where_field(where)
     at = where_field if isinstance(where_field, str) else "the named"
+    eps_text = show(eps) if isinstance(eps, Fraction) else format(eps, "g")
     statement = (f"a {model.H}-head {model.kind} model with {values} values has error <= "
-                 f"{eps:g} on the family and BOS mass <= {bos:g} at {at} positions")
+                 f"{eps_text} on the family and BOS mass <= {bos:g} at {at} positions")
     return {
         "format": FORMAT,
         "version": VERSION,

@@ -86,9 +86,7 @@ def build_block(task: TriggerTask, values: np.ndarray, q: int, t: int,
         cols[:, j - 1] = [variable_index(k, int(b), j, t) for b in full[:, j - 1]]
     rows = np.repeat(np.arange(m), t)
     A = sp_sparse.csr_matrix((np.ones(m * t), (rows, cols.ravel())), shape=(m, n))
-    y = np.zeros((m, p))
-    if q == task.trig_code and t >= 2:
-        y = task.content_table[full[:, :-1]].sum(axis=1) / (t - 1)
+    y = task.prefix_targets(full)
     vb = values[task.bos_code]
     r0 = (vb[None, :] - y).ravel()
     # R: for prefix i, coordinate c, variable cols[i, j]: values[x_j][c] - y[i][c]

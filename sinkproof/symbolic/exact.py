@@ -157,13 +157,8 @@ def _dot(a: Sequence[Fraction], b: Sequence[Fraction]) -> Fraction:
 
 
 def exact_target(model: ExactModel, keys: Sequence[int]) -> Vector:
-    """``y_t`` at the last position of ``keys`` (BOS first), exactly."""
-    t = len(keys) - 1
-    p = model.task.p
-    if t < 2 or keys[-1] != model.task.trig_code:
-        return (Fraction(0),) * p
-    total = [sum((model.content(c)[i] for c in keys[1:-1]), Fraction(0)) for i in range(p)]
-    return tuple(x / (t - 1) for x in total)
+    """``y_t`` at the last position of ``keys`` (BOS first), exactly (the task's own)."""
+    return model.task.exact_prefix_target(keys[1:])
 
 
 @dataclass(frozen=True)

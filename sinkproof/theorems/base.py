@@ -78,6 +78,8 @@ class Theorem:
     the sequences and positions where the error must be ``<= ε``; ``conditions``:
     side conditions checked at instantiation.  ``value_map_dependent``: with learned
     values the bound is a function of the value map (instantiate with ``model=``).
+    ``token_set_bound``: the bound at ``(X, t)`` depends on ``X`` only through the set
+    ``{x_1..x_t}`` (so one position per set represents a whole family).
 
     The calling convention: ``instantiate(task, eps, **options)`` (the theorem's own
     options); ``bound(task, eps, model_class, positions)`` (the same for every bound
@@ -100,6 +102,7 @@ class Theorem:
     _bound: Callable[..., Any] | None = None
     _class_bound: Callable[..., CertifiedBound | None] | None = None
     value_map_dependent: bool = False
+    token_set_bound: bool = False
 
     @property
     def model_class(self) -> ModelClass:

@@ -112,4 +112,4 @@ THEOREM = Theorem(
     "theorem3", 3, TITLE, STATEMENT, PROOF, "bos_lower_bound", (ONE_SOFTMAX_HEAD,),
     "position 0 and the (non-trigger) position t of X",
     ("x_t is not the trigger", "d_t > 0"), ("theorem3_learned", "theorem3_fixed"),
-    instantiate, bound, value_map_dependent=True)
+    instantiate, bound, value_map_dependent=True, token_set_bound=True)

@@ -47,4 +47,4 @@ def bound(task: TriggerTask, eps: sympy.Expr, model_class: ModelClass,
 THEOREM = Theorem(
     "theorem7", 7, TITLE, STATEMENT, PROOF, "bos_lower_bound", (ANY_SOFTMAX_HEADS_FIXED,),
     "the (non-trigger) position t of X", ("x_t is not the trigger", "d_t > 0"),
-    ("theorem3_fixed",), instantiate, bound)
+    ("theorem3_fixed",), instantiate, bound, token_set_bound=True)
