@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from . import checker
 from ._validate import as_int, as_real, choice
 from .errors import CertificateError
 from .kernel import forward_prefixes
@@ -281,8 +282,6 @@ def assert_certificate_verifies(certificate: str | Path | dict[str, Any]) -> Any
     Uses the trusted checker :mod:`sinkproof.checker`; returns its ``Verdict``.  A
     malformed certificate fails too, with the checker's one-line reason.
     """
-    from . import checker
-
     if isinstance(certificate, (str, Path)):
         source, run = f"certificate file {str(certificate)!r}", checker.verify_file
     elif isinstance(certificate, dict):

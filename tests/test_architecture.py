@@ -47,6 +47,13 @@ names every entry point lazily (by string, no import statement) and sits above a
 
 TRUSTED = ("sinkproof.checker", "sinkproof.errors")
 """The trust boundary: these import only the standard library, mpmath and each other."""
+LAZY_ALLOWED = {
+    "sinkproof.theorems.theorem6": "the sink map needs CVXPY: loaded when Theorem 6 is used",
+}
+"""Modules outside ``sinkproof.commands`` that may import sinkproof modules inside functions,
+and why.  Commands import their layers when they run, so that ``COMMAND --help`` stays
+light; everywhere else an import inside a function hides a dependency (and, before
+``tests/test_architecture.py``, hid two import circles)."""
 HEAVY = ("numpy", "scipy", "sympy", "cvxpy", "jax", "jaxlib", "optax", "matplotlib", "dask")
 
 
@@ -174,6 +181,31 @@ def test_every_import_points_down_the_layers():
             if dst == "" or floors.get(dst, -1) >= floors.get(src, -1):
                 bad.append(f"{name} imports {dep}")
     assert not bad, "imports that do not point down the layers:\n" + "\n".join(sorted(bad))
+
+
+def _imports_inside_functions(name: str) -> list[str]:
+    path = modules()[name]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.ImportFrom):
+                    ours = bool(sub.level) or (sub.module or "").startswith("sinkproof")
+                elif isinstance(sub, ast.Import):
+                    ours = any(a.name.startswith("sinkproof") for a in sub.names)
+                else:
+                    continue
+                if ours:
+                    out.append(f"{path.relative_to(ROOT.parent)}:{sub.lineno} ({node.name})")
+    return out
+
+
+def test_sinkproof_imports_sit_at_the_top_of_modules():
+    bad = [line for name in modules()
+           if not name.startswith("sinkproof.commands") and name not in LAZY_ALLOWED
+           for line in _imports_inside_functions(name)]
+    assert not bad, ("imports of sinkproof modules inside functions (move them to the top, "
+                     "or add the module to LAZY_ALLOWED with the reason):\n" + "\n".join(bad))
 
 
 def test_the_trusted_checker_imports_only_the_standard_library_and_mpmath():

@@ -34,7 +34,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .. import checker
+from ..checker.schema import parse_rational
 from ..errors import SinkproofError, check_work
+from ..modelclass import ModelClass
+from ..task import TriggerTask
 from .certified import NotImplied, certify_claim, prove_by_certificate
 from .outcome import Open, Outcome, Proved, Refuted
 from .refute import refutes
@@ -188,11 +192,6 @@ def _exactly_refutes(claim: Claim, bound_at: Any, path: Path, notes: list[str]) 
     model class lies in the claim's, it is about the claim's task, its error bound is
     ``<= ε`` and its BOS bound ``m`` is below the exact threshold at every position it
     names (and, for ``positions="some"``, it names every claimed position)."""
-    from .. import checker
-    from ..checker.schema import parse_rational
-    from ..modelclass import ModelClass
-    from ..task import TriggerTask
-
     doc = checker.load(path)
     if not checker.verify(doc).ok:
         notes.append("witness: the file does not verify")

@@ -25,9 +25,11 @@ from typing import Any
 
 from ..errors import SinkproofError, check_work
 from ..model import AttentionModel
+from ..task import TRIG
 from ..theorems import THEOREMS, Theorem
 from .compare import at_least, rational_below
 from .outcome import Proved
+from .positions import show_sequence
 from .schema import Claim
 
 BoundAt = Callable[[tuple[int, ...]], float]
@@ -58,8 +60,6 @@ def situations(claim: Claim) -> list[Target] | None:
     long the sequences are, instead of every prefix of the family.
     """
     from itertools import combinations
-
-    from ..task import TRIG
 
     name, task = claim.conclusion.at.name, claim.task
     if name not in SITUATION_SETS or task.k > MAX_SITUATION_TOKENS:
@@ -180,8 +180,6 @@ def _proves(claim: Claim, name: str, inst: Any) -> tuple[float | None, str]:
 
 
 def _show(seq: tuple[int, ...]) -> str:
-    from .positions import show_sequence
-
     return show_sequence(seq)
 
 

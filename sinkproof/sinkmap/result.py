@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checker import verify
 from ..task import TRIG, TriggerTask
 
 STATUSES = ("certified", "no bound", "uncertified", "failed")
@@ -215,8 +216,6 @@ class SinkMap:
     # --------------------------------------------------------- persistence
     def verify(self) -> Any:
         """Re-check :attr:`certificate` with the trusted exact checker; returns its Verdict."""
-        from ..checker import verify
-
         return verify(self.certificate)
 
     def save_certificate(self, path: str | Path) -> None:
