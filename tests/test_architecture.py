@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import sinkproof
+from sinkproof import checker
 
 ROOT = Path(sinkproof.__file__).resolve().parent
 
@@ -55,6 +56,13 @@ and why.  Commands import their layers when they run, so that ``COMMAND --help``
 light; everywhere else an import inside a function hides a dependency (and, before
 ``tests/test_architecture.py``, hid two import circles)."""
 HEAVY = ("numpy", "scipy", "sympy", "cvxpy", "jax", "jaxlib", "optax", "matplotlib", "dask")
+
+
+def render_floors() -> str:
+    """The floors as docs/architecture.md lists them (top floor first)."""
+    width = max(len(", ".join(f)) for f in LAYERS)
+    lines = [f"{i:>3}  {', '.join(f):<{width}}" for i, f in enumerate(LAYERS)]
+    return "\n".join(reversed([line.rstrip() for line in lines]))
 
 
 def _module_name(path: Path) -> str:
@@ -119,6 +127,32 @@ def unit(name: str) -> str:
 
 def floor_of() -> dict[str, int]:
     return {u: i for i, floor in enumerate(LAYERS) for u in floor}
+
+
+def test_docs_list_the_floors_of_this_test():
+    doc = (ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert f"```text\n{render_floors()}\n```" in doc, (
+        "docs/architecture.md must show LAYERS as tests/test_architecture.py renders them:\n"
+        + render_floors())
+
+
+def test_every_theorem_module_is_registered():
+    from sinkproof.theorems import THEOREMS
+
+    files = sorted(p.stem for p in (ROOT / "theorems").glob("theorem[0-9]*.py"))
+    assert [f"theorem{t.number}" for t in THEOREMS.values()] == files
+    assert [t.name for t in THEOREMS.values()] == files
+    for thm in THEOREMS.values():
+        assert thm.model_classes and thm.statement and thm.proof
+        if thm.conclusion == "bos_lower_bound" and thm.name != "theorem6":
+            assert thm._bound is not None, f"{thm.name}: bound() is how claims use it"
+
+
+def test_every_task_setting_runs_the_conformance_suite():
+    from sinkproof.tasks import TASKS
+    from tests.test_tasks_protocol import ALL
+
+    assert {task.setting for task in ALL.values()} == set(TASKS)
 
 
 def test_the_graph_is_read_from_the_source():
@@ -274,6 +308,7 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     task = sinkproof.TriggerTask(p=1, T=3)
     files = {kind: out / f"{kind}.json" for kind in ("hull-family", "hull", "witness",
                                                      "sinkmap-socp")}
+    # a new certificate kind needs a line here: the test below runs on every kind
     family_certificate(task, "1/100", "fixed").save(files["hull-family"])
     position_certificate(task, (0, 0), 2, "1/100").save(files["hull"])
     doc = witness_document(sinkproof.constructions.relu_solution(task), 1e-3, 0.0, "all")
@@ -282,11 +317,9 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     return files
 
 
-@pytest.mark.parametrize("kind", ["hull-family", "hull", "witness", "sinkmap-socp"])
+@pytest.mark.parametrize("kind", sorted(checker.KIND_MODULES))
 def test_verify_loads_no_numerical_layer(certificates, kind):
-    from sinkproof.checker import KIND_MODULES
-
-    assert kind in KIND_MODULES
+    assert kind in certificates, f"add a {kind!r} certificate to the certificates fixture"
     cert = json.loads(certificates[kind].read_text())
     assert cert["kind"] == kind
     run = _fresh("from sinkproof.cli import main; rc = main(['verify', sys.argv[1]])",
