@@ -1,7 +1,7 @@
 """sinkproof: proofs, certificates and counterexamples for attention sinks.
 
 Softmax attention needs a sink for trigger-conditional behaviour; ReLU attention
-does not.  See docs/ for the mathematics.
+does not.  docs/theory.md states the mathematics, with every proof.
 
 Every name here loads on first use (``sp.TriggerTask``, ``sp.evaluate`` ...), so
 ``import sinkproof`` costs almost nothing and a command such as ``sinkproof verify``
@@ -13,7 +13,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 # public name -> (module, attribute; None: the module itself)
 _LAZY: dict[str, tuple[str, str | None]] = {
@@ -37,6 +37,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "strategies": ("sinkproof.strategies", None),
     "testing": ("sinkproof.testing", None),
     "experiment": ("sinkproof.experiment", None),
+    "sweep": ("sinkproof.sweep", None),
 }
 
 

@@ -1,4 +1,4 @@
-"""The explicit constructions of THEORY.md section 4 (Theorems 4 and 5).
+"""The explicit constructions of docs/theory.md section 4 (Theorems 4 and 5).
 
 Feature layout of ``φ = [e(x); π(t)]``: content ``0..p-1``, ``is_content`` ``p``,
 ``is_trigger`` ``p+1``, ``is_bos`` ``p+2``, then the positional block from ``p+3``.

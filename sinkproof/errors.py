@@ -38,5 +38,5 @@ EXIT_INTERNAL, EXIT_INTERRUPTED = 70, 130
 def check_work(what: str, estimate: int, limit: int, flag: str = "--max-work") -> None:
     """Refuse (:class:`WorkLimitError`) when ``estimate`` units of ``what`` exceed ``limit``."""
     if estimate > limit:
-        raise WorkLimitError(f"refusing to start: about {estimate:,} {what}, beyond the limit "
+        raise WorkLimitError(f"not started: about {estimate:,} {what}, beyond the limit "
                              f"of {limit:,} (raise it with {flag} N)")

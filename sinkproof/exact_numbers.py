@@ -20,15 +20,10 @@ import decimal
 import json
 import numbers
 import re
-import sys
+import tomllib
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 Exact = int | Fraction | decimal.Decimal | str | float
 """What the API accepts wherever a threshold is: exact numbers, their text, or a float."""
@@ -121,8 +116,7 @@ def bounded(value: Any, name: str, low: Any = None, high: Any = None, *,
     return q
 
 
-EPS_VACUOUS = ("at error level >= 1 every sink bound is vacuous (a model can be that far "
-               "from unit-norm targets with no sink at all)")
+EPS_VACUOUS = "from error 1 on (the size of unit-norm targets) every sink bound is vacuous"
 
 
 def error_level(value: Any, name: str = "eps", positive: bool = False) -> Fraction:

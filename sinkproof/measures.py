@@ -1,4 +1,4 @@
-"""The measures of THEORY.md section 3, evaluated over a family of sequences.
+"""The measures of docs/theory.md section 3, evaluated over a family of sequences.
 
 ``evaluate(model)`` runs the model exhaustively over the task's family (``S_T``
 by default).  Work grows with the number of distinct prefixes, each weighted by

@@ -1,4 +1,4 @@
-"""One causal attention layer with token-only values (THEORY.md section 2).
+"""One causal attention layer with token-only values (docs/theory.md section 2).
 
 Scores ``s^h_{tj} = φ_t^T A_h φ_j``; weights ``α^h_t`` are an attention map of the
 scores over ``j <= t`` (softmax, ReLU ``max(0, s)``, ...: :mod:`sinkproof.attention`);

@@ -29,5 +29,5 @@ def test_example_runs(script: Path, tmp_path: Path) -> None:
 
 def test_every_example_is_listed_in_the_docs_index():
     index = (EXAMPLES.parent / "docs" / "index.md").read_text(encoding="utf-8")
-    missing = [p.name for p in EXAMPLES.glob("*.py") if f"(../examples/{p.name})" not in index]
+    missing = [p.name for p in EXAMPLES.glob("*.py") if f"`examples/{p.name}`" not in index]
     assert not missing, f"docs/index.md does not list: {', '.join(missing)}"

@@ -19,7 +19,7 @@ from sinkproof.experiment import (
     theorem3_check,
 )
 from sinkproof.experiment.measure import longer_model, longer_sequences
-from sinkproof.experiment.theory import _violations
+from sinkproof.experiment.theory import _violations, min_norm_point
 
 # ------------------------------------------------------------------ Adam
 
@@ -201,6 +201,36 @@ def test_hull_distance_agrees_with_the_exact_symbolic_distance(n, seed):
     lower = hull_distance_lower(pts)
     assert lower <= exact + 1e-12
     assert lower >= exact - 1e-6  # the float path is a near-tight lower bound
+
+
+@pytest.mark.parametrize("n, seed", [(3, 220), (3, 410), (4, 480), (5, 140)])
+def test_hull_distance_is_tight_where_scipy_1_15_nnls_was_not(n, seed):
+    """Instances where the NNLS-based bound of SciPy 1.12-1.15 fell short (0.0 for 0.1275)."""
+    from sinkproof.symbolic import hull_distance
+
+    pts = np.random.default_rng(seed).normal(size=(n, 2)).round(3)
+    exact = float(hull_distance(pts.tolist()).exact)
+    assert exact - 1e-9 <= hull_distance_lower(pts) <= exact + 1e-12
+
+
+@given(st.integers(1, 8), st.integers(1, 4), st.integers(0, 2**31 - 1))
+def test_min_norm_point_meets_the_optimality_condition(n, dim, seed):
+    """``z`` lies in the hull and ``v_j·z >= ‖z‖²`` for every ``j``: ``z`` is the min-norm point."""
+    rng = np.random.default_rng(seed)
+    pts = rng.normal(size=(n, dim)) + rng.normal(size=dim)
+    before = pts.copy()
+    z = min_norm_point(pts)
+    np.testing.assert_array_equal(pts, before)  # the input is not mutated
+    scale = float(np.abs(pts).max()) ** 2
+    assert (pts @ z).min() >= z @ z - 1e-9 * scale
+    assert np.linalg.norm(z) <= np.linalg.norm(pts, axis=1).min() + 1e-12
+
+
+def test_min_norm_point_known_cases():
+    np.testing.assert_allclose(min_norm_point(np.array([[1.0, 0.0], [0.0, 1.0]])), [0.5, 0.5])
+    np.testing.assert_allclose(min_norm_point(np.array([[2.0, 1.0], [2.0, -1.0], [3.0, 0.0]])),
+                               [2.0, 0.0], atol=1e-15)
+    assert np.linalg.norm(min_norm_point(np.array([[1.0, 1.0], [-1.0, 1.0], [0.0, -1.0]]))) < 1e-12
 
 
 def test_theorem1_registry_cross_check_sees_every_hypothesis():

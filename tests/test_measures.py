@@ -1,4 +1,4 @@
-"""The measures of THEORY.md section 3; the prefix evaluator against a plain loop."""
+"""The measures of docs/theory.md section 3; the prefix evaluator against a plain loop."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The attention models of THEORY.md section 2."""
+"""The attention models of docs/theory.md section 2."""
 
 from __future__ import annotations
 

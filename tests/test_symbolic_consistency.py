@@ -3,7 +3,7 @@
 For each model the error level is the model's own measured error (so the error
 hypothesis holds by construction), and the measured BOS mass (log domain) must
 be at least the instantiated bound.  A failure is a bug or a counterexample to
-THEORY.md: it must be reported, never loosened away.
+the theorems: it must be reported, never loosened away.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def _eps(the_model, name, **options):
 
 
 def _assert_holds(check):
-    assert check.holds, "counterexample to THEORY.md or a bug: " + "; ".join(
+    assert check.holds, "counterexample to a theorem or a bug: " + "; ".join(
         f"{v.item!r} but measured 1-α0 = {v.nonbos:.6g} with error {v.error:.6g}"
         for v in check.violations)
     assert all(i.hypothesis for i in check.items)

@@ -1,4 +1,4 @@
-"""The task of THEORY.md section 1: features, targets, families, sampling."""
+"""The task of docs/theory.md section 1: features, targets, families, sampling."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, fields
 
-from ..errors import CertificateError
+from ..errors import CertificateError, WorkLimitError
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Limits:
     prefixes: int = 2_000_000
     situations: int = 500_000
     ray_patterns: int = 200_000
-    work: int = 2 * 10**8
+    work: int = 5 * 10**7
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -67,8 +67,9 @@ FLAGS: dict[str, str] = {f.name: "--max-" + f.name.replace("_", "-") for f in fi
 _ACTIVE: ContextVar[Limits] = ContextVar("sinkproof_checker_limits", default=DEFAULT)
 
 
-class LimitExceeded(CertificateError):
-    """Input beyond a documented limit, refused before the work starts.
+class LimitExceeded(CertificateError, WorkLimitError):
+    """Input beyond a documented limit, refused before the work starts (the CLI's
+    "refused" status, 4).
 
     ``limit``: the :class:`Limits` field; ``flag``: the option that raises it.
     """
@@ -96,14 +97,16 @@ def using(limits: Limits | None) -> Iterator[Limits]:
         _ACTIVE.reset(token)
 
 
-def require(name: str, amount: int, what: str) -> None:
+def require(name: str, amount: int, what: str, partial: bool = False) -> None:
     """Refuse (:class:`LimitExceeded`) when ``amount`` exceeds the limit ``name``.
 
-    ``what`` names the quantity in the message, e.g. ``"instance: the family's prefixes"``.
+    ``what`` names the quantity in the message, e.g. ``"instance: the family's prefixes"``;
+    ``partial``: ``amount`` is a count stopped once past the limit (shown as "at least").
     """
     limit = getattr(current(), name)
     if amount > limit:
-        raise LimitExceeded(f"{what}: {_count(amount)} exceeds the limit {limit} "
+        shown = ("at least " if partial else "") + _count(amount)
+        raise LimitExceeded(f"{what}: {shown} exceeds the limit {limit} "
                             f"(raise it with {FLAGS[name]})", name)
 
 

@@ -1,4 +1,4 @@
-"""Checker for ``sinkmap-socp`` certificates (THEORY.md Theorem 6), exact rationals only.
+"""Checker for ``sinkmap-socp`` certificates (docs/theory.md Theorem 6), exact rationals only.
 
 Logit sharing: for a single softmax head with known values ``v(x) = U e(x)`` and
 *any* score function ``s(x_t, t, x_j, j)``, the ratios
@@ -191,7 +191,7 @@ def check_ray(inst: Instance, target: tuple[int, ...], direction: dict[tuple[int
         patterns *= len(o)
         if patterns > limit:
             break
-    require("ray_patterns", patterns, f"{where}: support patterns of the ray")
+    require("ray_patterns", patterns, f"{where}: support patterns of the ray", partial=True)
     require("work", patterns * (len(direction) + 1) * inst.p,
             f"{where}: exact operations to check the ray's patterns")
     for pattern in itertools.product(*options):
@@ -383,7 +383,8 @@ def _verdict(inst: Instance, claim: dict[str, Any], proved: dict[tuple[int, ...]
                   f"{inst.triggers} trigger)" if inst.family == "S_T"
                   else f"error <= {format_rational(inst.eps)} at each listed prefix")
     lowest = min(proved.values()) if proved else None
-    statement = (f"every single-head softmax model with the stated values, any score function "
+    statement = (f"[{inst.base.describe()}] "
+                 f"every single-head softmax model with the stated values, any score function "
                  f"s(x_t,t,x_j,j), and {hypothesis} has BOS mass >= the stated bound at the last "
                  f"position of each of {len(proved)} prefixes"
                  + (f" (lowest {show(lowest)})" if lowest is not None else "")

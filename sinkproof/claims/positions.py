@@ -3,7 +3,7 @@
 A causal model's weights at position ``t`` depend only on the prefix ``x_0..x_t``,
 so a position set is a predicate on prefixes: named sets are evaluated over every
 prefix of the family, explicit sets list their pairs.  The BOS mass reported for
-ReLU heads is the BOS *share* ``α_{t0} / Σ_j α_{tj}`` (THEORY.md section 3); for
+ReLU heads is the BOS *share* ``α_{t0} / Σ_j α_{tj}`` (docs/theory.md section 3); for
 softmax heads it is ``α_{t0} = 1 - exp(log non-BOS mass)``, computed in the log
 domain.
 """
@@ -174,7 +174,7 @@ def show_sequence(seq: Sequence[int]) -> str:
 
 NULL_ETA = 1e-9
 """A key is *null* when its value has norm ``<= NULL_ETA`` (BOS under fixed values, the
-trigger under fixed values, ...): THEORY.md section 3's null mass."""
+trigger under fixed values, ...): the null mass of docs/theory.md section 3."""
 
 
 def masses(model: AttentionModel, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

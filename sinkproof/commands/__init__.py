@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "experiment": "train softmax and ReLU layers from random init and measure sinks",
     "report": "evaluate the constructions and bounds on an instance",
     "sinkmap": "certified least BOS mass of any eps-accurate softmax head, per position",
+    "sweep": "run a grid of checks, certificates, sink maps, searches or trainings",
     "verify": "re-check a certificate file with exact rational arithmetic",
 }
 """Command name (= module name) -> the one-line help ``sinkproof --help`` shows."""

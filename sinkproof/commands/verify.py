@@ -35,8 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "(exact rationals; no solver, no floating point in the decision) and "
                     "print the verified statement with its SHA-256 digest. "
                     "Exit 0: the claim holds (it is printed); 1: an inequality fails "
-                    "(the first one is printed); 2: the file is malformed, about other "
-                    "content than it declares, or beyond a size limit.")
+                    "(the first one is printed); 2: the file is malformed or about other "
+                    "content than it declares; 4: refused, beyond a size limit (the "
+                    "message names the option that raises it).")
     p.add_argument("file", help="certificate file (JSON)")
     p.add_argument("--quiet", action="store_true", help="print nothing; use the exit status")
     p.add_argument("--statement", metavar="OUT", default=None,

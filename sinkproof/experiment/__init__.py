@@ -1,5 +1,5 @@
 """The paper's empirical side: train softmax and ReLU attention from random
-initialisation on the trigger task and measure whether they sink (THEORY.md §6).
+initialisation on the trigger task and measure whether they sink (docs/theory.md §6).
 
 >>> from sinkproof.experiment import ExperimentConfig, run
 >>> result = run(ExperimentConfig.smoke())          # doctest: +SKIP

@@ -153,12 +153,20 @@ def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None
                 note = "{} {} H={} seed={}".format(*s)
                 results.append(_one_run(cfg, *s, on_step=lambda n, note=note: bar.update(n, note)))
         else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
+            pool = ProcessPoolExecutor(max_workers=jobs)
+            try:
                 futures = [pool.submit(_one_run, cfg, *s) for s in settings]
                 for s, fut in zip(settings, futures):
                     run_result, model = fut.result()
                     results.append((run_result, model.replace()))  # read-only copies again
                     bar.update(cfg.steps, "{} {} H={} seed={}".format(*s))
+            except BaseException:  # Ctrl-C or a failed run: stop the workers now, not later
+                workers = list((pool._processes or {}).values())  # before shutdown clears it
+                pool.shutdown(wait=False, cancel_futures=True)
+                for proc in workers:
+                    proc.terminate()
+                raise
+            pool.shutdown()
     runs = [r for r, _ in results]
     models = [m for _, m in results]
     result = ExperimentResult(cfg, runs, models, time.perf_counter() - start)

@@ -1,4 +1,4 @@
-"""Trained models held against the proved bounds (THEORY.md Theorems 1 and 3).
+"""Trained models held against the proved bounds (docs/theory.md Theorems 1 and 3).
 
 For a single softmax head with token-only values, Theorem 1 says that on the
 homogeneous sequence ``X^c_n`` an error ``<= ε`` at positions 0 and ``n`` forces
@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.optimize import nnls
 
 from ..kernel import forward_prefixes
 from ..measures import explicit_prefix_blocks
@@ -28,18 +27,63 @@ RTOL = 1e-9
 """Relative slack of a violation test (float rounding of outputs and masses)."""
 
 
+def _affine_min_norm(V: np.ndarray) -> np.ndarray:
+    """Weights ``y`` (``Σ y = 1``, any sign) of the least-norm point ``V^T y`` of aff(rows of V)."""
+    m = V.shape[0]
+    kkt = np.zeros((m + 1, m + 1))
+    kkt[:m, :m] = V @ V.T
+    kkt[:m, m] = kkt[m, :m] = 1.0
+    rhs = np.zeros(m + 1)
+    rhs[m] = 1.0
+    return np.linalg.lstsq(kkt, rhs, rcond=None)[0][:m]
+
+
+def min_norm_point(points: np.ndarray, max_iter: int = 1000) -> np.ndarray:
+    """The point of least norm of ``conv(points)``, by Wolfe's algorithm (float).
+
+    Major cycles add the point most opposed to the current ``x``; minor cycles move to
+    the least-norm point of the affine hull of the active set, dropping points whose
+    weight would turn negative.  It stops when ``x·x - min_j v_j·x`` is at rounding
+    level, so ``x`` is optimal up to rounding (independent of any library's NNLS).
+    """
+    pts = np.asarray(points, dtype=float)
+    sq = np.einsum("ij,ij->i", pts, pts)
+    tol = 1e-13 * max(float(sq.max()), 1e-300)
+    active = [int(np.argmin(sq))]
+    w = np.ones(1)
+    x = pts[active[0]].copy()
+    for _ in range(max_iter):
+        k = int(np.argmin(pts @ x))
+        if x @ x - pts[k] @ x <= tol or k in active:
+            break
+        active.append(k)
+        w = np.append(w, 0.0)
+        while True:  # minor cycles: each drops at least one point, so they end
+            y = _affine_min_norm(pts[active])
+            if np.all(y > 0):
+                w = y
+                break
+            neg = np.flatnonzero(y <= 0)
+            ratios = w[neg] / (w[neg] - y[neg])
+            theta = min(1.0, float(ratios.min()))
+            w = theta * y + (1.0 - theta) * w
+            w[neg[int(np.argmin(ratios))]] = 0.0
+            keep = w > 0
+            active = [a for a, kept in zip(active, keep) if kept]
+            w = w[keep] / w[keep].sum()
+        x = w @ pts[active]
+    return x
+
+
 def hull_distance_lower(points: np.ndarray) -> float:
     """A lower bound on ``dist(0, conv(points))`` that holds despite solver error.
 
-    An approximate min-norm point ``z`` (non-negative least squares with the
-    sum-to-one row weighted heavily) serves as a separating direction: for any
-    ``w``, ``min_j w·v_j / ||w||`` is a lower bound on the distance (0 when negative).
+    An approximate min-norm point ``z`` (:func:`min_norm_point`) serves as a separating
+    direction: for any ``w``, ``min_j w·v_j / ||w||`` is a lower bound on the distance
+    (0 when negative), and it is tight when ``z`` is the min-norm point.
     """
     pts = np.asarray(points, dtype=float)
-    scale = 1e3 * max(1.0, float(np.abs(pts).max()))
-    M = np.vstack([pts.T, np.full((1, pts.shape[0]), scale)])
-    lam, _ = nnls(M, np.concatenate([np.zeros(pts.shape[1]), [scale]]))
-    z = pts.T @ lam
+    z = min_norm_point(pts)
     nz = float(np.linalg.norm(z))
     if nz == 0.0:
         return 0.0
@@ -55,7 +99,7 @@ def _single_head_softmax(model: AttentionModel) -> str | None:
     if model.kind != "softmax":
         return "Theorems 1 and 3 are about softmax attention"
     if model.H != 1:
-        return "Theorems 1 and 3 are single-head statements (THEORY.md section 5: open for H >= 2)"
+        return "Theorems 1 and 3 are single-head statements (open for H >= 2: theory section 5)"
     return None
 
 

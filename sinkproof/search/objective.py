@@ -1,7 +1,7 @@
 """Smooth objectives over a batch of prefixes, with analytic gradients in ``A`` and ``U``.
 
 A causal model's output at position ``t`` depends only on the prefix ``x_0..x_t``
-(THEORY.md section 2), so an objective over (sequence, position) pairs is an
+(docs/theory.md section 2), so an objective over (sequence, position) pairs is an
 objective over distinct prefixes weighted by their multiplicities.  Every score is
 an entry of the table ``s_h(a, t, b, j) = φ(a,t)^T A_h φ(b,j)``; with ``Φ`` the
 matrix of all rows ``φ(a, t)`` the table is ``Φ A_h Φ^T``, so the gradient in

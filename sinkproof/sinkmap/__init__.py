@@ -1,4 +1,4 @@
-"""Sink maps: Theorem 6's logit-sharing SOCP, certified per position (THEORY.md section 4).
+"""Sink maps: Theorem 6's logit-sharing SOCP, certified per position (docs/theory.md section 4).
 
 ``sink_map(task, eps)`` gives, at every non-trigger position of ``S_T``, a lower
 bound on the BOS mass of every eps-accurate single-head softmax model with known

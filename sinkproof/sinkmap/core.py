@@ -283,7 +283,7 @@ def sink_map(
     :class:`~sinkproof.model.AttentionModel` whose ``U`` is used), *any*
     score function of (query token, position, key token, position), and error
     ``<= eps`` on ``family`` (default: the task's family ``S_T``) has there
-    (THEORY.md Theorem 6), each backed by an exact rational certificate
+    (Theorem 6 of docs/theory.md), each backed by an exact rational certificate
     (:attr:`SinkMap.certificate`), or "no bound" with the reason.
 
     ``subfamily``/``radius``: which constraints of each block to keep (module docstring);

@@ -99,7 +99,7 @@ def exact_relu_solution(task: TriggerTask) -> ExactModel:
     """Theorem 4's head with exact rational parameters: ``A = a b^T``,
     ``a·φ_t = r_t - is_content_t``, ``b·φ_j = is_content_j + is_trigger_j``, values ``U_fix``.
 
-    Built from the statement in THEORY.md, independently of the float construction
+    Built from the theorem's statement, independently of the float construction
     (with ``onehot`` positions ``r_t = 1/(t-1)`` is kept exact, not rounded).
     """
     D = task.D

@@ -30,8 +30,8 @@ from .instance import BosBound, InstantiatedBound
 TITLE = "Homogeneous sink"
 STATEMENT = (
     "If the error is <= ε at position 0 and at position n of X^c_n, then "
-    "α_{n0}(X^c_n) >= 1 - 2ε/‖v_c‖; with fixed values (v_b = 0, v_c = c), "
-    "α_{n0} >= 1 - ε/‖c‖.")
+    "α_{n0}(X^c_n) >= 1 - 2ε/‖v_c‖; with fixed values (v_b = 0, v_c = c), α_{n0} >= "
+    "1 - ε/‖c‖.")
 PROOF = (
     "f_0 = v_b, so ‖v_b‖ <= ε. All content keys of X^c_n carry the same value, so "
     "f_n = α_0 v_b + (1-α_0) v_c and (1-α_0)‖v_c‖ <= ‖f_n‖ + α_0‖v_b‖ <= 2ε. ∎")

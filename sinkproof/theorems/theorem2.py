@@ -24,14 +24,16 @@ TITLE = "Values must carry content: one of any two tokens sinks"
 STATEMENT = (
     "Let c, c' ∈ C, m >= 1, and let δ, δ' be the non-BOS masses at position m of "
     "X^c_m, X^{c'}_m. If the error is <= ε at position 0, at position m of X^c_m, "
-    "X^{c'}_m and at position m+1 of T^c_m, T^{c'}_m, then min(δ, δ') <= 2ε/(g(c,c') - 2ε) "
-    "whenever g(c,c') > 2ε, where the ray gap g(c,c') = min_{‖u‖=1} max(d(c, R_+u), "
-    "d(c', R_+u)).")
+    "X^{c'}_m and at position m+1 of T^c_m, T^{c'}_m, then min(δ, δ') <= "
+    "2ε/(g(c,c') - 2ε) whenever g(c,c') > 2ε, where the ray gap g(c,c') = "
+    "min_{‖u‖=1} max(d(c, R_+u), d(c', R_+u)).")
 PROOF = (
-    "By Theorem 1's argument ‖v_c‖ <= 2ε/δ. At the trigger of T^c_m, "
-    "f = α'_0 v_b + α'_c v_c + α'_τ v_τ is within ε of c, so "
-    "d(c, R_+ v_τ) <= ‖α'_τ v_τ - c‖ <= 2ε + 2ε/δ; the same for c'. Both points lie "
-    "within 2ε + 2ε/min(δ,δ') of one ray, so g <= 2ε + 2ε/min(δ,δ'). ∎")
+    "At position m of X^c_m the output is f = α_0 v_b + δ v_c with ‖f‖ <= ε and "
+    "‖v_b‖ = ‖f_0‖ <= ε, so δ‖v_c‖ <= 2ε, i.e. ‖v_c‖ <= 2ε/δ. At the trigger of "
+    "T^c_m (target c), f = α'_0 v_b + α'_c v_c + α'_τ v_τ (α'_c the mass on the "
+    "content keys) is within ε of c, so d(c, R_+ v_τ) <= ‖α'_τ v_τ - c‖ <= 2ε + "
+    "2ε/δ; the same for c'. Both points lie within 2ε + 2ε/min(δ,δ') of one ray, so "
+    "g <= 2ε + 2ε/min(δ,δ'). ∎")
 
 THEOREM2_NONBOS = Formula("theorem2_nonbos", 2 * EPS / (GAP - 2 * EPS), (EPS, GAP),
                           "min(δ, δ') <= 2ε/(g - 2ε) when g > 2ε", ("eps", "gap"))

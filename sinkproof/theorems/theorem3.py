@@ -24,13 +24,13 @@ from .instance import BosBound, InstantiatedBound
 
 TITLE = "Any sequence: the hull bound"
 STATEMENT = (
-    "At a non-trigger position t of any X, if the error is <= ε at position 0 and at t, "
-    "then α_{t0} >= 1 - 2ε/d_t with d_t = dist(0, conv{v_{x_j} : 1 <= j <= t}) "
-    "(1 - ε/d_t with fixed values).")
+    "At a non-trigger position t of any X, if the error is <= ε at position 0 and "
+    "at t, then α_{t0} >= 1 - 2ε/d_t with d_t = dist(0, conv{v_{x_j} : 1 <= j <= "
+    "t}) (1 - ε/d_t with fixed values).")
 PROOF = (
     "f_t = α_0 v_b + (1-α_0) z with z in the hull, ‖z‖ >= d_t; the target is 0, so "
-    "(1-α_0) d_t <= ‖f_t‖ + α_0‖v_b‖ <= 2ε (ε with v_b = 0). ∎ The argument uses only "
-    "that the weights lie on the simplex.")
+    "(1-α_0) d_t <= ‖f_t‖ + α_0‖v_b‖ <= 2ε (ε with v_b = 0). ∎ The argument uses "
+    "only that the weights lie on the simplex.")
 
 THEOREM3_LEARNED = Formula("theorem3_learned", 1 - 2 * EPS / HULL, (EPS, HULL),
                            "α_{t0} >= 1 - 2ε/d_t (learned values)", ("eps", "hull_distance"))

@@ -22,15 +22,16 @@ from .base import Theorem
 
 TITLE = "ReLU needs no sink: explicit construction"
 STATEMENT = (
-    "With the inverse positional scheme, one ReLU head with scores "
-    "s_{tj} = (r_t - is_content_t)·(is_content_j + is_trigger_j) (a rank-one A, "
-    "‖A‖_2 = 2) and fixed values U_fix has zero error on every sequence of every length "
-    "(and on the multi-trigger variant), and α_{t0} = 0 at every position.")
+    "With the inverse positional scheme, one ReLU head with scores s_{tj} = (r_t - "
+    "is_content_t)·(is_content_j + is_trigger_j) (a rank-one A, ‖A‖_2 = 2) and "
+    "fixed values U_fix has zero error on every sequence of every length (and on "
+    "the multi-trigger variant), and α_{t0} = 0 at every position.")
 PROOF = (
-    "BOS keys score 0. A content query scores r_t - 1 <= 0 on every non-BOS key, so all "
-    "weights vanish and f_t = 0. A trigger query at t >= 2 scores r_t = 1/(t-1) on every "
-    "content and trigger key; trigger values are 0, so f_t = Σ_{j<t} c(x_j)/(t-1) = y_t. "
-    "At t = 1 the only non-BOS key is the trigger itself, of value 0. ∎")
+    "BOS keys score 0. A content query scores r_t - 1 <= 0 on every non-BOS key, so "
+    "all weights vanish and f_t = 0. A trigger query at t >= 2 scores r_t = 1/(t-1) "
+    "on every content and trigger key; trigger values are 0, so f_t = Σ_{j<t} "
+    "c(x_j)/(t-1) = y_t. At t = 1 the only non-BOS key is the trigger itself, of "
+    "value 0. ∎")
 
 
 @dataclass(frozen=True)

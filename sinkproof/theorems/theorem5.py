@@ -23,14 +23,15 @@ from .instance import errors_at, float_down
 
 TITLE = "Softmax pays in weight norm"
 STATEMENT = (
-    "With fixed values and ‖A‖_2 <= B, every logit gap obeys "
-    "s_{tj} - s_{t0} >= -B‖φ_t‖‖φ_j - φ_0‖, so on X^c_n 1 - α_0 >= Q/(1+Q), "
-    "Q = Σ_{j=1}^n exp(-B‖φ_n‖‖φ_j - φ_0‖), and E >= ε_min(B) := max_{c,n} ‖c‖Q/(1+Q). "
-    "Reaching error ε needs B = Ω(log(1/ε)), whereas Theorem 4 reaches ε = 0 at B = 2.")
+    "With fixed values and ‖A‖_2 <= B, every logit gap obeys s_{tj} - s_{t0} >= "
+    "-B‖φ_t‖‖φ_j - φ_0‖, so on X^c_n 1 - α_0 >= Q/(1+Q), Q = Σ_{j=1}^n "
+    "exp(-B‖φ_n‖‖φ_j - φ_0‖), and E >= ε_min(B) := max_{c,n} ‖c‖Q/(1+Q). Reaching "
+    "error ε needs B = Ω(log(1/ε)), whereas Theorem 4 reaches ε = 0 at B = 2.")
 PROOF = (
-    "s_{tj} - s_{t0} = φ_t^T A (φ_j - φ_0) >= -‖A‖_2 ‖φ_t‖ ‖φ_j - φ_0‖ (Cauchy-Schwarz); "
-    "1 - α_0 = Σ_j e^{s_j - s_0} / (1 + Σ_j e^{s_j - s_0}) is increasing in each gap; "
-    "with fixed values f_n = (1 - α_0) c on X^c_n, whose target is 0. ∎")
+    "s_{tj} - s_{t0} = φ_t^T A (φ_j - φ_0) >= -‖A‖_2 ‖φ_t‖ ‖φ_j - φ_0‖ "
+    "(Cauchy-Schwarz); 1 - α_0 = Σ_j e^{s_j - s_0} / (1 + Σ_j e^{s_j - s_0}) is "
+    "increasing in each gap; with fixed values f_n = (1 - α_0) c on X^c_n, whose "
+    "target is 0. ∎")
 
 
 @dataclass(frozen=True)

@@ -18,14 +18,17 @@ from .base import ONE_SOFTMAX_HEAD_FIXED, Theorem
 TITLE = "Logit sharing: a convex relaxation of every softmax head"
 STATEMENT = (
     "Single head, softmax, fixed values. Set u(x_t,t,x_j,j) = exp(s(x_t,t,x_j,j) - "
-    "s(x_t,t,BOS,0)) >= 0, shared by every sequence with the same query and key token at "
-    "the same positions. With Z = 1 + Σ_j u_j, error <= ε at (X,t) is the cone constraint "
-    "‖v_b + Σ_j u_j v_{x_j} - Z y_t‖ <= εZ, so the least BOS mass of any ε-accurate "
-    "head at (X*,t*) is at least 1/Z*, Z* = max Z_{X*,t*} subject to the cone constraints "
-    "of the family (an SOCP).")
+    "s(x_t,t,BOS,0)) >= 0, shared by every sequence with the same query and key "
+    "token at the same positions. With Z = 1 + Σ_j u_j, error <= ε at (X,t) is the "
+    "cone constraint ‖v_b + Σ_j u_j v_{x_j} - Z y_t‖ <= εZ, so the least BOS mass "
+    "of any ε-accurate head at (X*,t*) is at least 1/Z*, Z* = max Z_{X*,t*} subject "
+    "to the cone constraints of the family (an SOCP).")
 PROOF = (
-    "Every model gives a feasible u (its own exponentiated logit gaps), whose "
-    "Z_{X*,t*} is 1/α_{t*0}. ∎ Any subfamily of constraints gives a valid, weaker bound.")
+    "A model's scores depend only on (x_t, t, x_j, j), so its exponentiated logit "
+    "gaps form one vector u >= 0; at every (X,t) its weights are u_j/Z and its BOS "
+    "mass 1/Z, and its error constraint multiplied by Z > 0 is the cone constraint. "
+    "So every ε-accurate model gives a feasible u, and Z* >= Z_{X*,t*} = 1/α_{t*0}. "
+    "∎ Any subfamily of constraints gives a valid, weaker bound.")
 
 
 def instantiate(task: TriggerTask, eps: sympy.Expr, **options: Any) -> Any:

@@ -16,19 +16,19 @@ from . import theorem3
 from .base import ANY_SOFTMAX_HEADS_FIXED, Target, Theorem
 from .instance import InstantiatedBound
 
-TITLE = "Every fixed-value head sinks (a corollary of Theorem 3; not in THEORY.md)"
+TITLE = "Every fixed-value head sinks (a corollary of Theorem 3, found by this project)"
 STATEMENT = (
-    "For any number H of normalised heads, each with fixed values U_fix and any score "
-    "function: at a non-trigger position t of any X, if the error is <= ε at t, then "
-    "every head has α^h_{t0} >= 1 - ε/d_t, d_t = dist(0, conv{c(x_j) : 1 <= j <= t}); "
-    "indeed Σ_h (1 - α^h_{t0}) <= ε/d_t.")
+    "For any number H of normalised heads, each with fixed values U_fix and any "
+    "score function: at a non-trigger position t of any X, if the error is <= ε at "
+    "t, then every head has α^h_{t0} >= 1 - ε/d_t, d_t = dist(0, conv{c(x_j) : 1 <= "
+    "j <= t}); indeed Σ_h (1 - α^h_{t0}) <= ε/d_t.")
 PROOF = (
-    "With U_fix the BOS value is 0, so f_t = Σ_h (1 - α^h_0) z_h with each z_h in the "
-    "hull. With S = Σ_h (1 - α^h_0) > 0, f_t = S·z̄ where z̄ = Σ_h (1 - α^h_0) z_h / S "
-    "is a convex combination of points of the hull, so ‖z̄‖ >= d_t; the target is 0, "
-    "so S·d_t <= ‖f_t‖ <= ε, and 1 - α^h_0 <= S for every head. ∎ With learned values "
-    "the heads' value maps differ and their outputs can cancel, so the argument does not "
-    "carry over.")
+    "With U_fix the BOS value is 0, so f_t = Σ_h (1 - α^h_0) z_h with each z_h in "
+    "the hull. With S = Σ_h (1 - α^h_0) > 0, f_t = S·z̄ where z̄ = Σ_h (1 - α^h_0) "
+    "z_h / S is a convex combination of points of the hull, so ‖z̄‖ >= d_t; the "
+    "target is 0, so S·d_t <= ‖f_t‖ <= ε, and 1 - α^h_0 <= S for every head. ∎ With "
+    "learned values the heads' value maps differ and their outputs can cancel, so "
+    "the argument does not carry over.")
 
 
 def instantiate(task: TriggerTask, eps: sympy.Expr,
