@@ -116,6 +116,16 @@ class ProcessExecutor(Executor):
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self._pool.shutdown(wait=True)
+            return
+        # Ctrl-C or a failure: stop the workers now, not after their current job
+        workers = list((self._pool._processes or {}).values())  # before shutdown clears it
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for proc in workers:
+            proc.terminate()
+
 
 class DaskExecutor(Executor):
     """Dask distributed: an embedded ``LocalCluster`` (``workers`` processes, one thread

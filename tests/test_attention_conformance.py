@@ -80,6 +80,7 @@ def test_weights_are_causal_nonnegative_and_on_or_under_the_simplex(name, data):
     params = params_for(name, s.shape[0], data.draw)
     w, log_nonbos = amap.weights(s, t, params)
     assert w.shape == s.shape and log_nonbos.shape == s.shape[:2]
+    np.testing.assert_allclose(amap.weights_only(s, t, params), w, rtol=1e-15, atol=0)
     assert np.all(w >= 0) and np.all(np.isfinite(w))
     assert np.all(w[~valid_mask(s)] == 0)
     total = w.sum(axis=-1)

@@ -153,3 +153,66 @@ def test_verify_does_not_mutate(cert):
     before = copy.deepcopy(cert)
     verify(cert)
     assert cert == before
+
+
+# ------------------------------------------------- the checker's algebra, against the model
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import sinkproof as sp  # noqa: E402
+from sinkproof.checker import bnb as trusted  # noqa: E402
+
+SMALL = st.fractions(min_value=-3, max_value=3, max_denominator=7)
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), positions=st.sampled_from(["inverse", "onehot", "none"]))
+def test_leaf_terms_bound_the_lagrangian_of_every_model_in_the_box(data, positions):
+    """``Σ_i (eps s_i Z_i + z_i·r_i) + eps s_0 + z_0·v_BOS <= c0 + Σ_l h_l u_l`` for every
+    ``u >= 0`` and values in the box, with ``r_i`` computed here from the definitions."""
+    task = sp.TriggerTask(p=2, T=3, positions=positions)
+    eps = Fraction(1, 20)
+    inst = trusted.Instance({"task": task.describe(), "values": "learned", "family": "S_T",
+                             "eps": "1/20"})
+    from sinkproof.bnb.relaxation import family_prefixes
+
+    rows = data.draw(st.lists(st.sampled_from(family_prefixes(task)), min_size=1, max_size=5))
+    z = [[data.draw(SMALL), data.draw(SMALL)] for _ in rows]
+    s = [abs(a) + abs(b) + data.draw(st.fractions(0, 1, max_denominator=5)) for a, b in z]
+    s0 = data.draw(st.fractions(0, 2, max_denominator=5))
+    box, v = {}, {}
+    for tok in inst.tokens:
+        ivs, vec = [], []
+        for _ in range(2):
+            # finite ends (infinite ones only make h unbounded: test_support_function)
+            lo = data.draw(SMALL)
+            hi = lo + data.draw(st.fractions(0, 3, max_denominator=5))
+            ivs.append((lo, hi))
+            base = lo if lo is not None else (hi - 1 if hi is not None else Fraction(0))
+            width = (hi - base) if hi is not None else Fraction(5)
+            vec.append(base + width * data.draw(st.fractions(0, 1, max_denominator=4)))
+        box[tok], v[tok] = ivs, vec
+    vb = [data.draw(SMALL), data.draw(SMALL)]
+    c0, h = trusted.leaf_terms(inst, box, [tuple(r) for r in rows], z, s, s0)
+    u = {cls: data.draw(st.fractions(0, 4, max_denominator=3)) for cls in h}
+    pi = [tuple(task.position_features_exact(t)) for t in range(task.T + 1)]
+    total = eps * s0 - sum((a * b for a, b in zip([sum(c) for c in zip(*z)], vb)), Fraction(0))
+    for prefix, zi, si in zip(rows, z, s):
+        t = len(prefix)
+        y = [Fraction(float(x)) for x in task.targets(list(prefix))[-1]]
+        weights = [u[(prefix[-1], pi[t], tok, pi[j])] for j, tok in enumerate(prefix, start=1)]
+        Z = 1 + sum(weights, Fraction(0))
+        r = [vb[c] + sum((w * v[tok][c] for w, tok in zip(weights, prefix)), Fraction(0))
+             - Z * y[c] for c in range(2)]
+        total += eps * si * Z + zi[0] * r[0] + zi[1] * r[1]
+    assert all(x is not None for x in h.values())
+    assert total <= c0 + sum((h[c] * u[c] for c in h), Fraction(0))
+
+
+def test_support_function_is_unbounded_exactly_when_an_open_end_is_needed():
+    F = Fraction
+    box = [(None, F(2)), (F(-1), None)]
+    assert trusted.support([F(3), F(-2)], box) == F(3) * 2 + F(-2) * -1
+    assert trusted.support([F(-1), F(0)], box) is None
+    assert trusted.support([F(0), F(1)], box) is None
+    assert trusted.support([F(0), F(0)], [(None, None), (None, None)]) == 0

@@ -267,3 +267,33 @@ def test_before_trigger_is_proved_with_fixed_values():
     result = prove("examples/claims/before_trigger.toml", max_nodes=5)
     assert result.status == "proved" and len(result.targets) == 84
     assert result.bound >= Fraction(8, 10)
+
+
+@pytest.mark.parametrize("task", [
+    sp.TriggerTask(p=2, T=2, content=[[1.0, 0.0], [0.6, 0.8], [-0.8, 0.6]]),
+    sp.TriggerTask(p=2, T=2, content="gaussian", k=3, seed=1),
+    sp.TriggerTask(p=2, T=2, positions="none"),
+], ids=["custom", "gaussian", "none"])
+def test_listed_content_and_other_schemes_certify(task):
+    result = prove(task, eps="1/20", at="homogeneous", min_bos_mass="1/4", max_nodes=20)
+    assert result.status == "proved" and result.verify().ok
+    assert ("content_vectors" in result.certificate["instance"]) == (task.content_scheme
+                                                                      != "signed")
+
+
+def test_progress_bar_on_request(capsys):
+    task = sp.TriggerTask(p=2, T=2)
+    prove(task, eps="1/20", targets=[(0,)], max_nodes=6, progress=True)
+    assert "bnb [0]" in capsys.readouterr().err
+
+
+def test_a_dominating_targets_tree_carries_over_scaled():
+    from sinkproof.bnb.transfer import dominance
+
+    task = sp.TriggerTask(p=2, T=3)
+    assert dominance(task, (0,), (0, 0)) == 2 and dominance(task, (0,), (0, 0, 0)) == 0
+    alone = prove(task, eps=EPS, targets=[(0,)], max_nodes=20)
+    both = prove(task, eps=EPS, targets=[(0,), (0, 0)], max_nodes=20)
+    assert both.verify().ok
+    assert both.targets[0].certified > alone.targets[0].certified
+    assert both.targets[0].certified > Fraction(93, 100)   # 14/15 from 7/8 at t = 2

@@ -157,25 +157,33 @@ def _repair(relax: Relaxation, box: ValueBox, rows: np.ndarray, z: list[list[Fra
 
 
 def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
-                     values: str = "learned") -> tuple[dict[str, Any], Fraction] | None:
+                     values: str = "learned", hint: float | None = None
+                     ) -> tuple[dict[str, Any], Fraction] | None:
     """A verified leaf entry (for :mod:`sinkproof.checker.bnb`) and its ``c0``, or ``None``.
 
     ``Z* <= 1 + c0`` on ``box`` for every accurate model (no model when ``c0 < 0``);
     ``empty``: look for a proof that no accurate model has values in ``box``; ``values``:
-    ``"fixed"`` also uses ``v_BOS = 0``.
+    ``"fixed"`` also uses ``v_BOS = 0``; ``hint``: the leaf's optimal ``c0`` if known (the
+    primal bound, ``-1`` for an empty leaf), which saves the first dual solve.
     """
     inst = trusted.Instance(instance_dict(relax.task, relax.eps, values))
     bz = values == "fixed"
     all_rows = np.arange(relax.m)
-    for margin in MARGINS:
+    sparse = None
+    if hint is not None and math.isfinite(hint):
+        sparse = _solve_dual(relax, box, all_rows, 0.0, True, empty,
+                             sparsify=hint + 1e-6 * (1 + abs(hint)), bos_zero=bz)
+    if sparse is None:
         first = _solve_dual(relax, box, all_rows, 0.0, True, empty, bos_zero=bz)
         if first is None:
             return None
         best = first[2]
         sparse = _solve_dual(relax, box, all_rows, 0.0, True, empty,
-                             sparsify=best + 1e-6 * (1 + abs(best)), bos_zero=bz)
-        z1, s1, _ = first if sparse is None else sparse
-        keep = np.flatnonzero(s1 > 1e-6 * max(1.0, float(s1.max())))
+                             sparsify=best + 1e-6 * (1 + abs(best)), bos_zero=bz) or first
+    s1 = sparse[1]
+    support_rows = np.flatnonzero(s1 > 1e-6 * max(1.0, float(s1.max())))
+    for margin in MARGINS:
+        keep = support_rows
         second = _solve_dual(relax, box, keep, margin, True, empty, bos_zero=bz)
         if second is None:
             keep = all_rows

@@ -147,6 +147,34 @@ def _read_box(inst: Instance, value: Any, where: str) -> Box:
     return box
 
 
+def leaf_terms(inst: Instance, box: Box, prefixes: list[tuple[int, ...]],
+               z: list[list[Fraction]], s: list[Fraction],
+               s0: Fraction) -> tuple[Fraction, dict[tuple, Fraction | None]]:
+    """``c0`` and ``h_l`` per class of the aggregated inequality ``0 <= c0 + Σ_l h_l u_l``
+    (``h_l`` is ``None`` where the box leaves ``G_l·v`` unbounded above).
+
+    For every model with values in ``box`` and ``u >= 0`` the sum
+    ``Σ_i (eps s_i Z_i + z_i·r_i) + eps s_0 + z_0·v_BOS`` (``z_0 = -Σ z_i``) is at most
+    ``c0 + Σ_l h_l u_l``, with equality but for the step ``G_l·v <= σ_B(G_l)``.
+    """
+    eps = inst.eps
+    c0 = eps * s0
+    G: dict[tuple, list[Fraction]] = {}
+    H: dict[tuple, Fraction] = {}
+    for prefix, zi, si in zip(prefixes, z, s):
+        coeff = eps * si - dot(zi, inst.target_of(prefix))
+        c0 += coeff
+        for cls, m in inst.classes(prefix).items():
+            g = G.setdefault(cls, [Fraction(0)] * inst.p)
+            G[cls] = [a + m * b for a, b in zip(g, zi)]
+            H[cls] = H.get(cls, Fraction(0)) + m * coeff
+    h: dict[tuple, Fraction | None] = {}
+    for cls in sorted(G, key=repr):
+        sigma = support(G[cls], box[cls[2]])
+        h[cls] = None if sigma is None else H[cls] + sigma
+    return c0, h
+
+
 def check_leaf(inst: Instance, target: tuple[int, ...], box: Box, leaf: dict[str, Any],
                where: str) -> Fraction:
     """Verify one leaf exactly; return ``c0`` (``Z* <= 1 + c0`` on its box; empty if ``< 0``)."""
@@ -158,31 +186,20 @@ def check_leaf(inst: Instance, target: tuple[int, ...], box: Box, leaf: dict[str
         raise CertificateError(f"{where}.z: expected {len(prefixes)} rows, got {len(z)}")
     s = rational_vector(need(leaf, "s", where), child(where, "s"), length=len(prefixes))
     s0 = need_rational(leaf, "s0", where)
-    eps = inst.eps
-    z0 = [Fraction(0)] * inst.p
-    c0 = eps * s0
-    G: dict[tuple, list[Fraction]] = {}
-    H: dict[tuple, Fraction] = {}
-    for i, (prefix, zi, si) in enumerate(zip(prefixes, z, s)):
+    for i, (zi, si) in enumerate(zip(z, s)):
         check_leq(Fraction(0), si, f"{where}.s[{i}] >= 0")
         check_leq(dot(zi, zi), si * si, f"{where}: cone membership z·z <= s² of constraint {i}")
-        z0 = [a - b for a, b in zip(z0, zi)]
-        coeff = eps * si - dot(zi, inst.target_of(prefix))
-        c0 += coeff
-        for cls, m in inst.classes(prefix).items():
-            g = G.setdefault(cls, [Fraction(0)] * inst.p)
-            G[cls] = [a + m * b for a, b in zip(g, zi)]
-            H[cls] = H.get(cls, Fraction(0)) + m * coeff
     check_leq(Fraction(0), s0, f"{where}.s0 >= 0")
     if inst.values == "learned":  # fixed values have v_BOS = 0: the z0 term vanishes
+        z0 = [-sum((zi[c] for zi in z), Fraction(0)) for c in range(inst.p)]
         check_leq(dot(z0, z0), s0 * s0, f"{where}: position 0, z0·z0 <= s0² with z0 = -Σ z_i")
+    c0, h = leaf_terms(inst, box, prefixes, z, s, s0)
     objective = inst.classes(target)
-    h: dict[tuple, Fraction] = {}
-    for cls in sorted(set(G) | set(objective), key=repr):
-        sigma = support(G[cls], box[cls[2]]) if cls in G else Fraction(0)
-        if sigma is None:
+    for cls in objective:
+        h.setdefault(cls, Fraction(0))
+    for cls, value in h.items():
+        if value is None:
             raise _failed(f"{where}: the box leaves G·v unbounded above for {_name(cls)}")
-        h[cls] = H.get(cls, Fraction(0)) + sigma
     if c0 < 0 and all(v <= 0 for v in h.values()):
         return c0  # 0 <= c0 + h·u < 0 for every u >= 0: no model has values in this box
     for cls, coeff in h.items():

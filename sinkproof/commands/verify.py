@@ -25,6 +25,7 @@ _HELP = {
     "situations": "most token sets of a hull-family certificate",
     "ray_patterns": "most support patterns of one sink-map ray",
     "work": "most exact operations one check is estimated to take",
+    "denominator_digits": "most digits of the common denominator of numbers combined exactly",
 }
 
 
@@ -78,7 +79,10 @@ def run(args: argparse.Namespace) -> int:
         content = _confirm_content(verdict.statement["instance"])
     if not args.quiet:
         print(f"verified ({verdict.kind}): {verdict.claim}")
-        print(f"statement sha256:{verdict.digest}" + (f" ({content})" if content else ""))
+        if verdict.digest is None:  # a registered kind whose checker states no statement
+            print(f"statement: none (the {verdict.kind} checker returns no canonical statement)")
+        else:
+            print(f"statement sha256:{verdict.digest}" + (f" ({content})" if content else ""))
     if args.statement:
         text = canonical_json(verdict.statement) + "\n"
         if args.statement == "-":

@@ -19,6 +19,7 @@ from ..checker.schema import format_rational
 from ..exact_numbers import bounded
 from ..model import AttentionModel, fixed_values
 from ..task import TriggerTask
+from ..tasks.protocol import require_setting
 from .rational import exact_vector
 
 
@@ -53,8 +54,7 @@ class ValueTable:
 
 def value_table(task: TriggerTask, values: Any = "fixed") -> ValueTable:
     """The value vectors of ``values`` (``"fixed"``, a ``U`` or a one-head model) on ``task``."""
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     if isinstance(values, AttentionModel):
         if values.H != 1:
             raise ValueError(f"Theorem 3 is about one head; the model has H={values.H}")

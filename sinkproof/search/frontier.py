@@ -24,6 +24,7 @@ from ..model import KINDS, AttentionModel
 from ..modelclass import ModelClass
 from ..progress import Progress
 from ..task import TriggerTask
+from ..tasks.protocol import require_setting
 from ..theorems import CertifiedBound, best_bound
 from .engine import VALUES, _outcomes, available_cores
 from .restart import RestartOutcome, SearchSettings
@@ -147,8 +148,7 @@ def frontier(
 ) -> Frontier:
     """The empirical frontier of the class at the target errors ``errors``, each point
     bounded rigorously by the trusted checker, with the class's certified bound."""
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     choice("attention kind", kind, KINDS)
     choice("values", values, VALUES)
     heads = as_int("heads", heads, minimum=1)

@@ -10,7 +10,8 @@ properties (:meth:`ModelClass.is_subclass_of`), never from a theorem's or a map'
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -19,8 +20,8 @@ from .._validate import as_int
 from ..model import AttentionModel
 from ..modelclass import ModelClass
 from ..symbolic.bounds import exact_number
-from ..symbolic.exact import ExactModel
 from ..task import TriggerTask
+from ..tasks.protocol import require_setting
 from .instance import Target
 
 ONE_SOFTMAX_HEAD = ModelClass(kind="softmax", heads=1, values="learned", positions="any",
@@ -32,11 +33,18 @@ ONE_SOFTMAX_HEAD_FIXED = ModelClass(kind="softmax", heads=1, values="fixed", pos
 ANY_SOFTMAX_HEADS_FIXED = ModelClass(kind="softmax", heads=None, values="fixed",
                                      positions="any", value_features="token")
 """Any number of softmax heads, each with ``U_fix``, any score functions."""
+# An argument that uses only Σ_j α_j = 1 covers every map on the simplex.
+ONE_SIMPLEX_HEAD = replace(ONE_SOFTMAX_HEAD, kind="simplex")
+"""One head of any map on the simplex, learned token-only values, any score function."""
+ONE_SIMPLEX_HEAD_FIXED = replace(ONE_SOFTMAX_HEAD_FIXED, kind="simplex")
+"""One head of any map on the simplex with ``U_fix``, any score function."""
+ANY_SIMPLEX_HEADS_FIXED = replace(ANY_SOFTMAX_HEADS_FIXED, kind="simplex")
+"""Any number of heads of maps on the simplex, each with ``U_fix``, any score functions."""
 
 def mismatches(sub: ModelClass, sup: ModelClass) -> list[str]:
     """Why ``sub`` is not a subclass of ``sup``, field by field (empty when it is)."""
     out = []
-    if sub.kind != sup.kind:
+    if not set(sub.maps) <= set(sup.maps):
         out.append(f"kind: needs {sup.kind} attention, the class has {sub.kind}")
     if sup.heads is not None and sub.heads != sup.heads:
         out.append(f"heads: proved for {sup.heads} head(s), the class has {sub.heads}")
@@ -165,8 +173,7 @@ class Theorem:
 
 
 def _check_eps(task: TriggerTask, eps: Any) -> Any:
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     eps = exact_number(eps)
     if eps < 0:
         raise ValueError(f"eps must be >= 0, got {eps}")
@@ -174,8 +181,10 @@ def _check_eps(task: TriggerTask, eps: Any) -> Any:
 
 
 # ------------------------------------------------------------------ value maps
-def values_of(task: TriggerTask, values: str, model: AttentionModel | None):
-    """Exact value vectors per token code, the class and the value map they come from."""
+def values_of(task: TriggerTask, values: str, model: AttentionModel | None,
+              classes: tuple[ModelClass, ModelClass] = (ONE_SOFTMAX_HEAD, ONE_SOFTMAX_HEAD_FIXED)):
+    """Exact value vectors per token code, the class (``classes``: learned, fixed) and the
+    value map they come from."""
     if model is not None:
         if not isinstance(model, AttentionModel):
             raise TypeError(f"model must be an AttentionModel, got {type(model).__name__}")
@@ -183,13 +192,15 @@ def values_of(task: TriggerTask, values: str, model: AttentionModel | None):
             raise ValueError("model.task differs from task")
         if model.H != 1:
             raise ValueError(f"the theorem is about one head; the model has {model.H}")
-        exact = ExactModel.from_model(model)
-        vals = [exact.value(0, c) for c in range(task.n_tokens)]
-        cls = ONE_SOFTMAX_HEAD_FIXED if model.values == "fixed" else ONE_SOFTMAX_HEAD
+        # v(x) = U e(x) exactly (floats convert exactly); the map does not enter the values
+        U = [[Fraction(float(u)) for u in row] for row in model.U[0]]
+        vals = [tuple(sum((u * e for u, e in zip(row, task.token_features_exact(c))),
+                          Fraction(0)) for row in U) for c in range(task.n_tokens)]
+        cls = classes[1] if model.values == "fixed" else classes[0]
         return vals, cls, (None if model.values == "fixed" else model.U)
     if values == "fixed":
         vals = [tuple(task.token_features_exact(c)[: task.p]) for c in range(task.n_tokens)]
-        return vals, ONE_SOFTMAX_HEAD_FIXED, None
+        return vals, classes[1], None
     if values == "learned":
         raise ValueError("with learned values this bound depends on the value map: pass model=...")
     raise ValueError(f"unknown values {values!r}; expected 'fixed' or 'learned'")

@@ -19,7 +19,7 @@ from ..model import AttentionModel
 from ..modelclass import ModelClass
 from ..symbolic.bounds import EPS, HULL, Formula, hull_distance
 from ..task import TRIG, TriggerTask
-from .base import ONE_SOFTMAX_HEAD, Target, Theorem, values_of
+from .base import ONE_SIMPLEX_HEAD, ONE_SIMPLEX_HEAD_FIXED, Target, Theorem, values_of
 from .instance import BosBound, InstantiatedBound
 
 TITLE = "Any sequence: the hull bound"
@@ -72,7 +72,8 @@ def instantiate(task: TriggerTask, eps: sympy.Expr, values: str = "fixed",
                 positions: Iterable[Target] | None = None) -> InstantiatedBound:
     """The bound at each ``(sequence, t)`` of ``positions`` (default: one per token set),
     for ``U_fix`` or the value map of ``model``; ``extend`` bounds any other position."""
-    vals, cls, value_map = values_of(task, values, model)
+    vals, cls, value_map = values_of(task, values, model,
+                                     (ONE_SIMPLEX_HEAD, ONE_SIMPLEX_HEAD_FIXED))
     fixed = cls.values == "fixed"
     formula = THEOREM3_FIXED if fixed else THEOREM3_LEARNED
 
@@ -109,7 +110,7 @@ def bound(task: TriggerTask, eps: sympy.Expr, model_class: ModelClass,
 
 
 THEOREM = Theorem(
-    "theorem3", 3, TITLE, STATEMENT, PROOF, "bos_lower_bound", (ONE_SOFTMAX_HEAD,),
+    "theorem3", 3, TITLE, STATEMENT, PROOF, "bos_lower_bound", (ONE_SIMPLEX_HEAD,),
     "position 0 and the (non-trigger) position t of X",
     ("x_t is not the trigger", "d_t > 0"), ("theorem3_learned", "theorem3_fixed"),
     instantiate, bound, value_map_dependent=True, token_set_bound=True)

@@ -13,7 +13,7 @@ import sympy
 from ..modelclass import ModelClass
 from ..task import TriggerTask
 from . import theorem3
-from .base import ANY_SOFTMAX_HEADS_FIXED, Target, Theorem
+from .base import ANY_SIMPLEX_HEADS_FIXED, Target, Theorem
 from .instance import InstantiatedBound
 
 TITLE = "Every fixed-value head sinks (a corollary of Theorem 3, found by this project)"
@@ -35,7 +35,7 @@ def instantiate(task: TriggerTask, eps: sympy.Expr,
                 positions: Iterable[Target] | None = None) -> InstantiatedBound:
     """Theorem 3's fixed-value bound, for every head of a model with any number of heads."""
     one_head = theorem3.instantiate(task, eps, values="fixed", positions=positions)
-    return replace(one_head, theorem="theorem7", model_class=ANY_SOFTMAX_HEADS_FIXED)
+    return replace(one_head, theorem="theorem7", model_class=ANY_SIMPLEX_HEADS_FIXED)
 
 
 def bound(task: TriggerTask, eps: sympy.Expr, model_class: ModelClass,
@@ -45,6 +45,6 @@ def bound(task: TriggerTask, eps: sympy.Expr, model_class: ModelClass,
 
 
 THEOREM = Theorem(
-    "theorem7", 7, TITLE, STATEMENT, PROOF, "bos_lower_bound", (ANY_SOFTMAX_HEADS_FIXED,),
+    "theorem7", 7, TITLE, STATEMENT, PROOF, "bos_lower_bound", (ANY_SIMPLEX_HEADS_FIXED,),
     "the (non-trigger) position t of X", ("x_t is not the trigger", "d_t > 0"),
     ("theorem3_fixed",), instantiate, bound, token_set_bound=True)
