@@ -8,6 +8,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from .. import checker
 from ..convex.certfile import envelope, save_json
 from ..task import TriggerTask
 from .tree import Node, TreeResult
@@ -88,8 +89,6 @@ class BnbResult:
 
     def verify(self) -> Any:
         """Re-check the certificate with the trusted checker; returns its ``Verdict``."""
-        from .. import checker
-
         if self.certificate is None:
             raise ValueError("no certificate: some target was not certified")
         return checker.verify(self.certificate)
