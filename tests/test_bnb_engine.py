@@ -285,3 +285,15 @@ def test_progress_bar_on_request(capsys):
     task = sp.TriggerTask(p=2, T=2)
     prove(task, eps="1/20", targets=[(0,)], max_nodes=6, progress=True)
     assert "bnb [0]" in capsys.readouterr().err
+
+
+def test_a_dominating_targets_tree_carries_over_scaled():
+    from sinkproof.bnb.transfer import dominance
+
+    task = sp.TriggerTask(p=2, T=3)
+    assert dominance(task, (0,), (0, 0)) == 2 and dominance(task, (0,), (0, 0, 0)) == 0
+    alone = prove(task, eps=EPS, targets=[(0,)], max_nodes=20)
+    both = prove(task, eps=EPS, targets=[(0,), (0, 0)], max_nodes=20)
+    assert both.verify().ok
+    assert both.targets[0].certified > alone.targets[0].certified
+    assert both.targets[0].certified > Fraction(93, 100)   # 14/15 from 7/8 at t = 2

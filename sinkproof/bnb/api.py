@@ -18,6 +18,7 @@ from .primal import PrimalSolver
 from .relaxation import build_relaxation
 from .result import BnbResult, TargetOutcome, certificate_dict, round_down
 from .targets import target_prefixes
+from .transfer import transferred
 from .tree import branch_and_bound
 
 TASK_KEYS = ("p", "T", "content", "positions", "triggers", "k", "seed")
@@ -80,7 +81,9 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     or ``targets`` (prefixes, TRIG = -1).  With ``min_bos_mass`` the trees stop once
     every leaf proves it; the result is ``"proved"`` only with a certificate that the
     trusted checker verified.  ``max_nodes`` and ``time_limit`` bound each target's
-    tree; Ctrl-C stops and returns what was certified so far.
+    tree; Ctrl-C stops and returns what was certified so far.  A target whose classes
+    another target uses ``λ > 1`` times as often also gets that target's tree, scaled
+    by ``1/λ``, when it certifies more (:mod:`sinkproof.bnb.transfer`).
     """
     some = False
     if isinstance(claim_or_task, (str, Path)):
@@ -137,6 +140,7 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
         if tree.status == "interrupted" or (some and done) or (not some and goal_q is not None
                                                                 and not done):
             break
+    outcomes = [transferred(task, o, outcomes) for o in outcomes]
     return _finish(task, eps_q, values, goal_q, outcomes, len(wanted), some,
                    time.perf_counter() - start)
 
