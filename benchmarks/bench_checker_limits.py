@@ -2,7 +2,8 @@
 checker's work estimate compares with its running time.
 
 1. Refusal time of one crafted file per limit (file size, depth, number length, content,
-   prefixes, work, situations): each must be refused well under a second.
+   prefixes, work, situations, common denominator): each must be refused well under a
+   second.
 2. Witness checks of random one-head models: estimated work units, seconds, units per
    second (the default ``work`` limit divided by the slowest rate is the longest a
    check the defaults admit should take on this machine).
@@ -13,6 +14,7 @@ Run: python benchmarks/bench_checker_limits.py
 from __future__ import annotations
 
 import json
+import random
 import tempfile
 import time
 from pathlib import Path
@@ -56,11 +58,16 @@ def crafted(folder: Path) -> dict[str, Path]:
     edited["instance"]["task"].update(T=10**9, content="gaussian", k=40, seed=0)
     edited["instance"]["content_vectors"] = [["1", "0"]] * 40
     write("situations", json.dumps(edited))
+    rng = random.Random(0)
+    edited = json.loads(json.dumps(witness))
+    edited["data"]["A"] = [[[f"1/{10**600 + 2 * rng.getrandbits(1900) + 1}" for _ in row]
+                            for row in a] for a in edited["data"]["A"]]
+    write("denominator_digits", json.dumps(edited))
     return files
 
 
 def bench_refusals() -> None:
-    print("limit         refused in   message")
+    print("limit              refused in   message")
     with tempfile.TemporaryDirectory() as tmp:
         for name, path in crafted(Path(tmp)).items():
             start = time.perf_counter()
@@ -72,7 +79,7 @@ def bench_refusals() -> None:
                 message = f"{exc.flag}: {str(exc)[-70:]}"
             except CertificateError as exc:
                 message = f"(other) {exc}"
-            print(f"{name:<13} {time.perf_counter() - start:9.4f} s   {message}")
+            print(f"{name:<18} {time.perf_counter() - start:9.4f} s   {message}")
 
 
 def bench_witness_rates() -> None:

@@ -192,3 +192,27 @@ def test_a_registered_kind_without_a_statement(tmp_path, capsys, monkeypatch):
                                 "instance": {}, "claim": {}, "data": {}}))
     assert main(["verify", str(path)]) == 0
     assert "statement: none" in capsys.readouterr().out
+
+
+def test_unrelated_denominators_are_refused_fast(tmp_path, capsys):
+    """Distinct large denominators make exact sums as long as all of them: refused early."""
+    import random
+
+    from sinkproof.sinkmap import sink_map
+
+    rng = random.Random(0)
+
+    def q() -> str:
+        return f"1/{10**600 + 2 * rng.getrandbits(1900) + 1}"
+
+    cert = sink_map(sp.TriggerTask(p=1, T=2), "1/20", progress=False).certificate
+    entry = cert["data"]["certificates"][0]
+    n = 40
+    entry["constraints"] = [entry["constraints"][0]] * n
+    entry["z"], entry["w"] = [[q()] for _ in range(n)], [q() for _ in range(n)]
+    err = refused(tmp_path, capsys, json.dumps(cert), "--max-denominator-digits")
+    assert "z and w: the common denominator" in err
+    model = witness_document(sp.constructions.relu_solution(sp.TriggerTask(p=1, T=1)),
+                             1.0, 1.0, "all")
+    model["data"]["A"] = [[[q() for _ in row] for row in a] for a in model["data"]["A"]]
+    refused(tmp_path, capsys, json.dumps(model), "--max-denominator-digits")

@@ -51,9 +51,17 @@ def claim_file(tmp_path: Path, T: int = 3, eps: str = "0.01", b: str = "0.5",
     return path
 
 
-def run_cli(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sinkproof", *argv], capture_output=True,
-                          text=True, env=ENV, timeout=timeout)
+class Ran:
+    """What ``sinkproof ARGV`` did, run in this process: status and stderr."""
+
+    def __init__(self, capsys: pytest.CaptureFixture, *argv: str) -> None:
+        capsys.readouterr()
+        self.returncode = cli.main(list(argv))
+        self.stderr = capsys.readouterr().err
+
+
+def run_cli(capsys: pytest.CaptureFixture, *argv: str) -> Ran:
+    return Ran(capsys, *argv)
 
 
 # ------------------------------------------------------------ exact numbers as written
@@ -97,18 +105,18 @@ def test_show_then_exact_is_the_identity(q):
     assert exact(show(q)) == q
 
 
-def test_meaningless_error_levels_and_masses_are_refused_consistently(tmp_path):
+def test_meaningless_error_levels_and_masses_are_refused_consistently(tmp_path, capsys):
     for eps in ("1", "1.5"):
         with pytest.raises(ValueError, match="vacuous"):
             load_claim(claim_file(tmp_path, eps=eps))
         for cmd in (["certify", "--out", "-"], ["sinkmap"]):
-            proc = run_cli(*cmd, "--eps", eps)
+            proc = run_cli(capsys, *cmd, "--eps", eps)
             assert proc.returncode == 2 and "vacuous" in proc.stderr
             assert len(proc.stderr.strip().splitlines()) == 1
     with pytest.raises(ValueError, match=r"must be in \(0, 1\]"):
         load_claim(claim_file(tmp_path, b="1.5"))
-    assert run_cli("sinkmap", "--eps", "0.1", "--rows", "-1").returncode == 2
-    assert run_cli("report", "--T", "-3").returncode == 2
+    assert run_cli(capsys, "sinkmap", "--eps", "0.1", "--rows", "-1").returncode == 2
+    assert run_cli(capsys, "report", "--T", "-3").returncode == 2
 
 
 # ------------------------------------------------------------ exact comparisons
@@ -145,15 +153,15 @@ def test_a_vacuous_named_theorem_is_not_printed_as_minus_infinity():
     assert "inf" not in out.render() and "vacuous" in out.render()
 
 
-def test_an_empty_position_set_is_a_one_line_error(tmp_path):
+def test_an_empty_position_set_is_a_one_line_error(tmp_path, capsys):
     with pytest.raises(ValueError, match="'after_trigger' is empty on T=1"):
         load_claim(claim_file(tmp_path, T=1, at="after_trigger"))
-    proc = run_cli("check", str(claim_file(tmp_path, T=1, at="after_trigger")))
+    proc = run_cli(capsys, "check", str(claim_file(tmp_path, T=1, at="after_trigger")))
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_values_learned_gets_the_right_message():
-    proc = run_cli("certify", "--eps", "0.05", "--values", "learned", "--out", "-")
+def test_values_learned_gets_the_right_message(capsys):
+    proc = run_cli(capsys, "certify", "--eps", "0.05", "--values", "learned", "--out", "-")
     assert proc.returncode == 2 and "needs known values" in proc.stderr
 
 
@@ -203,7 +211,7 @@ def test_a_value_error_from_inside_numpy_is_internal_not_bad_input(monkeypatch, 
 
 
 def test_a_closed_pipe_is_not_an_error():
-    proc = subprocess.run(f"{sys.executable} -m sinkproof report --T 5 | head -1", shell=True,
+    proc = subprocess.run(f"{sys.executable} -m sinkproof report --T 3 | head -1", shell=True,
                           capture_output=True, text=True, env=ENV, timeout=120)
     assert proc.returncode == 0 and proc.stderr == "" and proc.stdout.startswith("sinkproof")
 
@@ -241,3 +249,67 @@ def test_ctrl_c_stops_a_long_check_prints_the_partial_result_and_exits_130(tmp_p
     assert time.perf_counter() - sent < 10, "Ctrl-C took too long"
     assert proc.returncode == 130, (out, err)
     assert "interrupted" in out.lower() or "interrupted" in err.lower()
+
+
+GAUSSIAN = dict(p=3, content="gaussian", k=3, seed=0)
+
+
+def _theorem3_claim(T: int, at: str, b: str = "1/2") -> dict:
+    return dict(task=dict(T=T, **GAUSSIAN), model=dict(kind="softmax", heads=1, values="fixed"),
+                hypothesis=dict(max_error="1/1000"), conclusion=dict(min_bos_mass=b, at=at))
+
+
+def test_theorem3_by_situations_proves_a_huge_family_at_once():
+    start = time.perf_counter()
+    out = check(_theorem3_claim(40, "before_trigger"), search=False)  # ~10^19 positions
+    assert isinstance(out, Proved) and out.by == "theorem3"
+    assert time.perf_counter() - start < 20
+
+
+@pytest.mark.parametrize("at", ["nontrigger", "before_trigger", "after_trigger", "homogeneous"])
+def test_situations_give_the_same_least_bound_as_every_position(at):
+    """Cross-check: the least Theorem 3 bound over one position per situation equals the least
+    over every claimed position, listed one by one."""
+    from sinkproof.claims.theorems import situations
+    from sinkproof.symbolic import THEOREMS
+
+    claim = claim_from_dict(_theorem3_claim(4, at))
+    every = [(s[:t], t) for s, t in claim.conclusion.at.pair_list(claim.task)
+             if s[t - 1] != sp.TRIG]
+    reps = situations(claim)
+    assert reps is not None and set(reps) <= set(every) and len(reps) < len(every)
+    thm = THEOREMS["theorem3"]
+    eps = claim.hypothesis.max_error
+
+    def least(pairs):
+        inst = thm.instantiate(claim.task, eps, positions=pairs)
+        items = [inst.bound_at(s, t) for s, t in pairs]
+        return None if None in items else min(item.bound for item in items)
+
+    assert least(reps) == least(every)
+
+
+def test_search_refuses_meaningless_thresholds():
+    task = sp.TriggerTask(p=1, T=2)
+    with pytest.raises(ValueError, match="max_bos_mass must be in"):
+        sp.search(task, max_bos_mass=1.5)
+    with pytest.raises(ValueError, match="vacuous"):
+        sp.search(task, max_error=1.2)
+
+
+@pytest.mark.slow  # a real process per command and a real signal, about 20 s each
+@pytest.mark.parametrize("argv", [
+    ["sinkmap", "--T", "6", "--eps", "0.1"],
+    ["experiment", "--jobs", "2", "--no-figures", "--quiet", "--out", "exp"],
+])
+def test_ctrl_c_stops_other_long_commands_with_130(tmp_path, argv):
+    proc = subprocess.Popen([sys.executable, "-m", "sinkproof", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=ENV, cwd=tmp_path)
+    time.sleep(8)
+    assert proc.poll() is None, "the command finished before the signal: make it longer"
+    sent = time.perf_counter()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert time.perf_counter() - sent < 5, "Ctrl-C took too long"
+    assert proc.returncode == 130 and "interrupted" in (out + err)
+    assert "Traceback" not in err

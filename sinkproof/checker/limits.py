@@ -29,7 +29,10 @@ class Limits:
     ``content``: entries ``k·p`` of the content set (and of ``U``); ``prefixes``:
     distinct prefixes a witness check evaluates; ``situations``: token sets a
     ``hull-family`` check enumerates; ``ray_patterns``: support patterns of one
-    ``sinkmap-socp`` ray; ``work``: estimated exact arithmetic operations of one check.
+    ``sinkmap-socp`` ray; ``work``: estimated exact arithmetic operations of one check;
+    ``denominator_digits``: decimal digits of the common denominator of the numbers one
+    exact computation combines (a sink-map bound's multipliers, an instance's values, a
+    witness's parameters): the size every intermediate number is bounded by.
     """
 
     file_bytes: int = 64 * 2**20
@@ -40,13 +43,14 @@ class Limits:
     situations: int = 500_000
     ray_patterns: int = 200_000
     work: int = 5 * 10**7
+    denominator_digits: int = 10_000
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"limit {f.name} must be a positive integer, got {value!r}")
-        python_cap = sys.get_int_max_str_digits()
+        python_cap = sys.get_int_max_str_digits()  # applies to digits only: others are counts
         if python_cap and self.digits > python_cap:
             raise ValueError(f"limit digits: at most {python_cap} (Python's own limit on "
                              f"converting integers from text), got {self.digits}")

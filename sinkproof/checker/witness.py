@@ -33,7 +33,7 @@ from typing import Any
 from mpmath import libmp
 
 from ..errors import CertificateError
-from .exact import InequalityFailed, dot, show
+from .exact import InequalityFailed, common_denominator, dot, show
 from .instance import TRIGGER, Instance, read_instance, read_tokens
 from .limits import current, require
 from .schema import (
@@ -207,6 +207,7 @@ def read_witness(cert: dict[str, Any]) -> Witness:
     require("work", estimate_work(inst, D, heads, kind, n_prefixes, digits),
             "instance and model: exact operations to evaluate the witness")
     A, U = _read_model(data, inst, D, heads, values)
+    common_denominator((x for m in (*A, *(U or ())) for row in m for x in row), "data.A and data.U")
     return Witness(inst, positions, kind, A, U, max_error, max_bos,
                    _read_where(claim, inst), digits, measure)
 

@@ -18,7 +18,8 @@ answer is :class:`Open`, with the best trade-offs seen and the budget spent.
 
 A refutation is decided exactly: the witness file the trusted checker verified states
 error ``<= ε_w`` and BOS mass ``<= m_w`` at the violated positions, and the claim is
-refuted only when ``ε_w <= ε`` and ``m_w <`` the claimed threshold, as rationals.
+refuted only when ``ε_w <= ε`` and ``m_w <`` the claimed threshold, as rationals
+(:func:`sinkproof.claims.witness.refuting_statement`).
 
 Before a route that enumerates the family (certificates, search) the work is estimated
 and refused beyond ``max_work`` (:class:`~sinkproof.errors.WorkLimitError`).  Ctrl-C

@@ -25,6 +25,7 @@ _HELP = {
     "situations": "most token sets of a hull-family certificate",
     "ray_patterns": "most support patterns of one sink-map ray",
     "work": "most exact operations one check is estimated to take",
+    "denominator_digits": "most digits of the common denominator of numbers combined exactly",
 }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from .._validate import as_int, as_real, choice
 from ..errors import CertificateError
+from ..exact_numbers import bos_mass, error_level
 from ..model import KINDS, AttentionModel
 from ..progress import Progress
 from ..task import TriggerTask
@@ -111,8 +112,9 @@ def search(
     choice("attention kind", kind, KINDS)
     choice("values", values, VALUES)
     heads = as_int("heads", heads, minimum=1)
-    max_error = as_real("max_error", max_error, minimum=0.0, strict=True)
-    max_bos_mass = as_real("max_bos_mass", max_bos_mass, minimum=0.0)
+    # the search works in floats; the range checks are exact and shared with claims and CLI
+    max_error = float(error_level(max_error, "max_error", positive=True))
+    max_bos_mass = float(bos_mass(max_bos_mass, "max_bos_mass"))
     if kind == "softmax" and max_bos_mass == 0.0:
         raise ValueError("max_bos_mass must be > 0 for softmax: its BOS weight is never 0")
     restarts = as_int("restarts", restarts, minimum=1)
