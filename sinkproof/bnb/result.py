@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -44,7 +45,7 @@ class TargetOutcome:
         """The tree as the checker reads it (splits and certified leaves)."""
         node = self.tree.root if node is None else node
         if node.children is None:
-            return {"leaf": self.leaves[id(node)][0]}
+            return {"leaf": copy.deepcopy(self.leaves[id(node)][0])}
         tok, coord, at = node.split
         return {"split": {"token": tok, "coord": coord, "at": _fmt(at)},
                 "below": self.node_json(node.children[0]),
