@@ -12,8 +12,8 @@ import sinkproof as sp
 from sinkproof.constructions import softmax_score_matrix
 from sinkproof.modelclass import ModelClass
 from sinkproof.strategies import models, sequences, tasks
-from sinkproof.symbolic import THEOREMS
 from sinkproof.symbolic.bounds import hull_distance
+from sinkproof.theorems import THEOREMS
 
 THEOREM7 = THEOREMS["theorem7"]
 
