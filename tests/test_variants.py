@@ -175,3 +175,9 @@ def test_the_hull_certificate_behind_the_sink_cells_is_rejected_when_tampered(ta
     situation = next(s for s in data["data"]["situations"] if "d" in s)
     situation["d"] = str(Fraction(situation["d"]) * 2)  # claim a hull twice as far
     assert not checker.verify(data).ok
+
+
+def test_the_cli_choices_are_the_registry():
+    from sinkproof.checker.maps import MAP_NAMES
+
+    assert tuple(MAPS) == MAP_NAMES

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from ..checker.maps import MAP_NAMES
 from ..cli_common import write_json
 from ..errors import EXIT_OK
+from ..variants.questions import QUESTIONS
+from . import COMMANDS
 
 _SHORT = {"bos_sink_necessary": "BOS sink?", "null_sink_necessary": "null sink?",
           "exact_solution_at_finite_norm": "exact at finite norm?",
@@ -13,11 +16,8 @@ _SHORT = {"bos_sink_necessary": "BOS sink?", "null_sink_necessary": "null sink?"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..attention import MAPS
-    from ..variants.table import QUESTIONS
-
     p = sub.add_parser(
-        "variants", help="sink verdicts for every attention map, each proved or refuted",
+        "variants", help=COMMANDS["variants"],
         description="For each attention map: must an accurate head put mass near 1 on BOS "
                     "(on a null: BOS, a zero-valued slot or key) at some non-trigger "
                     "position; can it reach zero error at finite weight norm; does the norm "
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "otherwise the cell is open.  Instance: p=2, T=3 (--quick: p=1, T=2), "
                     "signed content, inverse positions, one head, fixed values.")
     p.add_argument("--quick", action="store_true", help="the small instance p=1, T=2 (fast)")
-    p.add_argument("--map", choices=tuple(MAPS), help="only this map (all four cells in full)")
+    p.add_argument("--map", choices=MAP_NAMES, help="only this map (all four cells in full)")
     p.add_argument("--question", choices=QUESTIONS, help="only this question (with --map)")
     p.add_argument("--json", metavar="FILE", help="write the table as JSON ('-': stdout only)")
     p.add_argument("--sandwich", action="store_true",
@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sandwich:
         from ..variants.sandwich import render, sandwich
         from ..variants.table import default_task
+
 
         print(render(sandwich(default_task(args.quick))))
         return EXIT_OK

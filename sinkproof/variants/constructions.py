@@ -29,6 +29,7 @@ import numpy as np
 
 from ..attention import MAPS
 from ..constructions import feature_index
+from ..model import AttentionModel
 from ..task import TriggerTask
 
 __all__ = ["Construction", "construction", "DEFAULT_LEVEL"]
@@ -65,10 +66,8 @@ class Construction:
             a = max(a, float(np.linalg.norm([float(x) for x in self.gate_w])))
         return a
 
-    def model(self) -> Any:
+    def model(self) -> AttentionModel:
         """The same head as a float :class:`sinkproof.model.AttentionModel`."""
-        from ..model import AttentionModel
-
         kw: dict[str, Any] = {}
         if self.params:
             kw["map_params"] = np.array([[float(x) for x in self.params]])

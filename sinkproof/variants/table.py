@@ -21,16 +21,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from .. import checker
 from ..attention import MAPS
+from ..convex import family_certificate
 from ..task import TriggerTask
 from .constructions import DEFAULT_LEVEL, construction
 from .normprice import NORM_PRICE_MAPS, norm_lower_bound, norm_price_formula
+from .questions import QUESTIONS
 from .verify import ConstructionCheck, verify_construction
 
 __all__ = ["QUESTIONS", "Cell", "VariantsTable", "build_table", "default_task"]
 
-QUESTIONS = ("bos_sink_necessary", "null_sink_necessary", "exact_solution_at_finite_norm",
-             "norm_grows_as_error_shrinks")
 CERT_EPS = Fraction(1, 100)
 PRICE_EPS = (Fraction(1, 10**2), Fraction(1, 10**4), Fraction(1, 10**8))
 AWAY = Fraction(3, 4)
@@ -76,9 +77,6 @@ def _cmd(name: str, q: str, quick: bool) -> str:
 
 
 def _hull(task: TriggerTask) -> tuple[Any, Any]:
-    from .. import checker
-    from ..convex import family_certificate
-
     cert = family_certificate(task, CERT_EPS)
     return cert, checker.verify(cert.to_dict())
 
