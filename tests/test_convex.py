@@ -31,6 +31,7 @@ from sinkproof.convex.crosscheck import (
     zero_in_hull_highs,
 )
 from sinkproof.convex.values import value_table
+from sinkproof.numerics import stable_norm
 
 EPS = Fraction(1, 100)
 
@@ -175,10 +176,12 @@ def test_bound_holds_on_every_accurate_enough_model(data):
         model = data.draw(strategies.near_solutions(task, kind="softmax", max_L=25.0))
     else:
         model = data.draw(strategies.models(task, kind="softmax", heads=1, scale=(1.0, 30.0)))
-    seq = data.draw(strategies.sequences(task))
+    _assert_certified_bounds_hold(task, model, data.draw(strategies.sequences(task)))
+
+
+def _assert_certified_bounds_hold(task, model, seq) -> None:
     out, weights = model.forward(seq)
-    y = task.targets(seq)
-    err = np.linalg.norm(out - y, axis=1)
+    err = stable_norm(out - task.targets(seq))  # np.linalg.norm squares 1e-249 errors to 0
     picks = [t for t in range(1, len(seq) + 1) if seq[t - 1] != sp.TRIG]
     if not picks:
         return
@@ -187,6 +190,16 @@ def test_bound_holds_on_every_accurate_enough_model(data):
     for t, cert in zip(picks, certs):
         if cert.bound is not None:
             assert weights[0, t, 0] >= float(cert.bound) - 1e-9, (seq, t, cert)
+
+
+@pytest.mark.parametrize("seq", [(-1, 1), (0, -1), (1, -1)])
+def test_bound_holds_on_a_model_with_errors_near_1e_249(seq):
+    """Pinned: A = 0 and learned values ~3e-249, where the error once squared to 0 in the
+    test (ε = 0 then gives bound 1 against α_t0 = 1/(t+1))."""
+    task = sp.TriggerTask(p=1, T=2)
+    U = 3e-249 * np.random.default_rng(0).uniform(-1, 1, (1, task.p, task.p + 3))
+    model = sp.AttentionModel(task, "softmax", np.zeros((1, task.D, task.D)), U=U)
+    _assert_certified_bounds_hold(task, model, seq)
 
 
 # ----------------------------------------------------------- the pair
