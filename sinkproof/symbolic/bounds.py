@@ -1,9 +1,11 @@
-"""The bounds of Theorems 1-3 as SymPy expressions and fast numeric functions.
+"""Closed-form bounds as SymPy expressions with fast numeric twins, and the exact constants
+they take.
 
-Each :class:`Formula` holds one expression in named symbols; ``formula.exact(...)``
+A :class:`Formula` holds one expression in named symbols; ``formula.exact(...)``
 substitutes exact values (rationals, square roots) and ``formula(...)`` evaluates
 in floating point (NumPy, vectorised).  The constants a task supplies - content
-norms, ray gaps ``g(c, c')``, hull distances ``d_t`` - are computed exactly here too.
+norms, ray gaps ``g(c, c')``, hull distances ``d_t`` - are computed exactly here.
+The theorems' own formulas live with their statements in :mod:`sinkproof.theorems`.
 """
 
 from __future__ import annotations
@@ -51,6 +53,25 @@ def exact_sqrt(x: Any) -> sympy.Expr:
     return sympy.Pow(exact_number(q), sympy.Rational(1, 2), evaluate=False)
 
 
+def sqrt_float(x: Any) -> float:
+    """``√x`` for a rational ``x >= 0`` as a float within one unit in the last place, at any
+    scale: the root is taken on integers (``isqrt`` of ``x·4^k`` scaled to 64+ bits), so a square
+    that is subnormal or beyond the float range as a float still gives its accurate root."""
+    q = as_fraction(x)
+    if q < 0:
+        raise ValueError(f"square root of a negative number {q}")
+    if q == 0:
+        return 0.0
+    n, d = q.numerator, q.denominator
+    k = max(0, (130 - (n.bit_length() - d.bit_length())) // 2 + 1)  # n·4^k/d >= 2^128
+    root = math.isqrt((n << (2 * k)) // d)  # floor(√x · 2^k), at least 64 bits
+    shift = max(0, root.bit_length() - 64)  # float() of a 1024-bit int would overflow
+    try:
+        return math.ldexp(float(root >> shift), shift - k)
+    except OverflowError:
+        return math.inf
+
+
 @dataclass(frozen=True)
 class Formula:
     """A bound ``expr`` in the symbols ``args``, with exact and numeric evaluation."""
@@ -59,6 +80,7 @@ class Formula:
     expr: sympy.Expr
     args: tuple[sympy.Symbol, ...]
     meaning: str
+    names: tuple[str, ...] = ()
     _numeric: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -68,7 +90,7 @@ class Formula:
     @property
     def keywords(self) -> list[str]:
         """The keyword names ``__call__`` and ``exact`` take, in the order of ``args``."""
-        return _ALIASES.get(self.name, [str(a) for a in self.args])
+        return list(self.names) if self.names else [str(a) for a in self.args]
 
     def _values(self, values: dict[str, Any]) -> list[Any]:
         names = self.keywords
@@ -92,33 +114,6 @@ class Formula:
 
     def __repr__(self) -> str:
         return f"{self.name}: {sympy.sstr(self.expr)}"
-
-
-# keyword names accepted by Formula.__call__ / .exact, in the order of args
-_ALIASES = {
-    "theorem1_learned": ["eps", "value_norm"],
-    "theorem1_fixed": ["eps", "content_norm"],
-    "theorem2_pair": ["eps", "gap"],
-    "theorem2_nonbos": ["eps", "gap"],
-    "theorem3_learned": ["eps", "hull_distance"],
-    "theorem3_fixed": ["eps", "hull_distance"],
-}
-
-THEOREM1_LEARNED = Formula("theorem1_learned", 1 - 2 * EPS / VALUE_NORM, (EPS, VALUE_NORM),
-                           "α_{n0}(X^c_n) >= 1 - 2ε/‖v_c‖ (learned values)")
-THEOREM1_FIXED = Formula("theorem1_fixed", 1 - EPS / CONTENT_NORM, (EPS, CONTENT_NORM),
-                         "α_{n0}(X^c_n) >= 1 - ε/‖c‖ (fixed values)")
-THEOREM2_NONBOS = Formula("theorem2_nonbos", 2 * EPS / (GAP - 2 * EPS), (EPS, GAP),
-                          "min(δ, δ') <= 2ε/(g - 2ε) when g > 2ε")
-THEOREM2_PAIR = Formula("theorem2_pair", 1 - 2 * EPS / (GAP - 2 * EPS), (EPS, GAP),
-                        "max(α_{m0}(X^c_m), α_{m0}(X^c'_m)) >= 1 - 2ε/(g - 2ε) when g > 2ε")
-THEOREM3_LEARNED = Formula("theorem3_learned", 1 - 2 * EPS / HULL, (EPS, HULL),
-                           "α_{t0} >= 1 - 2ε/d_t (learned values)")
-THEOREM3_FIXED = Formula("theorem3_fixed", 1 - EPS / HULL, (EPS, HULL),
-                         "α_{t0} >= 1 - ε/d_t (fixed values)")
-
-FORMULAS = {f.name: f for f in (THEOREM1_LEARNED, THEOREM1_FIXED, THEOREM2_NONBOS, THEOREM2_PAIR,
-                                THEOREM3_LEARNED, THEOREM3_FIXED)}
 
 
 # ------------------------------------------------------------------- exact constants
@@ -150,7 +145,7 @@ class _RationalRoot:
 
     @property
     def value(self) -> float:
-        return float(np.sqrt(float(getattr(self, self._square))))
+        return sqrt_float(getattr(self, self._square))
 
 
 @dataclass(frozen=True)
