@@ -304,15 +304,18 @@ def test_import_and_help_load_no_numerical_layer():
 def certificates(tmp_path_factory) -> dict[str, Path]:
     """One real certificate of every kind, written by the producer."""
     from sinkproof.bnb import prove
-    from sinkproof.convex import family_certificate, position_certificate
+    from sinkproof.convex import family_certificate, paper_family_certificate, position_certificate
     from sinkproof.search import witness_document
 
     out = tmp_path_factory.mktemp("certs")
     task = sinkproof.TriggerTask(p=1, T=3)
     files = {kind: out / f"{kind}.json" for kind in ("hull-family", "hull", "witness",
-                                                     "sinkmap-socp", "bnb-learned-values")}
+                                                     "sinkmap-socp", "bnb-learned-values",
+                                                     "paper-hull-family")}
     # a new certificate kind needs a line here: the test below runs on every kind
     family_certificate(task, "1/100", "fixed").save(files["hull-family"])
+    paper = sinkproof.PaperTask(n=4, L=5, content="grid", grid=2)
+    paper_family_certificate(paper, "1/100").save(files["paper-hull-family"])
     position_certificate(task, (0, 0), 2, "1/100").save(files["hull"])
     doc = witness_document(sinkproof.constructions.relu_solution(task), 1e-3, 0.0, "all")
     files["witness"].write_text(json.dumps(doc))

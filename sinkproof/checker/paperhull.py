@@ -182,7 +182,8 @@ def verify(cert: dict[str, Any]) -> Verdict:
     vectors = [[format_rational(x) for x in c] for c in content]
     statement = {
         "kind": KIND, "theorem": "Theorem 3", "setting": "paper",
-        "instance": {"n": n, "L": L, "content": vectors, "values": "fixed"},
+        "instance": {"n": n, "L": L, "values": "fixed",
+                     "content": {"scheme": "custom", "vectors": vectors}},
         "eps": format_rational(eps),
         "model_class": {"attention": "normalised", "heads": 1, "layers": 1,
                         "values": "x without its BOS coordinate (W_O W_V = I - e_0 e_0^T)"},

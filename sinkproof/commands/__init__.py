@@ -13,6 +13,7 @@ COMMANDS: dict[str, str] = {
     "certify": "write an exact certificate of Theorem 3's sink bound",
     "check": "prove, refute or report open a claim file (TOML or JSON)",
     "experiment": "train softmax and ReLU layers from random init and measure sinks",
+    "paper": "reproduce the paper's attention-map figures with its training protocol",
     "report": "evaluate the constructions and bounds on an instance",
     "sinkmap": "certified least BOS mass of any eps-accurate softmax head, per position",
     "sweep": "run a grid of checks, certificates, sink maps, searches or trainings",
