@@ -62,7 +62,8 @@ def main() -> None:
         print(f"   {procs} process(es): {seconds:6.1f} s, {len(done) / seconds:.3f} restarts/s, "
               f"best error {best:.6g}")
     (t1, e1), (tn, en) = rows[1], rows[args.processes]
-    print(f"   speed-up N/1: {t1 / tn:.2f}x; same best error: {e1 == en}")
+    print(f"   speed-up N/1: {t1 / tn:.2f}x; same best error: {e1 == en}; "
+          f"load average now {os.getloadavg()[0]:.1f}")
 
     print(f"\n2. fixed budget: {args.budget:g} s each")
     for procs in (1, args.processes):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 from .._validate import as_int
 from ..model import AttentionModel
 from ..progress import Progress
+from ..workers import executor
 from .config import HELDOUT_SEED, LONGER_SEED, ExperimentConfig
 from .figures import attention_heatmaps, bos_over_training
 from .measure import RunResult, longer_sequences, measure
@@ -153,7 +153,7 @@ def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None
                 note = "{} {} H={} seed={}".format(*s)
                 results.append(_one_run(cfg, *s, on_step=lambda n, note=note: bar.update(n, note)))
         else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
+            with executor(jobs) as pool:
                 futures = [pool.submit(_one_run, cfg, *s) for s in settings]
                 for s, fut in zip(settings, futures):
                     run_result, model = fut.result()
