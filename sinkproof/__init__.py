@@ -29,6 +29,9 @@ _LAZY = {
     "strategies": ("sinkproof.strategies", None),
     "testing": ("sinkproof.testing", None),
     "experiment": ("sinkproof.experiment", None),
+    "sweep": ("sinkproof.sweep", None),
+    "PaperTask": ("sinkproof.tasks", "PaperTask"),
+    "paper_model": ("sinkproof.stack", "paper_model"),
 }
 
 

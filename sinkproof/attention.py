@@ -207,6 +207,11 @@ class AttentionMap:
         t = np.asarray(t, dtype=float)
         return self._forward(s, t, params)
 
+    def weights_only(self, s: np.ndarray, t: Any, params: np.ndarray | None = None
+                     ) -> np.ndarray:
+        """The weights of :meth:`weights` alone (maps may skip the log-domain mass)."""
+        return self.weights(s, t, params)[0]
+
     def _forward(self, s: np.ndarray, t: np.ndarray, params: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
@@ -288,6 +293,11 @@ class Softmax(AttentionMap):
 
     def _forward(self, s, t, params):
         return softmax_with_log_nonbos(s)
+
+    def weights_only(self, s, t, params=None):
+        s = np.asarray(s, dtype=float)
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
 
     def _forward_jax(self, jnp, s, valid, t, params):
         return _jax_softmax(jnp, s, valid)

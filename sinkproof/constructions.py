@@ -1,4 +1,5 @@
-"""The explicit constructions of docs/theory.md section 4 (Theorems 4 and 5).
+"""The explicit constructions: Theorems 4 and 5 of docs/theory.md section 4 (our task) and
+the paper's ReLU/length layer.
 
 Feature layout of ``φ = [e(x); π(t)]``: content ``0..p-1``, ``is_content`` ``p``,
 ``is_trigger`` ``p+1``, ``is_bos`` ``p+2``, then the positional block from ``p+3``.
@@ -8,9 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_real
+from ._validate import as_int, as_real
 from .model import AttentionModel
+from .stack import StackModel, paper_model
 from .task import TriggerTask, inverse_position_ratio
+from .tasks.paper import BOS, TRIGGER, PaperTask
 
 
 def feature_index(task: TriggerTask, name: str, t: int | None = None) -> int:
@@ -77,3 +80,35 @@ def softmax_solution(task: TriggerTask, L: float) -> AttentionModel:
     """Theorem 5's softmax head with fixed values: error ``O(T e^{-L})``, ``||A||_2 = φ·L``
     (``φ`` the golden ratio), BOS mass ``e^L / (e^L + t)`` at a content position ``t``."""
     return AttentionModel(task, kind="softmax", A=softmax_score_matrix(task, L), U=None)
+
+
+def paper_relu_weights(task: PaperTask, layers: int = 1, heads: int = 1
+                       ) -> dict[str, np.ndarray]:
+    """The paper's (P3) construction as ``W_Q, W_K, W_V`` ``(layers, heads, n, n)`` and
+    ``W_O`` ``(layers, n, heads·n)``.
+
+    Layer 0, head 0: ``W_Q`` maps the trigger coordinate to the unit vector ``u = e_0``,
+    ``W_K`` maps the trigger and bias coordinates to ``u``, so ``q_i·k_k`` is 1 when
+    ``x_i`` is the trigger and ``k >= 1`` (every non-BOS key has trigger + bias = 1), else
+    0; ``W_O W_V = I``.  Every other head and every later layer is zero.
+    """
+    if not isinstance(task, PaperTask):
+        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
+    layers = as_int("layers", layers, minimum=1)
+    heads = as_int("heads", heads, minimum=1)
+    n = task.n
+    WQ, WK, WV = (np.zeros((layers, heads, n, n)) for _ in range(3))
+    WO = np.zeros((layers, n, heads * n))
+    WQ[0, 0, BOS, TRIGGER] = 1.0
+    WK[0, 0, BOS, TRIGGER] = 1.0
+    WK[0, 0, BOS, task.bias_index] = 1.0
+    WV[0, 0] = np.eye(n)
+    WO[0, :, :n] = np.eye(n)
+    return dict(W_Q=WQ, W_K=WK, W_V=WV, W_O=WO)
+
+
+def paper_relu_solution(task: PaperTask, layers: int = 1, heads: int = 1) -> StackModel:
+    """(P3): length-normalised ReLU attention solves the paper's task with zero error and
+    zero weight on BOS, in one layer, or as the first layer of a residual stack whose
+    other layers have zero output maps (residual targets when ``layers > 1``)."""
+    return paper_model(task, "relu_length", **paper_relu_weights(task, layers, heads))

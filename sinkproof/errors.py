@@ -21,9 +21,10 @@ class WorkLimitError(SinkproofError):
 EXIT_CODES: dict[int, str] = {
     0: "proved / verified / done: the command completed and its claim holds",
     1: "refuted / not verified: the command completed and its claim fails "
-       "(a counterexample, a failing inequality, an uncertified position, a broken bound)",
+       "(a verified counterexample, a failing inequality, a proved bound broken)",
     2: "bad input: an unknown option, a malformed file or a meaningless parameter",
-    3: "open: neither proved nor refuted within the budget",
+    3: "open: neither proved nor refuted within the budget (sinkmap: some position "
+       "not certified)",
     4: "refused: the estimated work is beyond the limit (raise it with --max-work)",
     70: "internal error: a bug in sinkproof (run with --debug for the traceback)",
     130: "interrupted (Ctrl-C / SIGINT); the partial result is printed, marked interrupted",
@@ -38,5 +39,5 @@ EXIT_INTERNAL, EXIT_INTERRUPTED = 70, 130
 def check_work(what: str, estimate: int, limit: int, flag: str = "--max-work") -> None:
     """Refuse (:class:`WorkLimitError`) when ``estimate`` units of ``what`` exceed ``limit``."""
     if estimate > limit:
-        raise WorkLimitError(f"refusing to start: about {estimate:,} {what}, beyond the limit "
+        raise WorkLimitError(f"not started: about {estimate:,} {what}, beyond the limit "
                              f"of {limit:,} (raise it with {flag} N)")

@@ -116,8 +116,7 @@ def bounded(value: Any, name: str, low: Any = None, high: Any = None, *,
     return q
 
 
-EPS_VACUOUS = ("at error level >= 1 every sink bound is vacuous (a model can be that far "
-               "from unit-norm targets with no sink at all)")
+EPS_VACUOUS = "from error 1 on (the size of unit-norm targets) every sink bound is vacuous"
 
 
 def error_level(value: Any, name: str = "eps", positive: bool = False) -> Fraction:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -19,62 +20,14 @@ from .kernel import PrefixForward, forward_prefixes
 from .model import AttentionModel
 from .numerics import stable_norm
 from .progress import Progress
+from .stack import StackModel
+from .stackeval import StackEvaluation, evaluate_stack
+from .stats import Accumulator, SinkSummary, Stats
 from .task import TriggerTask, show_sequence
 
 
 @dataclass(frozen=True)
-class Stats:
-    """Per-head minimum, mean and maximum over a set of positions (arrays of shape ``(H,)``).
-
-    ``count`` is the number of (sequence, position) pairs; with none, every entry is nan.
-    """
-
-    min: np.ndarray
-    mean: np.ndarray
-    max: np.ndarray
-    count: float
-
-    def __repr__(self) -> str:
-        def f(a: np.ndarray) -> str:
-            return np.array2string(a, precision=6, separator=", ")
-
-        return f"Stats(min={f(self.min)}, mean={f(self.mean)}, max={f(self.max)}, n={self.count:g})"
-
-    def _repr_markdown_(self) -> str:
-        rows = ["| head | min | mean | max |", "|---|---|---|---|"]
-        rows += [f"| {h} | {self.min[h]:.6g} | {self.mean[h]:.6g} | {self.max[h]:.6g} |"
-                 for h in range(len(self.min))]
-        return f"over {self.count:g} positions\n\n" + "\n".join(rows)
-
-
-class _Accumulator:
-    """Running weighted min/mean/max per head."""
-
-    def __init__(self, heads: int) -> None:
-        self.lo = np.full(heads, np.inf)
-        self.hi = np.full(heads, -np.inf)
-        self.total = np.zeros(heads)
-        self.count = 0.0
-
-    def add(self, values: np.ndarray, weight: np.ndarray) -> None:
-        """``values`` ``(H, N)``, ``weight`` ``(N,)``."""
-        if values.shape[1] == 0:
-            return
-        self.lo = np.minimum(self.lo, values.min(axis=1))
-        self.hi = np.maximum(self.hi, values.max(axis=1))
-        finite = np.where(np.isfinite(values), values, 0.0)
-        self.total += finite @ weight
-        self.count += float(weight.sum())
-
-    def stats(self) -> Stats:
-        if self.count == 0:
-            nan = np.full(self.lo.shape, np.nan)
-            return Stats(nan, nan.copy(), nan.copy(), 0.0)
-        return Stats(self.lo, self.total / self.count, self.hi, self.count)
-
-
-@dataclass(frozen=True)
-class Evaluation:
+class Evaluation(SinkSummary):
     """Error and attention measures of one model over a family of sequences.
 
     ``max_error``: ``max ||f_t - y_t||`` over every position (0 included);
@@ -105,22 +58,8 @@ class Evaluation:
     n_prefixes: int
     eta: float = field(default=1e-9)
 
-    @property
-    def sink_score(self) -> np.ndarray:
-        """Mean BOS mass per head over non-trigger positions ``t >= 1``."""
-        return self.bos_nontrigger.mean
-
-    def has_sink(self, delta: float) -> np.ndarray:
-        """Per head: BOS mass ``>= 1 - delta`` at every non-trigger position ``t >= 1``."""
-        return self.bos_nontrigger.min >= 1.0 - delta
-
     def summary(self) -> dict[str, object]:
         """The figures as plain Python values (for JSON)."""
-
-        def st(s: Stats) -> dict[str, object]:
-            return dict(min=s.min.tolist(), mean=s.mean.tolist(), max=s.max.tolist(),
-                        count=s.count)
-
         return dict(
             kind=self.model.kind,
             heads=self.model.H,
@@ -129,11 +68,11 @@ class Evaluation:
             max_error=self.max_error,
             worst=dict(sequence=list(self.worst[0]), position=self.worst[1]),
             sink_score=self.sink_score.tolist(),
-            bos_nontrigger=st(self.bos_nontrigger),
-            bos_trigger=st(self.bos_trigger),
-            log_nonbos_nontrigger=st(self.log_nonbos_nontrigger),
-            bos_share_nontrigger=st(self.bos_share_nontrigger),
-            null_mass_nontrigger=st(self.null_mass_nontrigger),
+            bos_nontrigger=self.bos_nontrigger.to_dict(),
+            bos_trigger=self.bos_trigger.to_dict(),
+            log_nonbos_nontrigger=self.log_nonbos_nontrigger.to_dict(),
+            bos_share_nontrigger=self.bos_share_nontrigger.to_dict(),
+            null_mass_nontrigger=self.null_mass_nontrigger.to_dict(),
             n_sequences=self.n_sequences,
             n_positions=self.n_positions,
             n_prefixes=self.n_prefixes,
@@ -228,11 +167,19 @@ def evaluate(
     eta: float = 1e-9,
     max_rows: int = 1 << 15,
     progress: bool | None = None,
-) -> Evaluation:
+    **options: Any,
+) -> Evaluation | StackEvaluation:
     """Evaluate ``model`` on ``sequences`` (default: exhaustively over the task's family).
 
     Every position of every sequence counts once; position 0 enters the error only.
+    A layer stack (:class:`~sinkproof.stack.StackModel`, e.g. a paper model) goes to
+    :func:`~sinkproof.stackeval.evaluate_stack` (``options``: ``samples``, ``seed``).
     """
+    if isinstance(model, StackModel):
+        return evaluate_stack(model, sequences, max_rows=max_rows, progress=progress,
+                              **options)
+    if options:
+        raise TypeError(f"unexpected options for an AttentionModel: {', '.join(options)}")
     if not isinstance(model, AttentionModel):
         raise TypeError(f"model must be an AttentionModel, got {type(model).__name__}")
     eta = as_real("eta", eta, minimum=0.0)
@@ -249,7 +196,7 @@ def evaluate(
         work = sum(codes.size for _, codes, _ in explicit)
 
     null = stable_norm(model.value_table) <= eta  # (H, k+2)
-    acc = {name: _Accumulator(H) for name in (
+    acc = {name: Accumulator(H) for name in (
         "bos_n", "bos_t", "lnb_n", "lnb_t", "share_n", "share_t", "null_n", "null_t")}
 
     # position 0: only BOS, target 0
@@ -316,7 +263,7 @@ def null_mass(weights: np.ndarray, null_keys: np.ndarray, properties: MapPropert
         return np.where(total > 0, nm / np.where(total > 0, total, 1.0), 0.0)
 
 
-def _accumulate(acc: dict[str, _Accumulator], fw: PrefixForward, null: np.ndarray,
+def _accumulate(acc: dict[str, Accumulator], fw: PrefixForward, null: np.ndarray,
                 weight: np.ndarray, trig_code: int, properties: MapProperties) -> None:
     w = fw.weights
     bos = w[..., 0]

@@ -16,6 +16,7 @@ import numpy as np
 from ._validate import as_real_array
 from .attention import MAPS, AttentionMap, get_map
 from .task import TriggerTask
+from .tasks.protocol import require_setting
 
 KINDS = ("softmax", "relu")
 """The kinds that search and training support so far; a model accepts any name in ``MAPS``."""
@@ -76,8 +77,7 @@ class AttentionModel:
         self, task: TriggerTask, kind: str = "softmax", A: Any = None, U: Any = None, *,
         map_params: Any = None, gate_w: Any = None, gate_c: Any = None,
     ) -> None:
-        if not isinstance(task, TriggerTask):
-            raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+        require_setting(task, "trigger")
         self.task = task
         amap = get_map(kind)
         self.kind = amap.name
@@ -188,25 +188,32 @@ class AttentionModel:
             return w, log_nonbos
         return w * gate[..., None], log_nonbos + np.log(gate)
 
+    def _causal_gate(self, seq: Sequence[int]) -> np.ndarray | None:
+        """``g^h_t`` at every position of ``seq`` ``(H, n+1)``; ``None`` without a gate."""
+        gate = self.gate_table
+        if gate is None:
+            return None
+        codes = np.concatenate([[self.task.bos_code], self.task.encode(seq)])
+        return gate[:, codes, np.arange(codes.size)]
+
     def _causal_weights(self, seq: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         s = self.scores(seq)
         w, lnb = self.attention_map.weights(s, np.arange(s.shape[1]), self.map_params)
-        gate = self.gate_table
-        if gate is not None:
-            codes = np.concatenate([[self.task.bos_code], self.task.encode(seq)])
-            gate = gate[:, codes, np.arange(codes.size)]
-        return self._gated(w, lnb, gate)
+        return self._gated(w, lnb, self._causal_gate(seq))
 
     def weights_from_scores(self, s: np.ndarray) -> np.ndarray:
         """Attention weights (before any gate) for causal scores ``(H, n+1, n+1)``
         (``-inf`` marks masked entries; row ``t`` is the query at position ``t``)."""
-        return self.attention_map.weights(s, np.arange(s.shape[1]), self.map_params)[0]
+        return self.attention_map.weights_only(s, np.arange(s.shape[1]), self.map_params)
 
     def forward(self, seq: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Outputs ``f_0..f_n`` ``(n+1, p)`` and per-head effective weights ``(H, n+1, n+1)``
         (gated maps: ``g_t·α_t``)."""
         codes = np.concatenate([[self.task.bos_code], self.task.encode(seq)])
-        w, _ = self._causal_weights(seq)
+        w = self.weights_from_scores(self.scores(seq))
+        gate = self._causal_gate(seq)
+        if gate is not None:
+            w = w * gate[..., None]
         v = self.value_table[:, codes]  # (H, n+1, p)
         out = np.einsum("htj,hjp->tp", w, v)
         return out, w
@@ -259,7 +266,13 @@ class AttentionModel:
                    gate_c=d.get("gate_c"))
 
     def __repr__(self) -> str:
+        extra = "".join(
+            f", {name}={np.array2string(self.map_params[:, i], precision=4)}"
+            for i, name in enumerate(self.attention_map.param_names))
+        if self.gate_w is not None:
+            extra += f", gate_c={np.array2string(self.gate_c, precision=4)}"
         return (
             f"AttentionModel({self.kind}, H={self.H}, values={self.values}, "
-            f"||A||_2={np.array2string(self.spectral_norms, precision=4)}, task={self.task!r})"
+            f"||A||_2={np.array2string(self.spectral_norms, precision=4)}{extra}, "
+            f"task={self.task!r})"
         )

@@ -1,20 +1,28 @@
 """Model classes: the hypotheses a theorem or a claim states about the model, as data.
 
-A :class:`ModelClass` names the attention kind, the number of heads, whether the
-values are fixed to ``U_fix`` or learned, the positional scheme of the scores and
-whether values are token-only.  Theorems declare the class they hold for; claims
-name the class they are about; the checker compares the two.
+A :class:`ModelClass` names the attention map (one map, or every map with a
+property, e.g. every map whose weights lie on the simplex), the number of heads,
+whether the values are fixed to ``U_fix`` or learned, the positional scheme of the
+scores and whether values are token-only.  Theorems declare the class they hold
+for; claims name the class they are about; the checker compares the two.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from ._validate import as_int, choice
+from .attention import MAPS, AttentionMap, MapProperties
 from .model import AttentionModel
 
-KINDS = ("softmax", "relu")
+MAP_CLASSES: dict[str, Callable[[MapProperties], bool]] = {
+    "simplex": lambda props: props.on_simplex,
+}
+"""Kinds that stand for every map with a property: ``"simplex"``, the maps whose weights
+sum to 1 (softmax, sparsemax, entmax-1.5)."""
+KINDS = (*MAPS, *MAP_CLASSES)
 VALUES = ("fixed", "learned")
 POSITIONS = ("inverse", "onehot", "none", "any")
 VALUE_FEATURES = ("token", "position")
@@ -24,6 +32,8 @@ VALUE_FEATURES = ("token", "position")
 class ModelClass:
     """A set of attention models, named by kind, heads, values, positions, value features.
 
+    ``kind``: a map name (:data:`sinkproof.attention.MAPS`) or a property class
+    (:data:`MAP_CLASSES`: ``"simplex"`` is every map on the simplex).
     ``values="fixed"`` means every head uses ``U_fix``; ``"learned"`` means any ``U``
     (so the fixed-value class is a subset).  ``positions="any"`` means the statement
     allows any score function of (query token, position, key token, position).
@@ -46,6 +56,19 @@ class ModelClass:
         choice("positions", self.positions, POSITIONS)
         choice("value_features", self.value_features, VALUE_FEATURES)
 
+    @property
+    def maps(self) -> tuple[str, ...]:
+        """The names of the attention maps in the class, in registry order."""
+        if self.kind in MAP_CLASSES:
+            has = MAP_CLASSES[self.kind]
+            return tuple(name for name, m in MAPS.items() if has(m.properties))
+        return (self.kind,)
+
+    @property
+    def attention_map(self) -> AttentionMap | None:
+        """The map of a one-map class; ``None`` for a property class."""
+        return MAPS.get(self.kind)
+
     @classmethod
     def of(cls, model: AttentionModel) -> ModelClass:
         """The smallest class containing ``model``."""
@@ -55,7 +78,7 @@ class ModelClass:
     def is_subclass_of(self, other: ModelClass) -> bool:
         """Every model of ``self`` is a model of ``other``."""
         return (
-            self.kind == other.kind
+            set(self.maps) <= set(other.maps)
             and (other.heads is None or self.heads == other.heads)
             and (other.values == "learned" or self.values == "fixed")
             and (other.positions == "any" or self.positions == other.positions)
@@ -80,5 +103,6 @@ class ModelClass:
 
     def __str__(self) -> str:
         heads = "any-head" if self.heads is None else f"{self.heads}-head"
-        return (f"{heads} {self.kind}, {self.values} values, "
+        kind = "on-simplex (any map)" if self.kind == "simplex" else self.kind
+        return (f"{heads} {kind}, {self.values} values, "
                 f"{self.positions} positions, {self.value_features}-only values")

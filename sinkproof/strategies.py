@@ -33,10 +33,12 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
                       "(or the test extra: pip install -e \".[test]\")") from exc
 
 from ._validate import as_int, as_real
+from .attention import MAPS
 from .constructions import relu_solution, softmax_solution
 from .model import KINDS, AttentionModel
 from .modelclass import ModelClass
 from .task import POSITION_SCHEMES, TRIG, TRIGGER_FAMILIES, TriggerTask
+from .tasks.protocol import require_setting
 
 __all__ = [
     "CONTENT_OPTIONS",
@@ -155,8 +157,7 @@ def sequences(
     The single-trigger family gets at most one; the multi-trigger family any number.
     Shrinks towards ``(0,)`` (or ``(TRIG,)`` when a trigger is required).
     """
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     lo = as_int("min_length", min_length, minimum=1)
     hi = task.T if max_length is None else as_int("max_length", max_length, minimum=1)
     if not lo <= hi <= task.T:
@@ -195,27 +196,26 @@ def models(
 ) -> AttentionModel:
     """Attention models on ``task`` with every score entry in ``[-scale, scale]``.
 
-    ``kind``: ``"softmax"``/``"relu"``; ``heads``: a count or an inclusive
-    ``(min, max)`` range; ``values``: ``"learned"`` (entries of ``U`` in
+    ``kind``: a map name or names (default ``"softmax"``/``"relu"``); ``heads``: a count
+    or an inclusive ``(min, max)`` range; ``values``: ``"learned"`` (entries of ``U`` in
     ``[-value_scale, value_scale]``) or ``"fixed"`` (``U_fix``).  ``scale`` may be
     a list of bounds to choose from, e.g. ``scale=(3.0, 200.0)`` mixes ordinary
     models with large-logit ones (logits up to ``scale * ||φ||_1^2``), which is
     where a sink's ``1 - α_0`` falls below float64 resolution.  ``model_class``
     (a :class:`~sinkproof.modelclass.ModelClass`) fixes kind, heads and values at once.
     """
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     if model_class is not None:
         if not isinstance(model_class, ModelClass):
             raise TypeError(f"model_class must be a ModelClass, got {type(model_class).__name__}")
-        kind, heads, values = model_class.kind, model_class.heads, model_class.values
+        kind, heads, values = model_class.maps, model_class.heads, model_class.values
     lo, hi = _int_range("heads", heads)
     scales = [scale] if isinstance(scale, (int, float)) else list(scale)
     if not scales:
         raise ValueError("scale: give at least one bound")
     scales = [as_real("scale", s, minimum=0.0) for s in scales]
     value_scale = as_real("value_scale", value_scale, minimum=0.0)
-    the_kind = draw(_option("attention kind", kind, KINDS))
+    the_kind = draw(_option("attention kind", KINDS if kind is None else kind, tuple(MAPS)))
     the_values = draw(_option("values", values, VALUE_OPTIONS))
     H = draw(st.integers(lo, hi))
     bound = draw(st.sampled_from(scales))

@@ -105,8 +105,9 @@ def _blocks(model: AttentionModel, sequences: list | None) -> Iterator[tuple[int
 
 
 def _log_nonbos(model: AttentionModel, fw: Any) -> np.ndarray:
-    """``log(1 - BOS mass)`` (softmax, log domain) or ``log(1 - BOS share)`` (ReLU), ``(H, N)``."""
-    if model.kind == "softmax":
+    """``log(1 - BOS mass)`` (maps on the simplex, log domain) or ``log(1 - BOS share)``
+    (other maps), ``(H, N)``."""
+    if model.attention_map.properties.on_simplex:
         return fw.log_nonbos
     w = fw.weights
     total = w.sum(axis=-1)
@@ -145,7 +146,7 @@ def _bos_from_log_nonbos(lnb: float) -> float:
 
 
 def _measure_name(model: AttentionModel) -> str:
-    return "BOS mass" if model.kind == "softmax" else "BOS share"
+    return "BOS mass" if model.attention_map.properties.on_simplex else "BOS share"
 
 
 def _heads(model: AttentionModel, head: int | None) -> list[int]:

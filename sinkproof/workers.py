@@ -14,7 +14,6 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.pool import Pool
 from typing import Any
 
@@ -51,7 +50,7 @@ PRELOAD = ["sinkproof.search.engine", "sinkproof.experiment.runner"]
 """Modules the fork server imports once, so that each worker starts without importing them."""
 
 
-def _context() -> Any:
+def start_context() -> Any:
     """``forkserver`` where available (a clean server process that has imported
     :data:`PRELOAD` but started no JAX runtime forks each worker), else ``spawn``."""
     if "forkserver" in mp.get_all_start_methods():
@@ -63,23 +62,17 @@ def _context() -> Any:
 
 def _start_args(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]
                 ) -> tuple[Any, ...]:
-    ctx = _context()
+    ctx = start_context()
     return (ctx.Value("i", 0), available_cores(), initializer, initargs)
 
 
 def shared_counter() -> Any:
     """An integer shared with the workers of :func:`pool` (pass it in ``initargs``)."""
-    return _context().Value("i", 0)
+    return start_context().Value("i", 0)
 
 
 def pool(processes: int, initializer: Callable[..., None] | None = None,
          initargs: tuple[Any, ...] = ()) -> Pool:
     """A ``multiprocessing`` pool of ``processes`` pinned, single-threaded workers."""
-    return _context().Pool(processes, initializer=_start,
+    return start_context().Pool(processes, initializer=_start,
                            initargs=_start_args(initializer, initargs))
-
-
-def executor(max_workers: int) -> ProcessPoolExecutor:
-    """A ``concurrent.futures`` executor of pinned, single-threaded workers."""
-    return ProcessPoolExecutor(max_workers=max_workers, mp_context=_context(),
-                               initializer=_start, initargs=_start_args(None, ()))

@@ -86,7 +86,7 @@ def test_model_positions_default_to_the_task():
     (dict(conclusion=dict(positions="all")), ValueError, "positions quantifier"),
     (dict(conclusion=dict(heads=2)), ValueError, "heads quantifier"),
     (dict(model=dict(heads=0)), ValueError, "heads must be >= 1"),
-    (dict(model=dict(kind="sparsemax")), ValueError, "attention kind"),
+    (dict(model=dict(kind="linear")), ValueError, "attention kind"),
     (dict(model=dict(width=3)), ValueError, "unknown model-class fields: width"),
     (dict(task=dict(p=0)), ValueError, "p must be >= 1"),
     (dict(task="p=2"), TypeError, "\\[task\\] must be a table"),

@@ -249,7 +249,7 @@ def test_pair_input_errors():
     (lambda t: position_certificate(t, (0, 9), 1, 0.1), ValueError, "neither a content index"),
     (lambda t: family_certificate(t, 0.1, np.zeros((3, 3))), ValueError, "U must have shape"),
     (lambda t: family_certificate(t, 0.1, "learned"), ValueError, "values must be 'fixed'"),
-    (lambda t: family_certificate(t, "abc", "fixed"), ValueError, "rational string"),
+    (lambda t: family_certificate(t, "abc", "fixed"), ValueError, "must be a number such as"),
     (lambda t: family_certificate("task", 0.1), TypeError, "TriggerTask"),
 ])
 def test_bad_input_raises_one_line_errors(call, exc, fragment):

@@ -212,3 +212,31 @@ def test_a_proof_by_certificate_names_its_digest(tmp_path):
         conclusion=dict(at=[dict(sequence=[0, 1], position=2)], min_bos_mass=0.5)))
     out = sp.check(claim, certificate_out=cert, search=False)
     assert isinstance(out, Proved) and checker.verify_file(cert).digest in out.detail
+
+
+def test_a_witness_statement_refutes_only_its_own_claim(tmp_path):
+    from sinkproof.claims.witness import refuting_statement
+
+    claim = claim_from_dict(dict(
+        task=dict(p=2, T=3), model=dict(kind="relu", heads=1, values="fixed"),
+        hypothesis=dict(max_error=0.1), conclusion=dict(min_bos_mass=0.5, at="nontrigger")))
+    out = sp.check(claim, witness=tmp_path / "w.json")
+    statement = checker.verify_file(tmp_path / "w.json").statement
+    assert refuting_statement(statement, claim) is None
+
+    def edited(path, value):
+        st = json.loads(json.dumps(statement))
+        node = st
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+        return refuting_statement(st, claim)
+
+    assert "content vector 0" in edited(("instance", "content", "vectors", 0), ["1", "1"])
+    assert "positions" in edited(("instance", "positions"), "onehot")
+    assert "class" in edited(("model", "heads"), 2)
+    assert "exceeds" in edited(("max_error",), "1/9")
+    assert "BOS share" in edited(("bos_measure",), "weight")
+    assert "not below" in edited(("max_bos",), "1/2")
+    assert "not claimed" in edited(("bos_at",), [[-1]])
+    assert isinstance(out, Refuted)

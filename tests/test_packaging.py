@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tarfile
 import tomllib
+import warnings
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,26 @@ def test_readme_has_no_relative_links_that_break_on_a_package_index():
     images = [m.group("target") for m in relative if m.group("bang")]
     assert all((ROOT / t).exists() for t in images), images
     assert "THEORY" not in text
+
+
+def test_a_deprecation_from_sinkproof_code_fails_the_tests():
+    with pytest.raises(DeprecationWarning):
+        warnings.warn_explicit("old", DeprecationWarning, "x.py", 1, module="sinkproof.task")
+    with warnings.catch_warnings(record=True):  # elsewhere: reported, not an error
+        warnings.warn_explicit("old", DeprecationWarning, "x.py", 1, module="somelib")
+
+
+def _readme_test_command() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = [ln for ln in text.splitlines() if ln.startswith("pip install -e \".[test]\"")]
+    assert len(lines) == 1, "the README shows one test command"
+    return lines[0].strip()
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert ci[-1].strip() == _readme_test_command()
+    assert "pytest-xdist" in " ".join(PYPROJECT["project"]["optional-dependencies"]["test"])
 
 
 # ------------------------------------------------------------------ the sdist

@@ -283,3 +283,9 @@ def test_legacy_import_path_still_works():
     from sinkproof.task import TriggerTask as Legacy
 
     assert Legacy is sp.TriggerTask is TriggerTask
+
+
+def test_paper_names_are_exported_lazily():
+    assert sp.PaperTask is PaperTask and "PaperTask" in sp.__all__
+    assert callable(sp.paper_model) and "paper_model" in sp.__all__
+    assert sp.PaperTask(n=16, L=16).describe()["content"] == "uniform"

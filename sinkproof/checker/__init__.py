@@ -36,6 +36,7 @@ KIND_MODULES: dict[str, str] = {
     "hull-family": "sinkproof.checker.hull",
     "witness": "sinkproof.checker.witness",
     "sinkmap-socp": "sinkproof.checker.socp",
+    "bnb-learned-values": "sinkproof.checker.bnb",
 }
 """Certificate kind -> module (with ``verify(cert) -> Verdict``) that checks it."""
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
+from .limits import FLAGS, LimitExceeded, current
 from .schema import format_rational
 
 Vector = Sequence[Fraction]
@@ -12,6 +14,23 @@ Vector = Sequence[Fraction]
 
 class InequalityFailed(Exception):
     """A well-formed certificate whose inequality does not hold (the CLI exits 1, not 2)."""
+
+
+def common_denominator(values: Iterable[Fraction], what: str) -> int:
+    """The least common multiple of the denominators of ``values``, refused
+    (:class:`~sinkproof.checker.limits.LimitExceeded`) as soon as it passes the
+    ``denominator_digits`` limit: numbers with unrelated large denominators would make
+    every exact sum as long as all of them together."""
+    limit = current().denominator_digits
+    cap = int(limit * math.log2(10)) + 1  # bits
+    out = 1
+    for x in values:
+        out = math.lcm(out, x.denominator)
+        if out.bit_length() > cap:
+            raise LimitExceeded(f"{what}: the common denominator has more than {limit} digits "
+                                f"(raise it with {FLAGS['denominator_digits']})",
+                                "denominator_digits")
+    return out
 
 
 def dot(u: Vector, v: Vector) -> Fraction:

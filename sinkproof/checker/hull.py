@@ -23,6 +23,7 @@ from .exact import (
     check_leq,
     check_lt,
     check_scaled_norm_leq,
+    common_denominator,
     dot,
     show,
 )
@@ -83,6 +84,7 @@ def check_situation(entry: Any, tokens: tuple[int, ...], inst: Instance, eps: Fr
         return None
     if "zero_combination" in entry:
         lam = need_vector(entry, "zero_combination", path, length=len(tokens))
+        common_denominator(lam, f"{path}.zero_combination")
         for code, weight in zip(tokens, lam):
             check_leq(Fraction(0), weight, f"{path}: weight of token {_token_name(code)} >= 0")
         check_eq(sum(lam, Fraction(0)), Fraction(1), f"{path}: zero combination sums to 1")
@@ -96,6 +98,7 @@ def check_situation(entry: Any, tokens: tuple[int, ...], inst: Instance, eps: Fr
     w = need_vector(entry, "w", path, length=inst.p)
     d = need_rational(entry, "d", path)
     bound = need_rational(entry, "bound", path)
+    common_denominator([*w, d, bound], path)
     check_lt(Fraction(0), d, f"{path}: distance d > 0")
     for code in tokens:
         check_scaled_norm_leq(d, w, dot(w, inst.values[code]),
@@ -190,7 +193,8 @@ def occurring_situations(inst: Instance) -> list[tuple[int, ...]]:
         count += comb(len(universe), size)
         if count > limit:
             break
-    require("situations", count, f"instance: situations of k={inst.k}, T={inst.T}")
+    require("situations", count, f"instance: situations of k={inst.k}, T={inst.T}",
+            partial=True)
     out = []
     for size in sizes:
         for combo in combinations(universe, size):

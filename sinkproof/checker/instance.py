@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import CertificateError
-from .exact import dot
+from .exact import common_denominator, dot
 from .limits import require
 from .schema import (
     check_fields,
@@ -197,6 +197,7 @@ def read_instance(instance: dict[str, Any], path: str = "instance") -> Instance:
     tpath = child(path, "task")
     p, T, triggers = read_task(task, tpath)
     content = _content(task, instance, path, p)
+    common_denominator((x for c in content for x in c), f"{path}: content vectors")
     spec = need(instance, "values", path)
     zero = [Fraction(0)] * p
     if spec == "fixed":
@@ -211,6 +212,7 @@ def read_instance(instance: dict[str, Any], path: str = "instance") -> Instance:
                         columns=p + 3)
     if len(U) != p:
         raise CertificateError(f"{path}.values.U: expected {p} rows, got {len(U)}")
+    common_denominator((x for row in (*content, *U) for x in row), f"{path}: content and U")
     if fixed_matrix(p) == U:  # U_fix written out is U_fix
         return read_instance({**instance, "values": "fixed"}, path)
     values = {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -79,10 +80,14 @@ def loads(text: str, source: str = "certificate") -> Any:
     except CertificateError as exc:
         raise CertificateError(f"{source}: {exc}") from None
     except RecursionError:
-        raise _limits.LimitExceeded(
-            f"{source}: nesting deeper than the JSON reader allows (limit "
-            f"{_limits.current().depth}; raise it with {_limits.FLAGS['depth']})",
-            "depth") from None
+        cap = sys.getrecursionlimit()
+        if _limits.current().depth < cap:
+            raise _limits.LimitExceeded(
+                f"{source}: nesting depth: more than {cap} levels exceeds the limit "
+                f"{_limits.current().depth} (raise it with {_limits.FLAGS['depth']})",
+                "depth") from None
+        raise CertificateError(f"{source}: nesting deeper than the JSON reader can follow "
+                               f"(about {cap} levels)") from None
     except ValueError as exc:  # JSONDecodeError
         raise CertificateError(f"{source}: not valid JSON: {exc}") from None
     _limits.require("depth", depth(data), f"{source}: nesting depth")

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, fields
 
-from ..errors import CertificateError
+from ..errors import CertificateError, WorkLimitError
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,10 @@ class Limits:
     ``content``: entries ``k·p`` of the content set (and of ``U``); ``prefixes``:
     distinct prefixes a witness check evaluates; ``situations``: token sets a
     ``hull-family`` check enumerates; ``ray_patterns``: support patterns of one
-    ``sinkmap-socp`` ray; ``work``: estimated exact arithmetic operations of one check.
+    ``sinkmap-socp`` ray; ``work``: estimated exact arithmetic operations of one check;
+    ``denominator_digits``: decimal digits of the common denominator of the numbers one
+    exact computation combines (a sink-map bound's multipliers, an instance's values, a
+    witness's parameters): the size every intermediate number is bounded by.
     """
 
     file_bytes: int = 64 * 2**20
@@ -39,14 +42,15 @@ class Limits:
     prefixes: int = 2_000_000
     situations: int = 500_000
     ray_patterns: int = 200_000
-    work: int = 2 * 10**8
+    work: int = 5 * 10**7
+    denominator_digits: int = 10_000
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"limit {f.name} must be a positive integer, got {value!r}")
-        python_cap = sys.get_int_max_str_digits()
+        python_cap = sys.get_int_max_str_digits()  # applies to digits only: others are counts
         if python_cap and self.digits > python_cap:
             raise ValueError(f"limit digits: at most {python_cap} (Python's own limit on "
                              f"converting integers from text), got {self.digits}")
@@ -67,8 +71,9 @@ FLAGS: dict[str, str] = {f.name: "--max-" + f.name.replace("_", "-") for f in fi
 _ACTIVE: ContextVar[Limits] = ContextVar("sinkproof_checker_limits", default=DEFAULT)
 
 
-class LimitExceeded(CertificateError):
-    """Input beyond a documented limit, refused before the work starts.
+class LimitExceeded(CertificateError, WorkLimitError):
+    """Input beyond a documented limit, refused before the work starts (the CLI's
+    "refused" status, 4).
 
     ``limit``: the :class:`Limits` field; ``flag``: the option that raises it.
     """
@@ -96,14 +101,16 @@ def using(limits: Limits | None) -> Iterator[Limits]:
         _ACTIVE.reset(token)
 
 
-def require(name: str, amount: int, what: str) -> None:
+def require(name: str, amount: int, what: str, partial: bool = False) -> None:
     """Refuse (:class:`LimitExceeded`) when ``amount`` exceeds the limit ``name``.
 
-    ``what`` names the quantity in the message, e.g. ``"instance: the family's prefixes"``.
+    ``what`` names the quantity in the message, e.g. ``"instance: the family's prefixes"``;
+    ``partial``: ``amount`` is a count stopped once past the limit (shown as "at least").
     """
     limit = getattr(current(), name)
     if amount > limit:
-        raise LimitExceeded(f"{what}: {_count(amount)} exceeds the limit {limit} "
+        shown = ("at least " if partial else "") + _count(amount)
+        raise LimitExceeded(f"{what}: {shown} exceeds the limit {limit} "
                             f"(raise it with {FLAGS[name]})", name)
 
 

@@ -33,12 +33,11 @@ image constraint's residual is ``P`` times the original's).
 from __future__ import annotations
 
 import itertools
-import math
 from fractions import Fraction
 from typing import Any
 
 from ..errors import CertificateError
-from .exact import InequalityFailed, check_leq, check_lt, dot, show
+from .exact import InequalityFailed, check_leq, check_lt, common_denominator, dot, show
 from .instance import TRIGGER, read_instance, read_tokens
 from .limits import current, require
 from .schema import (
@@ -97,13 +96,6 @@ def _variables(prefix: tuple[int, ...]) -> list[tuple[int, int]]:
     return [(tok, j) for j, tok in enumerate(prefix, start=1)]
 
 
-def _lcm_denominator(values: Any) -> int:
-    out = 1
-    for x in values:
-        out = math.lcm(out, x.denominator)
-    return out
-
-
 def _scaled(x: Fraction, d: int) -> int:
     """``x·d`` for a multiple ``d`` of the denominator of ``x`` (integer arithmetic only)."""
     return x.numerator * (d // x.denominator)
@@ -123,11 +115,10 @@ def check_bound(inst: Instance, target: tuple[int, ...], constraints: list[tuple
             raise CertificateError(f"{where}.constraints[{i}]: prefix {list(prefix)} is not in "
                                    f"the block of query {q} at position {t}")
     targets = [inst.target_of(prefix) for prefix in constraints]
-    d_mult = _lcm_denominator(x for zi in z for x in zi)
-    d_mult = math.lcm(d_mult, _lcm_denominator(w))
+    d_mult = common_denominator([*(x for zi in z for x in zi), *w], f"{where}: z and w")
     tokens = sorted(inst.value)
-    d_val = _lcm_denominator([*(x for b in tokens for x in inst.value[b]), *inst.v_bos,
-                              *(x for y in targets for x in y)])
+    d_val = common_denominator([*(x for b in tokens for x in inst.value[b]), *inst.v_bos,
+                                *(x for y in targets for x in y)], f"{where}: values and targets")
     en, ed = inst.eps.numerator, inst.eps.denominator
     scale = d_mult * d_val * ed
     val = {b: [_scaled(x, d_val) for x in inst.value[b]] for b in tokens}
@@ -191,7 +182,7 @@ def check_ray(inst: Instance, target: tuple[int, ...], direction: dict[tuple[int
         patterns *= len(o)
         if patterns > limit:
             break
-    require("ray_patterns", patterns, f"{where}: support patterns of the ray")
+    require("ray_patterns", patterns, f"{where}: support patterns of the ray", partial=True)
     require("work", patterns * (len(direction) + 1) * inst.p,
             f"{where}: exact operations to check the ray's patterns")
     for pattern in itertools.product(*options):
@@ -249,6 +240,7 @@ def _check_derived(inst: Instance, base: dict[str, Any], entry: dict[str, Any],
     P = rational_matrix(need(entry, "matrix", where), child(where, "matrix"), columns=inst.p)
     if len(P) != inst.p:
         raise CertificateError(f"{where}.matrix: expected {inst.p} rows, got {len(P)}")
+    common_denominator((x for row in P for x in row), f"{where}.matrix")
     key = (tuple(pi), tuple(tuple(row) for row in P))
     if key not in checked:
         _check_symmetry(inst, pi, P, where)
@@ -326,6 +318,7 @@ def verify(cert: dict[str, Any]) -> Verdict:
             if isinstance(trip[1], bool) or not isinstance(trip[1], int):
                 raise CertificateError(f"{at}[1]: expected a key position")
             direction[(tok, trip[1])] = rational_vector([trip[2]], at)[0]
+        common_denominator(direction.values(), f"{where}.direction")
         check_ray(inst, target, direction, where)
         unbounded.append(target)
     proved.update(stated)
@@ -383,7 +376,8 @@ def _verdict(inst: Instance, claim: dict[str, Any], proved: dict[tuple[int, ...]
                   f"{inst.triggers} trigger)" if inst.family == "S_T"
                   else f"error <= {format_rational(inst.eps)} at each listed prefix")
     lowest = min(proved.values()) if proved else None
-    statement = (f"every single-head softmax model with the stated values, any score function "
+    statement = (f"[{inst.base.describe()}] "
+                 f"every single-head softmax model with the stated values, any score function "
                  f"s(x_t,t,x_j,j), and {hypothesis} has BOS mass >= the stated bound at the last "
                  f"position of each of {len(proved)} prefixes"
                  + (f" (lowest {show(lowest)})" if lowest is not None else "")

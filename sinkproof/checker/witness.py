@@ -33,7 +33,7 @@ from typing import Any
 from mpmath import libmp
 
 from ..errors import CertificateError
-from .exact import InequalityFailed, dot, show
+from .exact import InequalityFailed, common_denominator, dot, show
 from .instance import TRIGGER, Instance, read_instance, read_tokens
 from .limits import current, require
 from .schema import (
@@ -62,6 +62,9 @@ MEASURES = ("weight", "share")
 DEFAULT_DIGITS = 50
 EXP_COST = 50
 """Exact operations one interval exponential is counted as, in the work estimate."""
+PREFIX_COST = 4
+"""Operations per key and output coordinate of a prefix, in the work estimate (measured by
+``benchmarks/bench_checker_limits.py``: rational additions, products and bookkeeping)."""
 MAX_LOGIT_GAP = 100_000
 """Largest ``s_j - s_0`` accepted: ``exp`` of it is held as an integer of ~1.44·gap bits."""
 
@@ -199,11 +202,12 @@ def read_witness(cert: dict[str, Any]) -> Witness:
     if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 1000:
         raise CertificateError("data.precision_digits: expected an integer in [15, 1000]")
     n_prefixes = count_prefixes(inst, current().prefixes)
-    require("prefixes", n_prefixes, "instance: distinct prefixes of the family")
+    require("prefixes", n_prefixes, "instance: distinct prefixes of the family", partial=True)
     D = inst.p + 3 + len(_position_features(positions, inst.T, 0))
     require("work", estimate_work(inst, D, heads, kind, n_prefixes, digits),
             "instance and model: exact operations to evaluate the witness")
     A, U = _read_model(data, inst, D, heads, values)
+    common_denominator((x for m in (*A, *(U or ())) for row in m for x in row), "data.A and data.U")
     return Witness(inst, positions, kind, A, U, max_error, max_bos,
                    _read_where(claim, inst), digits, measure)
 
@@ -223,11 +227,12 @@ def estimate_work(inst: Instance, D: int, heads: int, kind: str, n_prefixes: int
                   digits: int) -> int:
     """Exact operations (roughly) of :func:`measure`: the score table of every
     (query, key) token-position pair with ``j <= t``, its exponentials (softmax), and
-    ``t·p`` per prefix and head for the outputs."""
+    ``PREFIX_COST·T·(p + 1)`` per prefix and head for the outputs and errors."""
     rows = (inst.k + 2) * (inst.T + 1)
     pairs = (inst.k + 2) ** 2 * (inst.T + 1) * (inst.T + 2) // 2
     exp = pairs * EXP_COST * max(1, digits // DEFAULT_DIGITS) if kind == "softmax" else 0
-    return heads * (rows * D * D + pairs * D + exp + n_prefixes * inst.T * inst.p)
+    outputs = PREFIX_COST * n_prefixes * inst.T * (inst.p + 1)
+    return heads * (rows * D * D + pairs * D + exp + outputs)
 
 
 # --------------------------------------------------------------- the model

@@ -18,7 +18,8 @@ answer is :class:`Open`, with the best trade-offs seen and the budget spent.
 
 A refutation is decided exactly: the witness file the trusted checker verified states
 error ``<= ε_w`` and BOS mass ``<= m_w`` at the violated positions, and the claim is
-refuted only when ``ε_w <= ε`` and ``m_w <`` the claimed threshold, as rationals.
+refuted only when ``ε_w <= ε`` and ``m_w <`` the claimed threshold, as rationals
+(:func:`sinkproof.claims.witness.refuting_statement`).
 
 Before a route that enumerates the family (certificates, search) the work is estimated
 and refused beyond ``max_work`` (:class:`~sinkproof.errors.WorkLimitError`).  Ctrl-C
@@ -144,7 +145,7 @@ def _refute_by_constructions(claim: Claim, bound_at: Any, witness: str | Path | 
             reasons.append(f"{name}: its construction does not refute the claim")
             continue
         path = write_witness(SearchRecord(refutation=ref), claim, _witness_path(claim, witness))
-        if path is not None and _exactly_refutes(claim, bound_at, path, reasons):
+        if path is not None:  # its verified statement refutes the claim exactly
             return Refuted(claim, model=model, error=ref.error, violations=ref.violations,
                            witness=str(path), detail=f"the construction of {name}, "
                            f"re-verified at {ref.digits} digits; witness statement "
@@ -170,9 +171,7 @@ def _refute_by_search(claim: Claim, bound_at: Any, witness: str | Path | None,
     spent = {"seconds": round(time.perf_counter() - start, 2), "restarts": record.restarts}
     path = None
     if record.refutation is not None:
-        path = write_witness(record, claim, _witness_path(claim, witness))
-        if path is not None and not _exactly_refutes(claim, bound_at, path, record.notes):
-            path = None
+        path = write_witness(record, claim, _witness_path(claim, witness))  # exact, or None
     interrupted = any(getattr(r, "interrupted", False) for r in record.results)
     if path is None:
         return Open(claim, frontier=record.frontier, spent=spent, interrupted=interrupted,
@@ -181,54 +180,6 @@ def _refute_by_search(claim: Claim, bound_at: Any, witness: str | Path | None,
     return Refuted(claim, model=ref.model, error=ref.error, violations=ref.violations,
                    witness=str(path), detail=f"found by search in {spent['seconds']:g} s; "
                    f"re-verified at {ref.digits} digits; witness statement sha256:{path.digest}")
-
-
-def _exactly_refutes(claim: Claim, bound_at: Any, path: Path, notes: list[str]) -> bool:
-    """The verified witness file at ``path`` refutes ``claim``, decided in rationals: its
-    model class lies in the claim's, it is about the claim's task, its error bound is
-    ``<= ε`` and its BOS bound ``m`` is below the exact threshold at every position it
-    names (and, for ``positions="some"``, it names every claimed position)."""
-    from .. import checker
-    from ..checker.schema import parse_rational
-    from ..modelclass import ModelClass
-    from ..task import TriggerTask
-
-    doc = checker.load(path)
-    if not checker.verify(doc).ok:
-        notes.append("witness: the file does not verify")
-        return False
-    stated = doc["claim"]
-    eps_w = parse_rational(stated["max_error"], "claim.max_error")
-    m_w = parse_rational(stated["max_bos_mass"], "claim.max_bos_mass")
-    mc = stated["model_class"]
-    wclass = ModelClass(kind=mc["kind"], heads=mc["heads"], values=mc["values"],
-                        positions=claim.task.positions)
-    why = None
-    if TriggerTask.from_description(dict(doc["instance"]["task"])) != claim.task:
-        why = "it is about another task"
-    elif not wclass.is_subclass_of(claim.model_class):
-        why = f"its model ({wclass}) is not in the claim's class ({claim.model_class})"
-    elif not eps_w <= claim.hypothesis.eps_exact:
-        why = f"its error bound {eps_w} exceeds the claim's {claim.hypothesis.eps_exact}"
-    where = stated["where"]
-    pairs = ([] if isinstance(where, str) else
-             [(tuple(int(x) for x in d["sequence"]), int(d["position"])) for d in where])
-    if why is None and not pairs:
-        why = "it names no position"
-    for seq, t in pairs:
-        if why is not None:
-            break
-        threshold = bound_at.exact(seq[:t]) if hasattr(bound_at, "exact") else None
-        if threshold is None or not m_w < threshold:
-            why = f"its BOS bound {float(m_w):.6g} is not below the threshold at t={t}"
-    if why is None and claim.conclusion.positions == "some":
-        named = {(s[:t], t) for s, t in pairs}
-        if any((s[:t], t) not in named for s, t in claim.conclusion.at.pair_list(claim.task)):
-            why = "a positions='some' claim needs every claimed position violated"
-    if why is not None:
-        notes.append(f"witness: not an exact refutation ({why})")
-        return False
-    return True
 
 
 def _by_sink_map(claim: Claim, out: str | Path | None, reasons: list[str]) -> Proved | None:

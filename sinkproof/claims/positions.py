@@ -180,14 +180,15 @@ trigger under fixed values, ...): the null mass of docs/theory.md section 3."""
 def masses(model: AttentionModel, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """BOS mass and null mass per head at the last position of each prefix: ``(H, N)`` each.
 
-    Softmax: ``α_{t0} = -expm1(log non-BOS mass)`` (log domain).  ReLU: the BOS share
-    (and the null share).  Null mass: weight on keys whose value is null, BOS included.
+    Maps on the simplex: ``α_{t0} = -expm1(log non-BOS mass)`` (log domain).  Other maps
+    (ReLU, ...): the BOS share (and the null share).  Null mass: weight on keys whose
+    value is null, BOS included.
     """
     fw = forward_prefixes(model, codes)
     w = fw.weights
     null_keys = np.linalg.norm(model.value_table, axis=-1) <= NULL_ETA  # (H, k+2)
     null = np.stack([(w[h] * null_keys[h][fw.keys]).sum(axis=-1) for h in range(model.H)])
-    if model.kind == "softmax":
+    if model.attention_map.properties.on_simplex:
         return -np.expm1(fw.log_nonbos), null
     total = w.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -30,6 +30,7 @@ from .._validate import as_int, as_real, choice
 from ..exact_numbers import bos_mass, error_level, exact, load_json, load_toml, show
 from ..modelclass import ModelClass
 from ..task import TRIG, TriggerTask
+from ..tasks.protocol import require_setting
 from .positions import PositionSet, parse_sequence
 
 FAMILIES: dict[str, str] = {
@@ -175,8 +176,7 @@ class Claim:
     source: str | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.task, TriggerTask):
-            raise TypeError(f"claim task must be a TriggerTask, got {type(self.task).__name__}")
+        require_setting(self.task, "trigger", "claim task")
         if not isinstance(self.model_class, ModelClass):
             raise TypeError("claim model_class must be a ModelClass")
         mc = self.model_class

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
 
-from ..errors import SinkproofError, check_work
+from ..errors import SinkproofError, WorkLimitError, check_work
 from ..model import AttentionModel
 from .compare import at_least, rational_below
 from .outcome import Proved
@@ -217,7 +217,11 @@ def prove_by_theorem(claim: Claim, reasons: list[str]) -> Proved | None:
     """A :class:`Proved` by the first registered theorem that proves ``claim``; otherwise
     ``None``, with one line per theorem in ``reasons`` saying why it does not."""
     for name, inst in _bound_instances(claim, reasons):
-        least, why = _proves(claim, name, inst)
+        try:
+            least, why = _proves(claim, name, inst)
+        except WorkLimitError as exc:  # this theorem would list every position: next one
+            reasons.append(f"{name}: {exc}")
+            continue
         if least is None and why == VACUOUS:
             return Proved(claim, by=name, bound=None, detail=f"{name} gives no positive bound "
                           "at any claimed position: the conclusion holds and says nothing")

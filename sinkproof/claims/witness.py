@@ -14,13 +14,13 @@ does not exploit the weaker hypothesis, so it may miss witnesses that need it).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from ..convex.certfile import save_json
+from ..errors import CertificateError
 from ..progress import Progress
 from .positions import PositionMass, scan
 from .refute import Refutation, refutes
@@ -154,11 +154,11 @@ def write_witness(record: SearchRecord, claim: Claim, path: Path) -> SavedWitnes
     (for ReLU the BOS *share*, as the claim measures it) ``<= m`` in every head at the
     violated positions, with ``m`` halfway between the largest violated mass and the
     claim's threshold.  The file as written is read back, verified, and its statement
-    must refute the claim (:func:`refuting_statement`).  Returns ``None`` when any of
-    this fails (for example a ``heads="every"`` refutation where another head is above
-    the threshold): then the refutation is not reported.
+    must refute the claim (:func:`refuting_statement`).  Returns ``None`` (and removes
+    the file) when any of this fails (for example a ``heads="every"`` refutation where
+    another head is above the threshold): then the refutation is not reported.
     """
-    from ..checker import verify, verify_file
+    from ..checker import verify_file
     from ..checker.schema import format_rational
     from ..search.verify import witness_document
 
@@ -172,15 +172,17 @@ def write_witness(record: SearchRecord, claim: Claim, path: Path) -> SavedWitnes
     doc["claim"]["max_error"] = format_rational(claim.hypothesis.eps_exact)
     if ref.model.kind == "relu":
         doc["claim"]["bos_measure"] = "share"
-    first = verify(doc)
-    if not first.ok:
-        record.notes.append(f"witness: the trusted checker did not confirm it ({first.failure})")
-        return None
     save_json(doc, path)
-    verdict = verify_file(path)  # the file as written, read back
-    problem = refuting_statement(verdict.statement, claim) if verdict.ok else "did not verify"
+    try:
+        verdict = verify_file(path)  # the file as written, read back
+    except CertificateError as exc:  # e.g. an attention kind the checker has no code for
+        problem: str | None = f"the trusted checker cannot read it: {exc}"
+    else:
+        problem = (refuting_statement(verdict.statement, claim) if verdict.ok else
+                   f"the trusted checker did not confirm it: {verdict.failure}")
     if problem is not None:
-        record.notes.append(f"witness: the saved file does not refute the claim ({problem})")
+        Path(path).unlink(missing_ok=True)  # no file is left that does not refute the claim
+        record.notes.append(f"witness: not a refutation ({problem})")
         return None
     return SavedWitness(Path(path), verdict.digest)
 
@@ -223,13 +225,12 @@ def refuting_statement(statement: dict[str, Any], claim: Claim) -> str | None:
         return "its positions are not claimed positions"
     if claim.conclusion.positions == "some" and named != claimed:
         return "a 'some position' claim needs the bound at every claimed position"
-    bound_at = theorem_bound(claim)
-    b = claim.conclusion.b_exact
+    threshold = theorem_bound(claim)
     m = Fraction(statement["max_bos"])
     for prefix in named:
-        if b is None and not math.isfinite(bound_at(prefix)):
-            return f"the claim has no finite threshold at {list(prefix)}"
-        threshold = b if b is not None else Fraction(bound_at(prefix))
-        if not m < threshold:
-            return f"BOS <= {statement['max_bos']} is not below the claimed {threshold}"
+        exact = threshold.exact(prefix)  # the claim's b, or a rational below the theorem's
+        if exact is None:
+            return f"the claim has no threshold at {list(prefix)}"
+        if not m < exact:
+            return f"BOS <= {statement['max_bos']} is not below the claimed {exact}"
     return None

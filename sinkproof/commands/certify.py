@@ -7,7 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..cli_common import add_task_options, task_from_args, write_json
+from ..cli_common import add_task_options, add_work_option, eps_arg, task_from_args, write_json
+from ..errors import InputError, check_work
+
+MAX_SITUATIONS = 100_000
+"""Default limit on the situations (sets of distinct tokens) a family certificate solves."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,18 +24,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--values", default="fixed", metavar="fixed|MODEL.json",
                    help="'fixed' (U_fix, every model of the class) or a one-head model file "
                         "(AttentionModel.to_dict JSON) whose values U are used")
-    p.add_argument("--eps", required=True, help="error level: a number or a rational '1/100'")
+    p.add_argument("--eps", required=True, type=eps_arg,
+                   help="error level in (0, 1), read exactly: 0.05, 1/20 or 1e-400")
     p.add_argument("--sequence", metavar="TOKENS",
                    help="certify one position of this sequence instead of the family: content "
                         "indices and T for the trigger, comma-separated (e.g. 0,1,T,2)")
     p.add_argument("--t", type=int, metavar="POS", help="the position for --sequence")
     p.add_argument("--out", required=True, metavar="FILE", help="certificate file ('-' = stdout)")
+    add_work_option(p, MAX_SITUATIONS, "situations (sets of distinct tokens seen)")
     p.set_defaults(func=run)
 
 
 def _values(spec: str, task: Any) -> Any:
     if spec == "fixed":
         return "fixed"
+    if spec == "learned":
+        raise InputError("--values learned: a certificate needs known values; with learned "
+                         "values the bound depends on the value map. Give 'fixed' or a model "
+                         "file whose U is used (AttentionModel.to_dict JSON)")
     from ..model import AttentionModel
 
     try:
@@ -59,6 +69,14 @@ def _sequence(text: str) -> list[int]:
     return tokens
 
 
+def situation_count(task: Any) -> int:
+    """Sets of distinct content tokens (each with and without a trigger) a family
+    certificate covers: ``sum over s <= min(k, T) of C(k, s)``, twice."""
+    from math import comb
+
+    return 2 * sum(comb(task.k, s) for s in range(1, min(task.k, task.T) + 1))
+
+
 def run(args: argparse.Namespace) -> int:
     from ..convex import family_certificate, position_certificate
 
@@ -67,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sequence is None:
         if args.t is not None:
             raise ValueError("--t needs --sequence")
+        check_work("situations to certify", situation_count(task), args.max_work)
         cert = family_certificate(task, args.eps, values)
     else:
         if args.t is None:

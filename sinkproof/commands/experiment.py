@@ -4,8 +4,23 @@ from __future__ import annotations
 
 import argparse
 
+from ..cli_common import add_work_option, count
+from ..errors import EXIT_INTERRUPTED, check_work
 from ..model import KINDS
 from ..task import CONTENT_SCHEMES
+
+MAX_TOKEN_STEPS = 200_000_000
+"""Default limit on token-steps (runs x (steps x batch x T + evaluation tokens)); the
+default experiment is about 12 million."""
+
+
+def token_steps(config: object) -> int:
+    """Work of an experiment in token-steps: every run's training batches and evaluation
+    sequences, counted token by token."""
+    c = config
+    per_run = (c.steps * c.batch_size * c.T + (c.n_heldout + c.n_train) * c.T  # type: ignore
+               + c.n_longer * c.longer_T)  # type: ignore[attr-defined]
+    return c.n_runs * per_run  # type: ignore[attr-defined]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,20 +38,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     preset.add_argument("--smoke", action="store_true", help="tiny run for tests (seconds)")
     p.add_argument("--out", default="experiment-out", metavar="DIR",
                    help="output folder (default experiment-out)")
-    p.add_argument("--seeds", type=int, metavar="N", help="number of seeds 0..N-1")
-    p.add_argument("--steps", type=int, help="Adam steps per run")
+    p.add_argument("--seeds", type=count(1), metavar="N", help="number of seeds 0..N-1")
+    p.add_argument("--steps", type=count(1), help="Adam steps per run")
     p.add_argument("--lr", type=float, help="Adam learning rate")
-    p.add_argument("--p", type=int, help="content dimension")
-    p.add_argument("--T", type=int, help="trained maximum length")
-    p.add_argument("--longer-T", type=int, dest="longer_T",
+    p.add_argument("--p", type=count(1), help="content dimension")
+    p.add_argument("--T", type=count(1), help="trained maximum length")
+    p.add_argument("--longer-T", type=count(2), dest="longer_T",
                    help="longest length of the length-generalisation test")
-    p.add_argument("--heads", type=int, nargs="+", help="head counts (default 1 4)")
+    p.add_argument("--heads", type=count(1), nargs="+", help="head counts (default 1 4)")
     p.add_argument("--kinds", nargs="+", choices=KINDS, help="attention kinds")
     p.add_argument("--contents", nargs="+", choices=CONTENT_SCHEMES, help="content sets")
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
+    p.add_argument("--jobs", type=count(1), default=1, metavar="N",
                    help="train N models at a time in worker processes (default 1)")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+    add_work_option(p, MAX_TOKEN_STEPS, "token-steps (training and evaluation tokens)")
     p.set_defaults(func=run)
 
 
@@ -62,8 +78,14 @@ def run(args: argparse.Namespace) -> int:
     if "T" in changes and "longer_T" not in changes:
         changes["longer_T"] = 2 * changes["T"]
     config = config.replace(**changes)
-    result = run_experiment(config, out=args.out, progress=False if args.quiet else None,
-                            figures=not args.no_figures, jobs=args.jobs)
+    check_work("token-steps of training and evaluation", token_steps(config), args.max_work)
+    try:
+        result = run_experiment(config, out=args.out, progress=False if args.quiet else None,
+                                figures=not args.no_figures, jobs=args.jobs)
+    except KeyboardInterrupt:
+        print(f"experiment interrupted: {config.n_runs} runs planned, nothing written to "
+              f"{args.out}", flush=True)
+        return EXIT_INTERRUPTED
     if not args.quiet:
         print(result.markdown())
         print(f"wrote {args.out}/results.json, results.md, config.json, models.json"

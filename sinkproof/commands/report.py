@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli_common import add_task_options, task_from_args, write_json
+from ..cli_common import add_task_options, add_work_option, task_from_args, write_json
+from ..errors import check_work
+
+MAX_POSITIONS = 2_000_000
+"""Default limit on the (sequence, position) pairs the report evaluates exhaustively."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -13,13 +17,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "exhaustively and print them next to the theory's bounds.")
     add_task_options(p)
     p.add_argument("--json", metavar="FILE", help="also write the figures as JSON ('-' = stdout)")
+    add_work_option(p, MAX_POSITIONS, "(sequence, position) pairs evaluated")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..report import build_report
 
-    report = build_report(task_from_args(args))
+    task = task_from_args(args)
+    check_work("(sequence, position) pairs to evaluate", task.n_positions, args.max_work)
+    report = build_report(task)
     if args.json != "-":
         print(report.render())
     if args.json:

@@ -25,6 +25,7 @@ _HELP = {
     "situations": "most token sets of a hull-family certificate",
     "ray_patterns": "most support patterns of one sink-map ray",
     "work": "most exact operations one check is estimated to take",
+    "denominator_digits": "most digits of the common denominator of numbers combined exactly",
 }
 
 
@@ -35,8 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "(exact rationals; no solver, no floating point in the decision) and "
                     "print the verified statement with its SHA-256 digest. "
                     "Exit 0: the claim holds (it is printed); 1: an inequality fails "
-                    "(the first one is printed); 2: the file is malformed, about other "
-                    "content than it declares, or beyond a size limit.")
+                    "(the first one is printed); 2: the file is malformed or about other "
+                    "content than it declares; 4: refused, beyond a size limit (the "
+                    "message names the option that raises it).")
     p.add_argument("file", help="certificate file (JSON)")
     p.add_argument("--quiet", action="store_true", help="print nothing; use the exit status")
     p.add_argument("--statement", metavar="OUT", default=None,
@@ -68,7 +70,10 @@ def run(args: argparse.Namespace) -> int:
         content = confirm_declared_content(verdict.statement["instance"])
     if not args.quiet:
         print(f"verified ({verdict.kind}): {verdict.claim}")
-        print(f"statement sha256:{verdict.digest}" + (f" ({content})" if content else ""))
+        if verdict.digest is None:  # a registered kind whose checker states no statement
+            print(f"statement: none (the {verdict.kind} checker returns no canonical statement)")
+        else:
+            print(f"statement sha256:{verdict.digest}" + (f" ({content})" if content else ""))
     if args.statement:
         text = canonical_json(verdict.statement) + "\n"
         if args.statement == "-":

@@ -20,6 +20,7 @@ from ..checker.instance import read_instance
 from ..checker.schema import FORMAT, VERSION, format_rational
 from ..errors import CertificateError
 from ..task import TriggerTask
+from ..tasks.protocol import require_setting
 
 
 def envelope(kind: str, instance: dict[str, Any], claim: dict[str, Any],
@@ -39,8 +40,7 @@ def save_json(cert: dict[str, Any], path: str | Path) -> Path:
 def task_instance(task: TriggerTask) -> dict[str, Any]:
     """The canonical instance of ``task`` (``p, T, triggers, content, values``), as the
     checker's statement writes it, with fixed values; built from the task itself."""
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     instance: dict[str, Any] = {"task": task.describe(), "values": "fixed"}
     if task.content_scheme != "signed":
         instance["content_vectors"] = [[format_rational(Fraction(float(x))) for x in row]

@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_real, as_real_array
+from .._validate import as_real_array
 from ..checker.instance import TRIGGER, read_instance
 from ..checker.schema import format_rational
+from ..exact_numbers import bounded
 from ..model import AttentionModel, fixed_values
 from ..task import TriggerTask
+from ..tasks.protocol import require_setting
 from .rational import exact_vector
 
 
@@ -52,8 +54,7 @@ class ValueTable:
 
 def value_table(task: TriggerTask, values: Any = "fixed") -> ValueTable:
     """The value vectors of ``values`` (``"fixed"``, a ``U`` or a one-head model) on ``task``."""
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     if isinstance(values, AttentionModel):
         if values.H != 1:
             raise ValueError(f"Theorem 3 is about one head; the model has H={values.H}")
@@ -81,15 +82,8 @@ def value_table(task: TriggerTask, values: Any = "fixed") -> ValueTable:
 
 
 def check_eps(eps: Any) -> Fraction:
-    """ε as an exact rational: a Fraction, a string ``"1/100"``, or a float read as the
-    shortest decimal that prints as it (``0.01`` -> ``1/100``); must be >= 0."""
-    if isinstance(eps, str):
-        try:
-            eps = Fraction(eps)
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(f"eps must be a number or a rational string, got {eps!r}") from None
-    if not isinstance(eps, Fraction):
-        eps = Fraction(repr(as_real("eps", eps, minimum=0.0)))
-    if eps < 0:
-        raise ValueError(f"eps must be >= 0, got {eps}")
-    return eps
+    """ε as an exact rational ``>= 0``: a Fraction, Decimal, int, a string ``"1/100"`` or
+    ``"1e-400"``, or a float read as the shortest decimal that prints as it (``0.01`` ->
+    ``1/100``); see :func:`sinkproof.exact_numbers.exact`.  ``ε >= 1`` is allowed here (the
+    bounds are then vacuous, and say so); claims and the CLI refuse it."""
+    return bounded(eps, "eps", 0)

@@ -53,7 +53,8 @@ def attention_heatmaps(rows: Sequence[Sequence[tuple[str, AttentionModel]]],
     fig = _figure(1.9 * cols + 0.6, 2.0 * len(rows) + 0.3)
     for r, row in enumerate(rows):
         weights = [(label, model, model.forward(seq)[1]) for label, model in row]
-        vmax = max(1.0 if m.kind == "softmax" else float(w.max()) for _, m, w in weights)
+        vmax = max(1.0 if m.attention_map.properties.on_simplex else float(w.max())
+                   for _, m, w in weights)
         col = 0
         for label, model, w in weights:
             for h in range(model.H):

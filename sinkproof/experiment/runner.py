@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from .._validate import as_int
+from ..executor import ProcessExecutor
 from ..model import AttentionModel
 from ..progress import Progress
-from ..workers import executor
 from .config import HELDOUT_SEED, LONGER_SEED, ExperimentConfig
 from .figures import attention_heatmaps, bos_over_training
 from .measure import RunResult, longer_sequences, measure
@@ -130,6 +130,11 @@ def _one_run(cfg: ExperimentConfig, content: str, kind: str, heads: int, seed: i
     return measure(trained, content, heldout, longer, cfg.longer_T, cfg.eta), trained.model
 
 
+def _run_one(arg: tuple[Any, ...]) -> tuple[RunResult, AttentionModel]:
+    """Worker side of :func:`run`: one training run from its settings."""
+    return _one_run(*arg)
+
+
 def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None,
         progress: bool | None = None, figures: bool = True, jobs: int = 1) -> ExperimentResult:
     """Train and measure every model of ``config`` (default :meth:`ExperimentConfig.default`).
@@ -153,12 +158,16 @@ def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None
                 note = "{} {} H={} seed={}".format(*s)
                 results.append(_one_run(cfg, *s, on_step=lambda n, note=note: bar.update(n, note)))
         else:
-            with executor(jobs) as pool:
-                futures = [pool.submit(_one_run, cfg, *s) for s in settings]
-                for s, fut in zip(settings, futures):
-                    run_result, model = fut.result()
-                    results.append((run_result, model.replace()))  # read-only copies again
-                    bar.update(cfg.steps, "{} {} H={} seed={}".format(*s))
+            done: dict[int, tuple[RunResult, AttentionModel]] = {}
+            with ProcessExecutor(jobs) as ex:
+                for i, res in ex.run(_run_one, [(cfg, *s) for s in settings]):
+                    note = "{} {} H={} seed={}".format(*settings[i])
+                    if not res.ok:
+                        raise RuntimeError(f"training run {note} failed: {res.error}")
+                    run_result, model = res.value
+                    done[i] = (run_result, model.replace())  # read-only copies again
+                    bar.update(cfg.steps, note)
+            results = [done[i] for i in range(len(settings))]
     runs = [r for r, _ in results]
     models = [m for _, m in results]
     result = ExperimentResult(cfg, runs, models, time.perf_counter() - start)

@@ -18,9 +18,11 @@ from typing import Any
 
 from .._validate import as_int, as_real, choice
 from ..errors import CertificateError
+from ..exact_numbers import bos_mass, error_level
 from ..model import KINDS, AttentionModel
 from ..progress import Progress
 from ..task import TriggerTask
+from ..tasks.protocol import require_setting
 from ..workers import available_cores as _cores
 from ..workers import pool as _pool
 from ..workers import shared_counter as _context_value
@@ -140,13 +142,13 @@ def search(
     seconds.  ``found`` is true only after the trusted checker has confirmed both
     conditions on the whole family at ``dps`` digits.  Ctrl-C returns the best so far.
     """
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     choice("attention kind", kind, KINDS)
     choice("values", values, VALUES)
     heads = as_int("heads", heads, minimum=1)
-    max_error = as_real("max_error", max_error, minimum=0.0, strict=True)
-    max_bos_mass = as_real("max_bos_mass", max_bos_mass, minimum=0.0)
+    # the search works in floats; the range checks are exact and shared with claims and CLI
+    max_error = float(error_level(max_error, "max_error", positive=True))
+    max_bos_mass = float(bos_mass(max_bos_mass, "max_bos_mass"))
     if kind == "softmax" and max_bos_mass == 0.0:
         raise ValueError("max_bos_mass must be > 0 for softmax: its BOS weight is never 0")
     restarts = as_int("restarts", restarts, minimum=1)

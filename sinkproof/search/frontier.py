@@ -24,6 +24,7 @@ from .._validate import as_int, as_real, choice
 from ..model import KINDS, AttentionModel
 from ..progress import Progress
 from ..task import TriggerTask
+from ..tasks.protocol import require_setting
 from .engine import VALUES, _outcomes, available_cores
 from .restart import RestartOutcome, SearchSettings
 from .verify import rigorous_measures
@@ -187,8 +188,7 @@ def frontier(
 ) -> Frontier:
     """The empirical frontier of the class at the target errors ``errors``, each point
     bounded rigorously by the trusted checker, with the class's certified bound."""
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     choice("attention kind", kind, KINDS)
     choice("values", values, VALUES)
     heads = as_int("heads", heads, minimum=1)

@@ -53,6 +53,7 @@ from ..autodiff import (
 from ..measures import explicit_prefix_blocks
 from ..model import KINDS, fixed_values
 from ..task import TriggerTask
+from ..tasks.protocol import require_setting
 
 LOSSES = ("mse", "smoothmax", "penalty", "sink")
 WHERE = ("nontrigger", "trigger", "all")
@@ -138,8 +139,7 @@ def prefix_batch(
 
     Position 0 is one group of its own, weighted by the number of sequences.
     """
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     if sequences is None:
         n_seq = float(task.n_sequences)
         blocks = []

@@ -33,6 +33,7 @@ from ..checker.socp import Instance
 from ..convex.values import ValueTable, check_eps, value_table
 from ..progress import Progress
 from ..task import TriggerTask
+from ..tasks.protocol import require_setting
 from .blocks import Block, build_block
 from .certify import (
     derived_entry,
@@ -290,8 +291,7 @@ def sink_map(
     ``all_triggers``: keep prefixes holding a trigger even where they cannot bind (to
     measure that leaving them out costs nothing).
     """
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     eps_q = parse_eps(eps)
     choice("subfamily", subfamily, SUBFAMILIES)
     radius = as_int("radius", radius, minimum=0)

@@ -30,6 +30,7 @@ import sympy
 from .._validate import choice
 from ..model import KINDS, AttentionModel
 from ..task import TriggerTask
+from ..tasks.protocol import require_setting
 
 Vector = tuple[Fraction, ...]
 
@@ -78,8 +79,7 @@ class ExactModel:
     """
 
     def __init__(self, task: TriggerTask, kind: str, A: Any, U: Any = None) -> None:
-        if not isinstance(task, TriggerTask):
-            raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+        require_setting(task, "trigger")
         self.task = task
         self.kind = choice("attention kind", kind, KINDS)
         a = np.array(A, dtype=object)

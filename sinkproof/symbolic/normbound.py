@@ -22,6 +22,7 @@ from scipy.special import logsumexp
 
 from .._validate import as_real
 from ..task import TriggerTask
+from ..tasks.protocol import require_setting
 from .bounds import EPS, exact_number
 from .exact import interval_context
 
@@ -54,8 +55,7 @@ def _content_norms(task: TriggerTask) -> list[Fraction]:
 
 def theorem5_terms(task: TriggerTask) -> list[NormBoundTerms]:
     """The exact constants of ``ε_min(B)`` for ``task``, one entry per distinct ``‖c‖``."""
-    if not isinstance(task, TriggerTask):
-        raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+    require_setting(task, "trigger")
     pos = [task.position_features_exact(t) for t in range(task.T + 1)]
     pos_sq = [_sq(v) for v in pos]
     if any(pos_sq[n + 1] > pos_sq[n] for n in range(1, task.T)):

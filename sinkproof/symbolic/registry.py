@@ -26,6 +26,7 @@ from ..errors import SinkproofError
 from ..model import AttentionModel
 from ..modelclass import ModelClass
 from ..task import TRIG, TriggerTask
+from ..tasks.protocol import require_setting
 from . import bounds as B
 from .exact import ExactFamilyCheck, ExactModel, exact_check
 from .instances import BosBound, InstantiatedBound, Target, errors_at, float_down
@@ -39,12 +40,16 @@ ONE_SOFTMAX_HEAD_FIXED = ModelClass(kind="softmax", heads=1, values="fixed", pos
                                     value_features="token")
 ANY_SOFTMAX_HEADS_FIXED = ModelClass(kind="softmax", heads=None, values="fixed",
                                      positions="any", value_features="token")
+# Theorem 3's argument uses only Σ_j α_j = 1: it covers every map on the simplex.
+ONE_SIMPLEX_HEAD = replace(ONE_SOFTMAX_HEAD, kind="simplex")
+ONE_SIMPLEX_HEAD_FIXED = replace(ONE_SOFTMAX_HEAD_FIXED, kind="simplex")
+ANY_SIMPLEX_HEADS_FIXED = replace(ANY_SOFTMAX_HEADS_FIXED, kind="simplex")
 
 
 def _mismatches(sub: ModelClass, sup: ModelClass) -> list[str]:
     """Why ``sub`` is not a subclass of ``sup``, field by field (empty when it is)."""
     out = []
-    if sub.kind != sup.kind:
+    if not set(sub.maps) <= set(sup.maps):
         out.append(f"kind: needs {sup.kind} attention, the class has {sub.kind}")
     if sup.heads is not None and sub.heads != sup.heads:
         out.append(f"heads: proved for {sup.heads} head(s), the class has {sub.heads}")
@@ -113,8 +118,7 @@ class Theorem:
 
     def instantiate(self, task: TriggerTask, eps: Any = 0, **options: Any) -> Any:
         """The theorem on ``task`` at error level ``eps`` (exact; floats convert exactly)."""
-        if not isinstance(task, TriggerTask):
-            raise TypeError(f"task must be a TriggerTask, got {type(task).__name__}")
+        require_setting(task, "trigger")
         eps = B.exact_number(eps)
         if eps < 0:
             raise ValueError(f"eps must be >= 0, got {eps}")
@@ -131,8 +135,10 @@ class Theorem:
 
 
 # ------------------------------------------------------------------ value maps
-def _values(task: TriggerTask, values: str, model: AttentionModel | None):
-    """Exact value vectors per token code, the class and the value map they come from."""
+def _values(task: TriggerTask, values: str, model: AttentionModel | None,
+            classes: tuple[ModelClass, ModelClass] = (ONE_SOFTMAX_HEAD, ONE_SOFTMAX_HEAD_FIXED)):
+    """Exact value vectors per token code, the class (``classes``: learned, fixed) and the
+    value map they come from."""
     if model is not None:
         if not isinstance(model, AttentionModel):
             raise TypeError(f"model must be an AttentionModel, got {type(model).__name__}")
@@ -140,13 +146,15 @@ def _values(task: TriggerTask, values: str, model: AttentionModel | None):
             raise ValueError("model.task differs from task")
         if model.H != 1:
             raise ValueError(f"the theorem is about one head; the model has {model.H}")
-        exact = ExactModel.from_model(model)
-        vals = [exact.value(0, c) for c in range(task.n_tokens)]
-        cls = ONE_SOFTMAX_HEAD_FIXED if model.values == "fixed" else ONE_SOFTMAX_HEAD
+        # v(x) = U e(x) exactly (floats convert exactly); the map does not enter the values
+        U = [[Fraction(float(u)) for u in row] for row in model.U[0]]
+        vals = [tuple(sum((u * e for u, e in zip(row, task.token_features_exact(c))),
+                          Fraction(0)) for row in U) for c in range(task.n_tokens)]
+        cls = classes[1] if model.values == "fixed" else classes[0]
         return vals, cls, (None if model.values == "fixed" else model.U)
     if values == "fixed":
         vals = [tuple(task.token_features_exact(c)[: task.p]) for c in range(task.n_tokens)]
-        return vals, ONE_SOFTMAX_HEAD_FIXED, None
+        return vals, classes[1], None
     if values == "learned":
         raise ValueError("with learned values this bound depends on the value map: pass model=...")
     raise ValueError(f"unknown values {values!r}; expected 'fixed' or 'learned'")
@@ -225,7 +233,7 @@ def _default_positions(task: TriggerTask) -> list[Target]:
 def _theorem3(task: TriggerTask, eps: sympy.Expr, values: str = "fixed",
               model: AttentionModel | None = None,
               positions: Iterable[Target] | None = None) -> InstantiatedBound:
-    vals, cls, value_map = _values(task, values, model)
+    vals, cls, value_map = _values(task, values, model, (ONE_SIMPLEX_HEAD, ONE_SIMPLEX_HEAD_FIXED))
     fixed = cls.values == "fixed"
     formula = B.THEOREM3_FIXED if fixed else B.THEOREM3_LEARNED
 
@@ -260,7 +268,7 @@ def _theorem7(task: TriggerTask, eps: sympy.Expr,
               positions: Iterable[Target] | None = None) -> InstantiatedBound:
     """Theorem 3's fixed-value bound, for every head of a model with any number of heads."""
     one_head = _theorem3(task, eps, values="fixed", positions=positions)
-    return replace(one_head, theorem="theorem7", model_class=ANY_SOFTMAX_HEADS_FIXED)
+    return replace(one_head, theorem="theorem7", model_class=ANY_SIMPLEX_HEADS_FIXED)
 
 
 # ------------------------------------------------------------------ theorem 4
@@ -368,7 +376,7 @@ THEOREMS: dict[str, Theorem] = {t.name: t for t in (
     _theorem("theorem2", 2, "bos_lower_bound", (ONE_SOFTMAX_HEAD,),
              "position 0, position m of X^c_m and X^c'_m, position m+1 of T^c_m and T^c'_m",
              ("g(c, c') > 2ε", "m + 1 <= T"), ("theorem2_pair", "theorem2_nonbos"), _theorem2),
-    _theorem("theorem3", 3, "bos_lower_bound", (ONE_SOFTMAX_HEAD,),
+    _theorem("theorem3", 3, "bos_lower_bound", (ONE_SIMPLEX_HEAD,),
              "position 0 and the (non-trigger) position t of X",
              ("x_t is not the trigger", "d_t > 0"), ("theorem3_learned", "theorem3_fixed"),
              _theorem3),
@@ -383,7 +391,7 @@ THEOREMS: dict[str, Theorem] = {t.name: t for t in (
     _theorem("theorem6", 6, "bos_lower_bound", (ONE_SOFTMAX_HEAD_FIXED,),
              "every (sequence, position) of the family in the program", (),
              (), _theorem6),
-    _theorem("theorem7", 7, "bos_lower_bound", (ANY_SOFTMAX_HEADS_FIXED,),
+    _theorem("theorem7", 7, "bos_lower_bound", (ANY_SIMPLEX_HEADS_FIXED,),
              "the (non-trigger) position t of X",
              ("x_t is not the trigger", "d_t > 0"), ("theorem3_fixed",), _theorem7),
 )}

@@ -22,6 +22,7 @@ import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -190,7 +191,7 @@ class PaperTask(Task):
         m = self.m
         return (codes >= m) & (codes < 2 * m)
 
-    @property
+    @cached_property
     def token_table(self) -> np.ndarray:
         """The token vector of every code, ``(2m+1, n)``: content..., triggers..., BOS."""
         c = self._need_finite("the token table")
@@ -203,10 +204,14 @@ class PaperTask(Task):
         table.setflags(write=False)
         return table
 
+    @cached_property
+    def _exact_table(self) -> tuple[tuple[Fraction, ...], ...]:
+        return tuple(tuple(Fraction(float(v)) for v in row) for row in self.token_table)
+
     def token_features_exact(self, code: int) -> list[Fraction]:
         """A token vector as exact rationals (the content floats' exact binary values)."""
         self.token_kind(code)
-        return [Fraction(float(v)) for v in self.token_table[code]]
+        return list(self._exact_table[code])
 
     def prefix_features(self, codes: np.ndarray) -> np.ndarray:
         """Token vectors ``x^(0..t)`` of prefixes ``codes`` ``(N, t)``: ``(N, t+1, n)``."""
@@ -232,18 +237,21 @@ class PaperTask(Task):
 
     # ------------------------------------------------------------- targets
     def row_targets(self, x: np.ndarray) -> np.ndarray:
-        """Targets at every position of token matrices ``x`` ``(N, t+1, n)``: the one
-        float implementation.  A trigger row ``i`` gets the mean of rows ``1..i``
-        (plus ``x^(i)`` itself when residual); every other row ``0`` (or ``x^(i)``)."""
-        x = np.asarray(x, dtype=float)
+        """Targets at every position of token matrices ``x`` ``(N, t+1, n)``: the task's
+        one target formula, for floats or exact rationals (an object array of Fractions).
+        A trigger row ``i`` gets the mean of rows ``1..i`` (plus ``x^(i)`` itself when
+        residual); every other row ``0`` (or ``x^(i)``)."""
+        x = np.asarray(x)
+        if x.dtype != object:
+            x = x.astype(float)
         y = x.copy() if self.residual else np.zeros_like(x)
-        trig = x[..., TRIGGER] == 1.0
+        trig = np.asarray(x[..., TRIGGER] == 1, dtype=bool)
         trig[..., 0] = False
         if np.any(trig):
             csum = np.cumsum(x[..., 1:, :], axis=-2)  # sum of rows 1..i at index i-1
-            i = np.arange(1, x.shape[-2])
+            i = np.arange(1, x.shape[-2]).astype(x.dtype)
             mean = csum / i[:, None]
-            y[..., 1:, :] += np.where(trig[..., 1:, None], mean, 0.0)
+            y[..., 1:, :] = y[..., 1:, :] + np.where(trig[..., 1:, None], mean, 0)
         return y
 
     def prefix_targets(self, codes: np.ndarray) -> np.ndarray:
@@ -251,16 +259,11 @@ class PaperTask(Task):
         return self.row_targets(self.prefix_features(codes))[:, -1]
 
     def exact_prefix_target(self, codes: Sequence[int]) -> tuple[Fraction, ...]:
-        """``y_t`` at the last position of one prefix of codes, exactly."""
-        rows = [self.token_features_exact(self.bos_code)]
-        rows += [self.token_features_exact(int(c)) for c in codes]
-        t = len(rows) - 1
-        last = rows[-1]
-        y = list(last) if self.residual else [Fraction(0)] * self.n
-        if t >= 1 and last[TRIGGER] == 1:
-            total = [sum((r[d] for r in rows[1:]), Fraction(0)) for d in range(self.n)]
-            y = [a + s / t for a, s in zip(y, total)]
-        return tuple(y)
+        """``y_t`` at the last position of one prefix of codes, exactly (the same formula
+        on the tokens' exact values)."""
+        codes = [self.bos_code, *(int(c) for c in codes)]
+        rows = np.array([self.token_features_exact(c) for c in codes], dtype=object)
+        return tuple(Fraction(v) for v in self.row_targets(rows[None])[0, -1])
 
     # ------------------------------------------------------------ sequences
     def check_sequence(self, x: Any) -> np.ndarray:
@@ -413,8 +416,8 @@ class PaperTask(Task):
         return cls(**d)
 
     def __repr__(self) -> str:
-        content = (f"m={self.m}" if self.content_scheme == "custom"
-                   else f"grid={self.grid}" if self.grid else "'uniform'")
+        content = (f"<{self.m} vectors>" if self.content_scheme == "custom"
+                   else f"'grid', grid={self.grid}" if self.grid else "'uniform'")
         return (f"PaperTask(n={self.n}, L={self.L}, content={content}, "
                 f"residual={self.residual})")
 

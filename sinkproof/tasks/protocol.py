@@ -161,3 +161,16 @@ class Task(ABC):
     def from_description(cls, d: dict[str, Any]) -> Task:
         """The task a :meth:`describe` output names."""
 
+
+
+def require_setting(task: Any, setting: str, name: str = "task") -> None:
+    """Raise a clear TypeError unless ``task`` is a task of the given ``setting``.
+
+    Layers that support one formalisation only ask the task's ``setting``, never its class.
+    """
+    if isinstance(task, Task) and task.setting == setting:
+        return
+    want = {"trigger": "TriggerTask", "paper": "PaperTask"}.get(setting, setting)
+    got = (f"{type(task).__name__} (setting {task.setting!r})" if isinstance(task, Task)
+           else type(task).__name__)
+    raise TypeError(f"{name} must be a {want} (setting {setting!r}), got {got}")

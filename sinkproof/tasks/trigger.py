@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -264,40 +265,48 @@ class TriggerTask(Task):
         return np.concatenate([self.token_table[keys], pos], axis=2)
 
     # ---------------------------------------------------------------- targets
-    def prefix_targets(self, codes: np.ndarray) -> np.ndarray:
-        """``y_t`` at the last position of each prefix ``(N, t)`` of codes, ``(N, p)``:
-        the mean content of positions ``1..t-1`` at a trigger with ``t >= 2``, else 0.
-
-        The one float implementation of the targets (earlier triggers count as
-        zero content, which serves the multi-trigger variant too)."""
-        codes = np.asarray(codes, dtype=np.int64)
+    @staticmethod
+    def _targets(codes: np.ndarray, content: np.ndarray, trig_code: int,
+                 positions: slice) -> np.ndarray:
+        """The task's one target formula, for a float or an exact (object, Fraction)
+        ``content`` table, at ``positions`` of prefixes ``codes`` ``(N, t)``: ``y_s`` is
+        the mean content of positions ``1..s-1`` at a trigger with ``s >= 2``, else 0
+        (earlier triggers count as zero content: the multi-trigger variant).
+        Returns ``(N, len(positions), p)`` over positions ``0..t`` sliced."""
         n, t = codes.shape
-        y = np.zeros((n, self.p))
-        if t >= 2:
-            trig = codes[:, -1] == self.trig_code
-            if np.any(trig):
-                y[trig] = self.content_table[codes[trig, :-1]].sum(axis=1) / (t - 1)
+        s = np.arange(t + 1)[positions]
+        y = np.zeros((n, s.size, content.shape[1]), dtype=content.dtype)
+        at = s >= 2
+        trig = np.zeros((n, s.size), dtype=bool)
+        trig[:, at] = codes[:, s[at] - 1] == trig_code
+        if np.any(trig):
+            rows, cols = np.nonzero(trig)
+            csum = np.cumsum(content[codes[rows]], axis=1)  # sums of positions 1..r
+            y[rows, cols] = csum[np.arange(rows.size), s[cols] - 2] / (s[cols] - 1)[:, None]
         return y
 
+    def prefix_targets(self, codes: np.ndarray) -> np.ndarray:
+        """``y_t`` at the last position of each prefix ``(N, t)`` of codes, ``(N, p)``."""
+        codes = np.asarray(codes, dtype=np.int64)
+        return self._targets(codes, self.content_table, self.trig_code, slice(-1, None))[:, 0]
+
     def exact_prefix_target(self, codes: Sequence[int]) -> tuple[Fraction, ...]:
-        """``y_t`` at the last position of one prefix of codes, exactly."""
-        codes = [int(c) for c in codes]
-        t = len(codes)
-        if t < 2 or codes[-1] != self.trig_code:
-            return (Fraction(0),) * self.p
-        total = [Fraction(0)] * self.p
-        for c in codes[:-1]:
-            if c < self.k:
-                total = [a + Fraction(float(v)) for a, v in zip(total, self.content[c])]
-        return tuple(a / (t - 1) for a in total)
+        """``y_t`` at the last position of one prefix of codes, exactly (the same formula
+        on the content's exact binary values)."""
+        codes = np.array([int(c) for c in codes], dtype=np.int64).reshape(1, -1)
+        y = self._targets(codes, self._exact_content, self.trig_code, slice(-1, None))
+        return tuple(Fraction(v) for v in y[0, 0])
+
+    @cached_property
+    def _exact_content(self) -> np.ndarray:
+        """``c(x)`` per code as exact Fractions (object array ``(k+2, p)``)."""
+        return np.array([[Fraction(float(v)) for v in row] for row in self.content_table],
+                        dtype=object)
 
     def targets(self, seq: Sequence[int]) -> np.ndarray:
         """Targets ``y_0..y_n``, shape ``(n+1, p)``: the running content mean at a trigger."""
-        codes = self.encode(seq)
-        y = np.zeros((codes.size + 1, self.p))
-        for t in range(1, codes.size + 1):
-            y[t] = self.prefix_targets(codes[None, :t])[0]
-        return y
+        codes = self.encode(seq)[None]
+        return self._targets(codes, self.content_table, self.trig_code, slice(None))[0]
 
     # --------------------------------------------------------------- families
     def count_sequences(self, n: int | None = None) -> int:

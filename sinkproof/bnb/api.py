@@ -1,0 +1,174 @@
+"""``prove``: run the engine on a claim (file, dict) or on a task with explicit targets."""
+
+from __future__ import annotations
+
+import math
+import time
+import tomllib
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from ..convex.values import check_eps
+from ..task import TriggerTask
+from .box import ValueBox
+from .dual import instance_dict, leaf_certificate
+from .primal import PrimalSolver
+from .relaxation import build_relaxation
+from .result import BnbResult, TargetOutcome, certificate_dict, round_down
+from .targets import target_prefixes
+from .transfer import transferred
+from .tree import branch_and_bound
+
+TASK_KEYS = ("p", "T", "content", "positions", "triggers", "k", "seed")
+
+
+def _rational(name: str, value: Any) -> Fraction:
+    try:
+        return check_eps(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: {exc}") from None
+
+
+def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
+    """The engine's arguments from a claim's data (the claim-file layout)."""
+    for section in ("task", "model", "hypothesis", "conclusion"):
+        if not isinstance(data.get(section), dict):
+            raise ValueError(f"claim: missing section [{section}]")
+    model, hyp, concl = data["model"], data["hypothesis"], data["conclusion"]
+    if model.get("kind", "softmax") != "softmax" or int(model.get("heads", 1)) != 1:
+        raise ValueError("the engine handles one softmax head (model.kind = \"softmax\", "
+                         "model.heads = 1)")
+    if hyp.get("family", "S_T") != "S_T":
+        raise ValueError("the engine reads hypotheses on the family S_T only")
+    at = concl.get("at", "nontrigger")
+    if not isinstance(at, str):
+        raise ValueError("the engine takes a named position set in conclusion.at")
+    task = TriggerTask(**{k: v for k, v in data["task"].items() if k in TASK_KEYS})
+    return dict(task=task, eps=hyp.get("max_error"), at=at,
+                min_bos_mass=concl.get("min_bos_mass"), values=model.get("values", "learned"),
+                some=concl.get("positions", "every") == "some")
+
+
+def _certify_tree(relax: Any, outcome: TargetOutcome, values: str) -> None:
+    """Certify every leaf of ``outcome.tree``; set ``outcome.certified`` when all pass."""
+    least = Fraction(1)
+    for leaf in outcome.tree.root.leaves():
+        if math.isinf(leaf.bound) and leaf.bound > 0:
+            return
+        empty = leaf.bound == -math.inf
+        got = leaf_certificate(relax, leaf.box, empty, values, -1.0 if empty else leaf.bound)
+        if got is None and leaf.bound == -math.inf:
+            got = leaf_certificate(relax, leaf.box, False, values)
+        if got is None:
+            return
+        outcome.leaves[id(leaf)] = got
+        if got[1] >= 0:
+            least = min(least, 1 / (1 + got[1]))
+    outcome.certified = least
+
+
+def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
+          targets: Iterable[Sequence[int]] | None = None, min_bos_mass: Any = None,
+          values: str = "learned", max_nodes: int = 200, time_limit: float = 120.0,
+          progress: bool | None = None, parametrised: bool = True) -> BnbResult:
+    """Bound the least BOS mass of every accurate one-head softmax model at each target.
+
+    ``claim_or_task``: a claim file's path, its data (``task``/``model``/``hypothesis``/
+    ``conclusion`` tables), or a :class:`~sinkproof.TriggerTask` with ``eps`` and ``at``
+    (a named set: homogeneous, nontrigger, before_trigger, after_trigger, trigger, all)
+    or ``targets`` (prefixes, TRIG = -1).  With ``min_bos_mass`` the trees stop once
+    every leaf proves it; the result is ``"proved"`` only with a certificate that the
+    trusted checker verified.  ``max_nodes`` and ``time_limit`` bound each target's
+    tree; Ctrl-C stops and returns what was certified so far.  A target whose classes
+    another target uses ``λ > 1`` times as often also gets that target's tree, scaled
+    by ``1/λ``, when it certifies more (:mod:`sinkproof.bnb.transfer`).
+    """
+    some = False
+    if isinstance(claim_or_task, (str, Path)):
+        path = Path(claim_or_task)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ValueError(f"cannot read claim {str(path)!r}: {exc}") from None
+        claim_or_task = data
+    if isinstance(claim_or_task, dict):
+        args = _from_claim(claim_or_task)
+        task, some = args["task"], args["some"]
+        eps = args["eps"] if eps is None else eps
+        at = args["at"] if at is None and targets is None else at
+        min_bos_mass = args["min_bos_mass"] if min_bos_mass is None else min_bos_mass
+        values = args["values"]
+    elif isinstance(claim_or_task, TriggerTask):
+        task = claim_or_task
+    else:
+        raise TypeError("prove takes a claim (path or dict) or a TriggerTask, got "
+                        f"{type(claim_or_task).__name__}")
+    if values not in ("learned", "fixed"):
+        raise ValueError(f"values must be 'learned' or 'fixed', got {values!r}")
+    if eps is None:
+        raise ValueError("eps is required (the error bound of the hypothesis)")
+    eps_q = _rational("eps", eps)
+    if eps_q <= 0:
+        raise ValueError(f"eps must be > 0, got {eps_q}")
+    goal_q = None if min_bos_mass is None else _rational("min_bos_mass", min_bos_mass)
+    if goal_q is not None and not 0 < goal_q <= 1:
+        raise ValueError(f"min_bos_mass must lie in (0, 1], got {goal_q}")
+    if targets is not None:
+        wanted = [tuple(int(x) for x in t) for t in targets]
+        for t in wanted:
+            task.encode(t)
+    else:
+        wanted = target_prefixes(task, at or "nontrigger")
+    if not wanted:
+        raise ValueError("no target positions")
+    goal = None if goal_q is None else float(1 / goal_q - 1)
+    start = time.perf_counter()
+    outcomes: list[TargetOutcome] = []
+    for target in wanted:
+        relax = build_relaxation(task, eps_q, target)
+        solver = PrimalSolver(relax, parametrised=parametrised, bos_zero=values == "fixed")
+        tree = branch_and_bound(solver,
+                                ValueBox.root(task, values), goal, max_nodes, time_limit,
+                                progress)
+        outcome = TargetOutcome(target, tree)
+        if tree.status != "interrupted":
+            _certify_tree(relax, outcome, values)
+        outcomes.append(outcome)
+        done = outcome.certified is not None and (goal_q is None or outcome.certified >= goal_q)
+        if tree.status == "interrupted" or (some and done) or (not some and goal_q is not None
+                                                                and not done):
+            break
+    outcomes = [transferred(task, o, outcomes) for o in outcomes]
+    return _finish(task, eps_q, values, goal_q, outcomes, len(wanted), some,
+                   time.perf_counter() - start)
+
+
+def _finish(task: TriggerTask, eps: Fraction, values: str, goal: Fraction | None,
+            outcomes: list[TargetOutcome], n_wanted: int, some: bool,
+            seconds: float) -> BnbResult:
+    inst = instance_dict(task, eps, values)
+    good = [o for o in outcomes if o.certified is not None
+            and (goal is None or o.certified >= goal)]
+    if some:
+        chosen = good[:1]
+        complete = bool(chosen)
+    else:
+        chosen = good
+        complete = len(good) == n_wanted
+    status, cert = "open", None
+    if complete and chosen:
+        stated = goal if goal is not None else min(round_down(o.certified) for o in chosen)
+        where = "some" if some else "every"
+        statement = (f"one softmax head, {values} values, error <= {eps} on S_T: BOS mass >= "
+                     f"{stated} at {where} target listed")
+        cert = certificate_dict(inst, chosen, stated, statement)
+        from .. import checker
+
+        verdict = checker.verify(cert)
+        if verdict.ok:
+            status = "proved" if goal is not None else "bounded"
+        else:
+            cert = None
+    return BnbResult(task, eps, values, goal, outcomes, status, cert, seconds)

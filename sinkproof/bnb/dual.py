@@ -1,0 +1,225 @@
+"""A leaf's certificate: weak-duality multipliers of its relaxation, rounded to rationals.
+
+The multipliers are those the trusted checker (:mod:`sinkproof.checker.bnb`) reads:
+``(z_i, s_i)`` with ``||z_i|| <= s_i`` per constraint prefix and ``s_0 >= ||Σ z_i||``.  They
+are found by solving the dual SOCP explicitly (minimise ``c0`` subject to
+``h_l + a_l <= -margin`` on the classes the multipliers touch, ``h_l`` using the box's
+support function), in three stages: the least ``c0`` over all prefixes; the fewest
+active prefixes (least ``Σ s_i``) within ``1e-6`` of it; the least ``c0`` over those
+prefixes alone, with the margin.  Rounding keeps every strict inequality; the
+equalities that an infinite box end forces (``G_l = 0`` in a coordinate the box
+leaves open on the side the sign needs) are restored exactly by solving for a
+correction of the ``z_i`` in rational arithmetic.  The result is re-checked by the
+trusted checker before it is returned.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from ..checker import bnb as trusted
+from ..checker.exact import InequalityFailed
+from ..errors import CertificateError
+from .box import ValueBox
+from .primal import SOLVER
+from .relaxation import Relaxation
+
+DENOMINATOR = 1 << 40
+MARGINS = (1e-7, 1e-5, 1e-3)
+
+
+def _fmt(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def _solve_dual(relax: Relaxation, box: ValueBox, rows: np.ndarray, margin: float,
+                touched_only: bool, empty: bool = False, sparsify: float | None = None,
+                bos_zero: bool = False) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """Float ``(z, s, c0)`` over the prefixes ``rows``, or ``None`` when the solve fails.
+
+    ``sparsify``: instead of minimising ``c0``, minimise ``Σ s_i`` (few active prefixes)
+    subject to ``c0 <= sparsify``.
+    """
+    M, Y = relax.M[rows], relax.Y[rows]
+    m, n, p = M.shape[0], relax.n, relax.task.p
+    eps = float(relax.eps)
+    lo, hi = box.arrays(relax.key)
+    flo, fhi = np.isfinite(lo), np.isfinite(hi)
+    z = cp.Variable((m, p))
+    s = cp.Variable(m, nonneg=True)
+    s0 = cp.Variable(nonneg=True)
+    S = cp.Variable((n, p))
+    G = M.T @ z
+    cons = [cp.SOC(s, z, axis=1), s0 == 0 if bos_zero else cp.SOC(s0, -cp.sum(z, axis=0))]
+    if flo.any():
+        cons.append(cp.multiply(flo, S) >= cp.multiply(np.where(flo, lo, 0.0), G))
+    if fhi.any():
+        cons.append(cp.multiply(fhi, S) >= cp.multiply(np.where(fhi, hi, 0.0), G))
+    if (~flo).any():
+        cons.append(cp.multiply(~flo, G) >= 0)
+    if (~fhi).any():
+        cons.append(cp.multiply(~fhi, G) <= 0)
+    both = (~flo) & (~fhi)
+    if both.any():
+        cons.append(cp.multiply(both, S) >= 0)
+    zy = cp.sum(cp.multiply(z, Y), axis=1)
+    coeff = eps * s - zy
+    h = M.T @ coeff + cp.sum(S, axis=1)
+    touched = (M > 0).any(axis=0) if touched_only else np.ones(n, dtype=bool)
+    cons.append(h + (0 if empty else relax.a) <= -margin * touched)
+    c0 = eps * s0 + cp.sum(coeff)
+    cons.append(c0 >= -1)
+    if sparsify is None:
+        problem = cp.Problem(cp.Minimize(c0), cons)
+    else:
+        problem = cp.Problem(cp.Minimize(cp.sum(s) + s0), [*cons, c0 <= sparsify])
+    try:
+        problem.solve(solver=SOLVER)
+    except cp.error.SolverError:
+        return None
+    if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or z.value is None:
+        return None
+    return np.asarray(z.value), np.asarray(s.value), float(problem.value)
+
+
+def _round(x: float) -> Fraction:
+    return Fraction(round(x * DENOMINATOR), DENOMINATOR)
+
+
+def _round_up_norm(vec: list[Fraction], floor: float) -> Fraction:
+    """A short rational ``s >= max(floor, ||vec||)`` exactly."""
+    sq = sum((a * a for a in vec), Fraction(0))
+    guess = max(floor, math.sqrt(float(sq))) * (1 + 1e-12) + 1.0 / DENOMINATOR
+    s = Fraction(math.ceil(guess * DENOMINATOR), DENOMINATOR)
+    while s * s < sq:
+        s *= 2
+    return s
+
+
+def _solve_exact(A: list[list[int]], b: list[Fraction]) -> list[Fraction] | None:
+    """One solution of ``A x = b`` in rationals (Gauss-Jordan), or ``None`` if inconsistent."""
+    rows, cols = len(A), len(A[0]) if A else 0
+    aug = [[Fraction(v) for v in A[r]] + [b[r]] for r in range(rows)]
+    pivots: list[int] = []
+    r = 0
+    for c in range(cols):
+        pivot = next((i for i in range(r, rows) if aug[i][c] != 0), None)
+        if pivot is None:
+            continue
+        aug[r], aug[pivot] = aug[pivot], aug[r]
+        inv = 1 / aug[r][c]
+        aug[r] = [v * inv for v in aug[r]]
+        for i in range(rows):
+            if i != r and aug[i][c] != 0:
+                f = aug[i][c]
+                aug[i] = [a - f * b_ for a, b_ in zip(aug[i], aug[r])]
+        pivots.append(c)
+        r += 1
+        if r == rows:
+            break
+    if any(all(v == 0 for v in row[:-1]) and row[-1] != 0 for row in aug):
+        return None
+    x = [Fraction(0)] * cols
+    for i, c in enumerate(pivots):
+        x[c] = aug[i][-1]
+    return x
+
+
+def _repair(relax: Relaxation, box: ValueBox, rows: np.ndarray, z: list[list[Fraction]],
+            G_float: np.ndarray, tol: float) -> list[list[Fraction]] | None:
+    """Make ``G_l = Σ_i m_il z_i`` exactly zero wherever an infinite box end needs a sign that
+    the float solution met only to within ``tol``."""
+    lo, hi = box.arrays(relax.key)
+    M = relax.M[rows].astype(int)
+    p = relax.task.p
+    z = [list(row) for row in z]
+    for c in range(p):
+        forced = [l for l in range(relax.n) if (M[:, l] > 0).any()
+                  and (not np.isfinite(lo[l, c]) or not np.isfinite(hi[l, c]))
+                  and abs(G_float[l, c]) <= tol]
+        if not forced:
+            continue
+        G = [sum((int(M[i, l]) * z[i][c] for i in range(len(rows))), Fraction(0)) for l in forced]
+        if all(g == 0 for g in G):
+            continue
+        A = [[int(M[i, l]) for i in range(len(rows))] for l in forced]
+        delta = _solve_exact(A, [-g for g in G])
+        if delta is None:
+            return None
+        for i in range(len(rows)):
+            z[i][c] += delta[i]
+    return z
+
+
+def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
+                     values: str = "learned", hint: float | None = None
+                     ) -> tuple[dict[str, Any], Fraction] | None:
+    """A verified leaf entry (for :mod:`sinkproof.checker.bnb`) and its ``c0``, or ``None``.
+
+    ``Z* <= 1 + c0`` on ``box`` for every accurate model (no model when ``c0 < 0``);
+    ``empty``: look for a proof that no accurate model has values in ``box``; ``values``:
+    ``"fixed"`` also uses ``v_BOS = 0``; ``hint``: the leaf's optimal ``c0`` if known (the
+    primal bound, ``-1`` for an empty leaf), which saves the first dual solve.
+    """
+    inst = trusted.Instance(instance_dict(relax.task, relax.eps, values))
+    bz = values == "fixed"
+    all_rows = np.arange(relax.m)
+    sparse = None
+    if hint is not None and math.isfinite(hint):
+        sparse = _solve_dual(relax, box, all_rows, 0.0, True, empty,
+                             sparsify=hint + 1e-6 * (1 + abs(hint)), bos_zero=bz)
+    if sparse is None:
+        first = _solve_dual(relax, box, all_rows, 0.0, True, empty, bos_zero=bz)
+        if first is None:
+            return None
+        best = first[2]
+        sparse = _solve_dual(relax, box, all_rows, 0.0, True, empty,
+                             sparsify=best + 1e-6 * (1 + abs(best)), bos_zero=bz) or first
+    s1 = sparse[1]
+    support_rows = np.flatnonzero(s1 > 1e-6 * max(1.0, float(s1.max())))
+    for margin in MARGINS:
+        keep = support_rows
+        second = _solve_dual(relax, box, keep, margin, True, empty, bos_zero=bz)
+        if second is None:
+            keep = all_rows
+            second = _solve_dual(relax, box, keep, margin, True, empty, bos_zero=bz)
+        if second is None:
+            continue
+        zf, sf, _ = second
+        small = np.abs(zf) <= 1e-10 * max(1.0, float(np.abs(zf).max()))
+        zr = [[Fraction(0) if small[i, c] else _round(zf[i, c]) for c in range(zf.shape[1])]
+              for i in range(len(keep))]
+        G_float = relax.M[keep].T @ zf
+        zr = _repair(relax, box, keep, zr, G_float, tol=1e-6 * max(1.0, float(sf.max())))
+        if zr is None:
+            continue
+        used = [i for i in range(len(keep)) if any(x != 0 for x in zr[i]) or sf[i] > 1e-12]
+        zs = [zr[i] for i in used]
+        ss = [_round_up_norm(zr[i], float(sf[i])) for i in used]
+        z0 = [-sum((row[c] for row in zs), Fraction(0)) for c in range(relax.task.p)]
+        s0 = Fraction(0) if bz else _round_up_norm(z0, 0.0)
+        leaf = {"box": box.to_json(),
+                "constraints": [list(relax.prefixes[keep[i]]) for i in used],
+                "z": [[_fmt(x) for x in row] for row in zs],
+                "s": [_fmt(x) for x in ss], "s0": _fmt(s0)}
+        try:
+            c0 = trusted.check_leaf(inst, relax.target, trusted._read_box(inst, leaf["box"], "box"),
+                                    leaf, "leaf")
+        except (InequalityFailed, CertificateError):
+            continue
+        return leaf, c0
+    return None
+
+
+def instance_dict(task: Any, eps: Fraction, values: str) -> dict[str, Any]:
+    """``instance`` of a ``bnb-learned-values`` certificate."""
+    out: dict[str, Any] = {"task": task.describe(), "values": values, "family": "S_T",
+                           "eps": _fmt(Fraction(eps))}
+    if task.content_scheme != "signed":
+        out["content_vectors"] = [[_fmt(Fraction(float(x))) for x in row] for row in task.content]
+    return out

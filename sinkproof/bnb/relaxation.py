@@ -1,0 +1,121 @@
+"""The logit-sharing constraints of one softmax head with learned values, for one target.
+
+A *class* is a (query token, ``π(t)``, key token, ``π(j)``) tuple: every pair of
+positions with the same class shares the variable
+``u = exp(s(φ_t, φ_j) - s(φ_t, φ_BOS)) >= 0`` whatever the score function (it can
+only see the features).  Each prefix ``X = x_1..x_t`` of the family gives the cone
+constraint ``|| v_BOS + Σ_l m_l u_l v_{key(l)} - Z y || <= eps Z`` with
+``Z = 1 + Σ_l m_l u_l`` (``m_l`` how often class ``l`` occurs among the keys of
+``X``'s last position), and position 0 gives ``|| v_BOS || <= eps``.  The products
+``w_l = u_l v_{key(l)}`` make the family bilinear; :mod:`sinkproof.bnb.primal`
+relaxes them over boxes of values.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ..task import TRIG, TriggerTask
+
+ClassKey = tuple[int, tuple[Fraction, ...], int, tuple[Fraction, ...]]
+
+
+def family_prefixes(task: TriggerTask) -> list[tuple[int, ...]]:
+    """Every prefix ``x_1..x_t`` (``1 <= t <= T``) of the family, user tokens (TRIG = -1)."""
+    tokens = [*range(task.k), TRIG]
+    out = []
+    for t in range(1, task.T + 1):
+        for row in itertools.product(tokens, repeat=t):
+            if task.triggers == "single" and row.count(TRIG) > 1:
+                continue
+            out.append(row)
+    return out
+
+
+def prefix_target(task: TriggerTask, prefix: Sequence[int]) -> np.ndarray:
+    """``y_t`` at the last position of ``prefix`` (the content mean at a trigger, t >= 2)."""
+    t = len(prefix)
+    if prefix[-1] != TRIG or t < 2:
+        return np.zeros(task.p)
+    rows = [task.content[x] for x in prefix[:-1] if x != TRIG]
+    return np.sum(rows, axis=0) / (t - 1) if rows else np.zeros(task.p)
+
+
+def prefix_classes(task: TriggerTask, prefix: Sequence[int]) -> dict[ClassKey, int]:
+    """Class -> multiplicity among the keys ``j = 1..t`` of the last position of ``prefix``."""
+    t, q = len(prefix), int(prefix[-1])
+    pt = tuple(task.position_features_exact(t))
+    out: dict[ClassKey, int] = {}
+    for j, tok in enumerate(prefix, start=1):
+        key = (q, pt, int(tok), tuple(task.position_features_exact(j)))
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+@dataclass(frozen=True)
+class Relaxation:
+    """The data of one target's program.
+
+    ``prefixes``: the constraint prefixes (``m`` of them); ``classes``: the ``n``
+    classes they (and the target) use; ``M``: ``(m, n)`` multiplicities; ``Y``:
+    ``(m, p)`` targets; ``key``: ``(n,)`` key token of each class; ``a``: ``(n,)``
+    class counts of the target (``Z* = 1 + a·u``).
+    """
+
+    task: TriggerTask
+    eps: Fraction
+    target: tuple[int, ...]
+    prefixes: tuple[tuple[int, ...], ...]
+    classes: tuple[ClassKey, ...]
+    M: np.ndarray
+    Y: np.ndarray
+    key: np.ndarray
+    a: np.ndarray
+
+    @property
+    def m(self) -> int:
+        return len(self.prefixes)
+
+    @property
+    def n(self) -> int:
+        return len(self.classes)
+
+    @property
+    def tokens(self) -> list[int]:
+        """Tokens whose values are variables (content ``0..k-1`` and TRIG)."""
+        return [*range(self.task.k), TRIG]
+
+
+def build_relaxation(task: TriggerTask, eps: Fraction, target: Sequence[int],
+                     prefixes: Iterable[Sequence[int]] | None = None) -> Relaxation:
+    """Assemble :class:`Relaxation` for ``target`` over ``prefixes`` (default: all of S_T)."""
+    target = tuple(int(x) for x in target)
+    rows = family_prefixes(task) if prefixes is None else [tuple(int(x) for x in r)
+                                                             for r in prefixes]
+    index: dict[ClassKey, int] = {}
+    per_row = []
+    for row in rows:
+        cls = prefix_classes(task, row)
+        for key in cls:
+            index.setdefault(key, len(index))
+        per_row.append(cls)
+    goal = prefix_classes(task, target)
+    for key in goal:
+        index.setdefault(key, len(index))
+    n = len(index)
+    M = np.zeros((len(rows), n))
+    for i, cls in enumerate(per_row):
+        for key, mult in cls.items():
+            M[i, index[key]] = mult
+    a = np.zeros(n)
+    for key, mult in goal.items():
+        a[index[key]] = mult
+    classes = tuple(sorted(index, key=index.get))
+    Y = np.array([prefix_target(task, r) for r in rows]).reshape(len(rows), task.p)
+    key = np.array([c[2] for c in classes], dtype=np.int64)
+    return Relaxation(task, Fraction(eps), target, tuple(rows), classes, M, Y, key, a)

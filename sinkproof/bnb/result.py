@@ -1,0 +1,111 @@
+"""The outcome of :func:`sinkproof.bnb.prove`: per-target trees, certified bounds, certificate."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from ..convex.certfile import envelope, save_json
+from ..task import TriggerTask
+from .tree import Node, TreeResult
+
+KIND = "bnb-learned-values"
+
+
+def _fmt(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def round_down(x: Fraction, digits: int = 9) -> Fraction:
+    """The largest multiple of ``10^-digits`` that is ``<= x``."""
+    scale = 10**digits
+    return Fraction(math.floor(x * scale), scale)
+
+
+@dataclass
+class TargetOutcome:
+    """One target's tree, its float bound and (when every leaf certified) its exact bound.
+
+    ``leaves``: leaf node -> ``(leaf entry, c0)`` for the certified leaves; ``certified``:
+    the exact BOS-mass bound ``min 1/(1 + c0)`` over non-empty leaves (``None`` when some
+    leaf has no certificate, so the tree proves nothing).
+    """
+
+    target: tuple[int, ...]
+    tree: TreeResult
+    leaves: dict[int, tuple[dict[str, Any], Fraction]] = field(default_factory=dict)
+    certified: Fraction | None = None
+
+    def node_json(self, node: Node | None = None) -> dict[str, Any]:
+        """The tree as the checker reads it (splits and certified leaves)."""
+        node = self.tree.root if node is None else node
+        if node.children is None:
+            return {"leaf": self.leaves[id(node)][0]}
+        tok, coord, at = node.split
+        return {"split": {"token": tok, "coord": coord, "at": _fmt(at)},
+                "below": self.node_json(node.children[0]),
+                "above": self.node_json(node.children[1])}
+
+
+@dataclass
+class BnbResult:
+    """Outcome of the engine on a set of targets.
+
+    ``status``: ``"proved"`` (every target certified at ``>= min_bos_mass``, certificate
+    verified), ``"bounded"`` (no goal given: certified bounds where trees closed) or
+    ``"open"``; ``bound``: the least certified BOS-mass bound over the targets (``None``
+    when a target has none); ``norm_bound_needed`` is always ``False``: the engine assumes
+    no bound on any parameter.
+    """
+
+    task: TriggerTask
+    eps: Fraction
+    values: str
+    min_bos_mass: Fraction | None
+    targets: list[TargetOutcome]
+    status: str
+    certificate: dict[str, Any] | None
+    seconds: float
+    norm_bound_needed: bool = False
+
+    @property
+    def bound(self) -> Fraction | None:
+        got = [t.certified for t in self.targets]
+        return None if any(b is None for b in got) or not got else min(got)
+
+    @property
+    def nodes(self) -> int:
+        return sum(t.tree.nodes for t in self.targets)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the certificate (only when there is one)."""
+        if self.certificate is None:
+            raise ValueError("no certificate: some target was not certified")
+        return save_json(self.certificate, path)
+
+    def verify(self) -> Any:
+        """Re-check the certificate with the trusted checker; returns its ``Verdict``."""
+        from .. import checker
+
+        if self.certificate is None:
+            raise ValueError("no certificate: some target was not certified")
+        return checker.verify(self.certificate)
+
+    def __repr__(self) -> str:
+        bound = "none" if self.bound is None else f"{float(self.bound):.6g}"
+        goal = "" if self.min_bos_mass is None else f" >= {float(self.min_bos_mass):g}"
+        return (f"BnbResult({self.status}{goal}: {len(self.targets)} targets, certified least "
+                f"BOS mass {bound}, {self.nodes} nodes, {self.seconds:.2f}s, values={self.values}, "
+                f"no norm bound)")
+
+
+def certificate_dict(instance: dict[str, Any], outcomes: list[TargetOutcome],
+                     stated: Fraction, statement: str) -> dict[str, Any]:
+    """The ``bnb-learned-values`` envelope for fully certified ``outcomes``."""
+    trees = [{"target": list(o.target), "bound": _fmt(round_down(o.certified)),
+              "root": o.node_json()} for o in outcomes]
+    claim = {"min_bos_mass": _fmt(stated), "targets": len(trees), "statement": statement}
+    return envelope(KIND, instance, claim, {"trees": trees})

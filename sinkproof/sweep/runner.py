@@ -1,0 +1,165 @@
+"""Run a sweep: expand the grid, take what the cache has, run the rest on an executor,
+and collect one tidy table (one row per job: its settings, outcome fields and status)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..executor import Executor, JobResult, make_executor
+from ..progress import Progress
+from .cache import Cache, job_key
+from .grid import Sweep, SweepError, load_sweep, sweep_from_dict
+from .jobs import JOB_KINDS
+
+
+@dataclass
+class SweepResult:
+    """The rows of a sweep (one dict per job, in grid order), how many jobs were computed
+    now and how many came from the cache, and whether Ctrl-C cut it short."""
+
+    sweep: Sweep
+    rows: list[dict[str, Any]]
+    computed: int = 0
+    cached: int = 0
+    failed: int = 0
+    interrupted: bool = False
+    seconds: float = 0.0
+    files: list[str] = field(default_factory=list)
+
+    @property
+    def columns(self) -> list[str]:
+        """Column names: job, swept axes, other settings, outcome fields, status."""
+        head = ["job", "key", *self.sweep.axes]
+        seen = dict.fromkeys(head)
+        for row in self.rows:
+            seen.update(dict.fromkeys(row))
+        tail = ["status", "failure", "seconds", "cached"]
+        return [c for c in seen if c not in tail] + tail
+
+    def summary_line(self) -> str:
+        """The last line a sweep prints: jobs computed and taken from the cache."""
+        text = (f"sweep {self.sweep.name}: {len(self.rows)} jobs, {self.computed} computed, "
+                f"{self.cached} from cache, {self.failed} failed")
+        return text + (" (interrupted: finished jobs kept)" if self.interrupted else "")
+
+    def to_pandas(self) -> Any:
+        """The table as a pandas DataFrame (pandas is optional)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("to_pandas needs pandas: pip install pandas") from exc
+        return pd.DataFrame(self.rows, columns=self.columns)
+
+    def __repr__(self) -> str:
+        return f"SweepResult({self.summary_line()})"
+
+
+def _row(index: int, key: str, settings: Mapping[str, Any], result: JobResult | None,
+         outcome: Mapping[str, Any] | None, cached: bool, seconds: float = 0.0
+         ) -> dict[str, Any]:
+    row: dict[str, Any] = {"job": index, "key": key[:16], **settings}
+    if outcome is not None:
+        row.update(outcome)
+    if result is None:
+        row.update(status="ok" if outcome is not None else "not run", failure="",
+                   seconds=round(seconds, 3))
+    else:
+        row.update(status="ok" if result.ok else "failed", failure=result.error,
+                   seconds=round(result.seconds, 3))
+    row["cached"] = cached
+    return row
+
+
+def _job(arg: tuple[str, dict[str, Any], str | None]) -> dict[str, Any]:
+    """Worker side: run one job (its own folder for the files it writes)."""
+    kind, settings, workdir = arg
+    folder = None
+    if workdir is not None:
+        folder = Path(workdir)
+        folder.mkdir(parents=True, exist_ok=True)
+    return JOB_KINDS[kind].run(dict(settings), folder)
+
+
+def run_sweep(spec: Sweep | Mapping[str, Any] | str | Path, out: str | Path | None = None, *,
+              executor: Executor | str = "dask", workers: int | None = None,
+              scheduler: str | None = None, figures: bool = True,
+              progress: bool | None = None) -> SweepResult:
+    """Run every job of ``spec`` (a :class:`Sweep`, its dict, or a sweep file).
+
+    With ``out``, finished jobs are cached in ``out/cache`` (a rerun computes only what
+    is missing) and the table is written to ``out/results.parquet`` and
+    ``out/results.csv``, with ``out/summary.md`` and a plot per swept axis
+    (``figures=True``, matplotlib installed).  ``executor``: ``"dask"`` (an embedded
+    ``LocalCluster`` of ``workers`` processes, or the cluster at ``scheduler``),
+    ``"processes"``, ``"serial"``, or an :class:`~sinkproof.executor.Executor`.
+    Results are the same whatever runs them.  A failed job is recorded with its error
+    and the sweep goes on; Ctrl-C keeps every finished job and marks the result.
+    """
+    if isinstance(spec, Sweep):
+        sweep = spec
+    elif isinstance(spec, Mapping):
+        sweep = sweep_from_dict(spec)
+    elif isinstance(spec, (str, Path)):
+        sweep = load_sweep(spec)
+    else:
+        raise SweepError(f"a sweep is a Sweep, a dict or a file path, not {type(spec).__name__}")
+    kind = JOB_KINDS[sweep.kind]
+    out_dir = None if out is None else Path(out)
+    cache = Cache(None if out_dir is None else out_dir / "cache")
+    start = time.perf_counter()
+
+    jobs = [kind.full(s) for s in sweep.jobs()]
+    keys = [job_key(sweep.kind, s) for s in jobs]
+    rows: list[dict[str, Any] | None] = [None] * len(jobs)
+    todo: list[int] = []
+    for i, (s, key) in enumerate(zip(jobs, keys)):
+        hit = cache.get(key, sweep.kind, s)
+        if hit is None:
+            todo.append(i)
+        else:
+            rows[i] = _row(i, key, s, None, hit[0], cached=True, seconds=hit[1])
+    result = SweepResult(sweep, [], cached=len(jobs) - len(todo))
+
+    if todo:
+        own = isinstance(executor, str)
+        ex = make_executor(executor, workers, scheduler) if own else executor
+        assert isinstance(ex, Executor)
+        args = [(sweep.kind, jobs[i],
+                 None if out_dir is None else str(out_dir / "jobs" / keys[i][:16]))
+                for i in todo]
+        try:
+            with Progress(len(todo), f"sweep {sweep.name}", progress, threshold=0) as bar:
+                for j, res in ex.run(_job, args):
+                    i = todo[j]
+                    outcome = res.value if res.ok else None
+                    if res.ok:
+                        cache.put(keys[i], sweep.kind, jobs[i], outcome, res.seconds)
+                        result.computed += 1
+                    else:
+                        result.failed += 1
+                    rows[i] = _row(i, keys[i], jobs[i], res, outcome, cached=False)
+                    bar.update(1, f"job {i}")
+        except KeyboardInterrupt:
+            result.interrupted = True
+        finally:
+            if own:
+                ex.close()
+    result.rows = [r if r is not None else _row(i, keys[i], jobs[i], None, None, False)
+                   for i, r in enumerate(rows)]
+    result.seconds = time.perf_counter() - start
+    if out_dir is not None:
+        from .output import write_outputs
+
+        result.files = write_outputs(result, out_dir, figures=figures)
+    return result
+
+
+def is_number(value: Any) -> bool:
+    """A finite real number (not a bool)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))

@@ -1,0 +1,116 @@
+"""The trusted checker's attention weights (sinkproof/checker/maps.py), on their own."""
+
+from __future__ import annotations
+
+import ast
+from fractions import Fraction as F
+from pathlib import Path
+
+import mpmath
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sinkproof.checker import maps as cm
+
+rationals = st.fractions(min_value=-10, max_value=10, max_denominator=50)
+
+
+def test_imports_only_the_standard_library_and_mpmath():
+    tree = ast.parse(Path(cm.__file__).read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            mods = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "no relative imports: nothing of the producer"
+            mods = [node.module or ""]
+        else:
+            continue
+        for mod in mods:
+            assert mod.split(".")[0] in {"__future__", "fractions", "collections", "mpmath"}, mod
+
+
+def test_known_values():
+    s = [F(1, 3), F(-2), F(5, 4), F(1)]
+    assert cm.exact_weights("sparsemax", s, 3) == [0, 0, F(5, 8), F(3, 8)]
+    assert cm.exact_weights("relu", s, 3) == [F(1, 3), 0, F(5, 4), 1]
+    assert cm.exact_weights("relu_length", s, 3) == [F(1, 9), 0, F(5, 12), F(1, 3)]
+    assert cm.exact_weights("relu_length", [F(-1)], 0) == [0]
+    assert cm.exact_weights("sparsemax", [F(7)], 0) == [1]
+    # entmax-1.5 of (0, 0) on s/2: two equal weights 1/2; of (2, 0): τ = 0, weights (1, 0)
+    for lo, hi in cm.interval_weights("entmax15", [F(0), F(0)], 1):
+        assert lo <= F(1, 2) <= hi and hi - lo < F(1, 10**40)
+    assert cm.interval_weights("entmax15", [F(2), F(0)], 1)[1] == (0, 0)
+    lo, hi = cm.interval_weights("entmax15", [F(2), F(0)], 1)[0]
+    assert lo <= 1 <= hi
+
+
+@given(st.lists(rationals, min_size=1, max_size=6))
+def test_sparsemax_is_the_projection_onto_the_simplex(s):
+    w = cm.exact_weights("sparsemax", s, len(s) - 1)
+    assert sum(w) == 1 and min(w) >= 0
+    tau = next(si - wi for si, wi in zip(s, w) if wi > 0)
+    assert all(wi == max(si - tau, 0) for si, wi in zip(s, w))  # KKT conditions, exactly
+
+
+@given(st.lists(rationals, min_size=1, max_size=6))
+def test_entmax15_weights_sum_to_one_and_follow_the_rule(s):
+    iv = cm.interval_weights("entmax15", s, len(s) - 1, digits=30)
+    assert sum(lo for lo, _ in iv) <= 1 <= sum(hi for _, hi in iv)
+    assert all(0 <= lo <= hi for lo, hi in iv)
+    # larger score, larger weight
+    for i in range(len(s)):
+        for j in range(len(s)):
+            if s[i] > s[j]:
+                assert iv[i][1] >= iv[j][0]
+
+
+@pytest.mark.parametrize("name", ["softmax", "sink_logit", "softmax1", "sigmoid",
+                                  "gated_softmax"])
+@given(data=st.data())
+def test_intervals_hold_the_value_computed_at_high_precision(name, data):
+    s = data.draw(st.lists(rationals, min_size=1, max_size=5))
+    params = [data.draw(rationals)] if name in cm.MAP_PARAMETERS else []
+    iv = cm.interval_weights(name, s, len(s) - 1, params, digits=20)
+    with mpmath.workdps(80):
+        x = [mpmath.mpf(q.numerator) / q.denominator for q in s]
+        if name == "sigmoid":
+            b = mpmath.mpf(params[0].numerator) / params[0].denominator
+            ref = [1 / (1 + mpmath.exp(-(v + b))) for v in x]
+        else:
+            b = (mpmath.mpf(params[0].numerator) / params[0].denominator if params
+                 else mpmath.mpf(0))
+            extra = mpmath.exp(b) if name in ("sink_logit", "softmax1") else 0
+            z = sum(mpmath.exp(v) for v in x) + extra
+            ref = [mpmath.exp(v) / z for v in x]
+        for (lo, hi), r in zip(iv, ref):
+            assert mpmath.mpf(lo.numerator) / lo.denominator <= r
+            assert r <= mpmath.mpf(hi.numerator) / hi.denominator
+            assert hi - lo < F(1, 10**15)
+        if name in ("sink_logit", "softmax1"):
+            lo, hi = cm.null_slot_interval(name, s, len(s) - 1, params, digits=20)
+            slot = extra / z
+            assert mpmath.mpf(lo.numerator) / lo.denominator <= slot
+            assert slot <= mpmath.mpf(hi.numerator) / hi.denominator
+
+
+def test_extreme_scores_keep_relative_precision():
+    lo, hi = cm.interval_weights("softmax", [F(1000), F(0)], 1)[1]
+    assert 0 < lo <= hi and (hi - lo) / lo < F(1, 10**40)  # exp(-1000), not 0
+    lo, hi = cm.gate_interval(F(-1000))
+    assert lo > 0 and (hi - lo) / lo < F(1, 10**40)
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="unknown attention map 'tanh'"):
+        cm.interval_weights("tanh", [F(0)], 0)
+    with pytest.raises(ValueError, match="not rational"):
+        cm.exact_weights("softmax", [F(0)], 0)
+    with pytest.raises(ValueError, match="t=1 has 2 keys"):
+        cm.exact_weights("relu", [F(0)], 1)
+    with pytest.raises(TypeError, match=r"scores\[0\] must be an int or Fraction"):
+        cm.exact_weights("relu", [0.5], 0)
+    with pytest.raises(ValueError, match="takes parameters \\(b\\)"):
+        cm.interval_weights("sigmoid", [F(0)], 0)
+    with pytest.raises(ValueError, match="digits"):
+        cm.interval_weights("softmax", [F(0)], 0, digits=3)

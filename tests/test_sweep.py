@@ -1,0 +1,168 @@
+"""Sweeps: grid expansion, exact settings, cache and resume, failures, executors agree."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from sinkproof.cli import main
+from sinkproof.errors import SinkproofError
+from sinkproof.executor import DaskExecutor, Executor, JobResult, SerialExecutor, call_job
+from sinkproof.sweep import SweepError, load_sweep, run_sweep, sweep_from_dict
+from sinkproof.sweep.cache import job_key
+
+ROOT = Path(__file__).resolve().parents[1]
+CERTIFY = {"kind": "certify", "base": {"p": 1, "eps": "1/20"}, "grid": {"T": [2, 3]},
+           "zip": {"content": ["signed", "gaussian"], "k": [None, 3]}}
+
+
+def _strip(rows):
+    return [{k: v for k, v in r.items() if k not in ("seconds", "cached")} for r in rows]
+
+
+def test_grid_is_the_product_of_grid_axes_and_the_zipped_rows():
+    sweep = sweep_from_dict(CERTIFY)
+    jobs = sweep.jobs()
+    assert sweep.n_jobs == len(jobs) == 4
+    assert [(j["T"], j["content"], j["k"]) for j in jobs] == [
+        (2, "signed", None), (2, "gaussian", 3), (3, "signed", None), (3, "gaussian", 3)]
+    assert all(j["p"] == 1 and j["eps"] == "1/20" for j in jobs)
+    assert sweep.axes == ("T", "content", "k")
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"kind": "nope"}, "kind must be one of"),
+    ({"kind": "certify", "base": {"eps": "1/20"}, "grid": {"colour": [1]}}, "no setting 'colour'"),
+    ({"kind": "certify", "base": {"p": 1}}, "needs the setting 'eps'"),
+    ({"kind": "certify", "base": {"eps": "1/20"}, "zip": {"p": [1, 2], "T": [3]}},
+     "equal lengths"),
+    ({"kind": "certify", "base": {"eps": "1/20"}, "grid": {"T": [3]}, "zip": {"T": [3]}},
+     "both [grid] and [zip]"),
+    ({"kind": "certify", "base": {"eps": "1/20"}, "grid": {"T": 3}}, "non-empty list"),
+    ({"kind": "certify", "base": {"eps": "1/20"}, "colour": 1}, "unknown sweep fields"),
+])
+def test_malformed_sweeps_are_refused_before_anything_runs(bad, message):
+    with pytest.raises(SinkproofError) as info:
+        sweep_from_dict(bad)
+    assert message in str(info.value)
+
+
+def test_too_many_jobs_are_refused_naming_the_flag():
+    spec = {"kind": "certify", "base": {"eps": "1/20"},
+            "grid": {"T": list(range(1, 101)), "content_seed": list(range(100))}}
+    with pytest.raises(SweepError, match="--max-jobs"):
+        sweep_from_dict(spec, max_jobs=1000)
+
+
+def test_numbers_in_a_sweep_file_are_read_exactly(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('kind = "certify"\n[base]\np = 1\nT = 2\n[grid]\neps = [0.05, 1e-400]\n')
+    jobs = load_sweep(path).jobs()
+    assert jobs[0]["eps"] == "0.05"
+    assert jobs[1]["eps"] not in ("0", "0.0") and "400" in jobs[1]["eps"]
+
+
+def test_job_keys_depend_on_every_setting_and_nothing_else():
+    a = {"p": 1, "T": 2, "eps": "1/20"}
+    assert job_key("certify", a) == job_key("certify", dict(reversed(list(a.items()))))
+    assert job_key("certify", a) != job_key("certify", {**a, "T": 3})
+    assert job_key("certify", a) != job_key("sinkmap", a)
+
+
+def test_rerun_computes_only_what_is_missing_and_distrusts_edited_cache(tmp_path):
+    first = run_sweep(CERTIFY, tmp_path, executor="serial", figures=False)
+    assert (first.computed, first.cached, first.failed) == (4, 0, 0)
+    assert all(r["verified"] and r["status"] == "ok" for r in first.rows)
+    again = run_sweep(CERTIFY, tmp_path, executor="serial", figures=False)
+    assert (again.computed, again.cached) == (0, 4)
+    assert _strip(again.rows) == _strip(first.rows)
+    wider = dict(CERTIFY, grid={"T": [2, 3, 4]})
+    assert run_sweep(wider, tmp_path, executor="serial", figures=False).computed == 2
+    # a cache file whose settings were edited is not trusted: the job runs again
+    victim = next((tmp_path / "cache").glob("*.json"))
+    data = json.loads(victim.read_text())
+    data["settings"]["T"] = 99
+    victim.write_text(json.dumps(data))
+    assert run_sweep(wider, tmp_path, executor="serial", figures=False).computed == 1
+
+
+def test_a_failed_job_is_recorded_and_the_sweep_goes_on(tmp_path):
+    spec = {"kind": "certify", "base": {"eps": "1/20", "T": 2}, "grid": {"p": [1, 0]}}
+    result = run_sweep(spec, tmp_path, executor="serial", figures=False)
+    assert [r["status"] for r in result.rows] == ["ok", "failed"]
+    assert "p" in result.rows[1]["failure"]
+    assert (result.computed, result.failed) == (1, 1)
+    assert "1 failed" in result.summary_line()
+    # failures are not cached: they run again
+    assert run_sweep(spec, tmp_path, executor="serial", figures=False).failed == 1
+
+
+class _InterruptAfterOne(Executor):
+    def run(self, fn, args):
+        yield 0, call_job(fn, args[0])
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_keeps_every_finished_job(tmp_path):
+    result = run_sweep(CERTIFY, tmp_path, executor=_InterruptAfterOne(), figures=False)
+    assert result.interrupted and result.computed == 1
+    assert [r["status"] for r in result.rows].count("not run") == 3
+    assert "interrupted" in result.summary_line()
+    assert run_sweep(CERTIFY, tmp_path, executor="serial", figures=False).cached == 1
+
+
+def test_a_dask_local_cluster_gives_the_serial_results():
+    with DaskExecutor(workers=2, processes=False) as ex:
+        dask_rows = run_sweep(CERTIFY, executor=ex).rows
+    serial_rows = run_sweep(CERTIFY, executor=SerialExecutor()).rows
+    assert _strip(dask_rows) == _strip(serial_rows)
+
+
+@pytest.mark.slow
+def test_two_dask_worker_processes_give_the_serial_results():
+    dask_rows = run_sweep(CERTIFY, executor="dask", workers=2).rows
+    assert _strip(dask_rows) == _strip(run_sweep(CERTIFY, executor="serial").rows)
+
+
+def test_call_job_captures_errors_as_data():
+    res = call_job(int, "x")
+    assert isinstance(res, JobResult) and not res.ok and res.error.startswith("ValueError")
+
+
+def test_cli_writes_parquet_and_csv_with_one_row_per_job(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text('kind = "certify"\n[base]\np = 1\neps = "1/20"\n[grid]\nT = [2, 3]\n')
+    out = tmp_path / "out"
+    assert main(["sweep", str(path), "--out", str(out), "--executor", "serial",
+                 "--no-figures"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == "sweep certify: 2 jobs, 2 computed, 0 from cache, 0 failed"
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pq.read_table(out / "results.parquet").to_pylist()
+    with (out / "results.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["T"] for r in table] == [2, 3] and [r["T"] for r in rows] == ["2", "3"]
+    assert all(r["status"] == "ok" and r["verified"] for r in table)
+    assert main(["sweep", str(path), "--out", str(out), "--executor", "serial",
+                 "--no-figures"]) == 0
+    assert capsys.readouterr().out.strip().endswith("0 computed, 2 from cache, 0 failed")
+
+
+def test_cli_bad_sweep_file_is_one_line_exit_2(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text('kind = "certify"\n[grid]\nT = [2]\n')
+    assert main(["sweep", str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "eps" in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "examples/sweeps").glob("*.toml")))
+def test_example_sweeps_run(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    result = run_sweep(ROOT / "examples/sweeps" / f"{name}.toml", tmp_path, executor="serial")
+    assert result.failed == 0 and result.computed == len(result.rows) > 0
+    assert (tmp_path / "results.parquet").exists() and (tmp_path / "results.csv").exists()
