@@ -209,3 +209,16 @@ def test_ctrl_c_in_the_engine_returns_open_interrupted(monkeypatch):
     monkeypatch.setattr(primal.PrimalSolver, "solve", interrupted)
     outcome = check(_claim(), search=False)
     assert isinstance(outcome, Open) and outcome.interrupted and outcome.exit_code == 130
+
+
+def test_engine_agrees_with_theorem2_on_a_some_position_claim(tmp_path):
+    """Cross-check: Theorem 2 proves the 'some non-trigger position' claim; the engine,
+    on its own, proves it too, from one tree, decided from the verified file."""
+    from sinkproof.claims.engine import certify_by_engine
+
+    claim = load_claim(CLAIMS / "one_head_learned_nontrigger.toml")
+    assert check(claim, search=False).by == "theorem2"
+    run = certify_by_engine(claim, tmp_path / "some.json", budget=60)
+    assert run.path is not None and len(run.result.targets) >= 1
+    bound, stated = prove_by_certificate(claim, run.path)
+    assert bound >= claim.conclusion.b_exact and "sha256:" in stated
