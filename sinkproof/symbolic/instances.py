@@ -115,8 +115,8 @@ class BoundCheck:
         return f"**{self.theorem}**: holds = **{self.holds}**\n\n" + "\n".join(rows)
 
 
-def errors_at(model: AttentionModel, targets: Iterable[Target], cache: dict | None = None
-              ) -> float:
+def errors_at(model: AttentionModel, targets: Iterable[Target], cache: dict | None = None,
+              upper: bool = True) -> float:
     """``max ‖f_t(X) - y_t(X)‖`` over the given (sequence, position) pairs (float, no underflow
     in the norm), plus an allowance for underflow in the output itself.
 
@@ -124,7 +124,8 @@ def errors_at(model: AttentionModel, targets: Iterable[Target], cache: dict | No
     float output can miss an error that is really positive; each of the ``H(n+1)`` terms of a
     coordinate loses at most ``2^-1074 · max(1, |v|)`` that way, and that much per coordinate
     is added (it vanishes next to any error in the normal range).  So an ``ε`` taken from this
-    value is not below the model's error merely because the error underflowed.
+    value is not below the model's error merely because the error underflowed.  ``upper=False``:
+    the float error alone (for a lower estimate; ``cache`` must then be another dict).
     """
     cache = {} if cache is None else cache
     worst = 0.0
@@ -133,7 +134,8 @@ def errors_at(model: AttentionModel, targets: Iterable[Target], cache: dict | No
             out, _ = model.forward(seq)
             values = model.value_table
             terms = values.shape[0] * out.shape[0] * math.sqrt(out.shape[1])
-            lost = math.ldexp(terms * max(1.0, float(np.abs(values).max(initial=0.0))), -1074)
+            lost = math.ldexp(terms * max(1.0, float(np.abs(values).max(initial=0.0))),
+                              -1074) if upper else 0.0
             cache[seq] = stable_norm(out - model.task.targets(seq)) + lost
         worst = max(worst, float(cache[seq][t]))
     return worst
