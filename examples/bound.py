@@ -6,7 +6,7 @@ Run: python examples/bound.py
 import math
 
 import sinkproof as sp
-from sinkproof import symbolic
+from sinkproof import symbolic, theorems
 from sinkproof.constructions import relu_solution, softmax_solution
 
 task = sp.TriggerTask(p=2, T=6)
@@ -28,7 +28,7 @@ relu = relu_solution(task)
 print(f"ReLU (Theorem 4) reaches error {sp.evaluate(relu).max_error:.1e} at B = {relu.norm:g}\n")
 
 # Theorem 1 at eps = 1/100 with fixed values: the BOS mass any accurate head must have
-bound = symbolic.theorem(1).instantiate(task, eps="1/100", values="fixed")
+bound = theorems.theorem(1).instantiate(task, eps="1/100", values="fixed")
 print(f"Theorem 1: {bound!r}")
 for seq, t in (([0], 1), ([1, 1, 1], 3), ([2] * 6, 6)):
     print(f"  {bound.bound_at(seq, t)}")

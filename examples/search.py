@@ -4,7 +4,7 @@ Run: python examples/search.py   (about 10 s; writes relu_found.json)
 """
 
 import sinkproof as sp
-from sinkproof import symbolic
+from sinkproof import theorems
 
 task = sp.TriggerTask(p=2, T=3)
 target = dict(max_error=0.05, where="nontrigger", restarts=2, seed=0, budget=6, processes=1)
@@ -25,5 +25,5 @@ print(f"\n{soft}")
 print("  best (error, BOS mass) trade-offs seen:",
       ", ".join(f"({e:.3f}, {b:.3f})" for e, b in sorted(
           {(round(p.error, 3), round(p.bos_mass, 3)) for p in soft.trace})[:5]))
-bound = symbolic.theorem(1).instantiate(task, eps="1/20", values="fixed")
+bound = theorems.theorem(1).instantiate(task, eps="1/20", values="fixed")
 print(f"  {bound.bound_at([0, 0], 2)}  (Theorem 1 at eps = 0.05)")

@@ -2,6 +2,10 @@
 
 Softmax attention needs a sink for trigger-conditional behaviour; ReLU attention
 does not.  docs/theory.md states the mathematics, with every proof.
+
+Every name here loads on first use (``sp.TriggerTask``, ``sp.evaluate`` ...), so
+``import sinkproof`` costs almost nothing and a command such as ``sinkproof verify``
+never loads the numerical layers it does not use.
 """
 
 from __future__ import annotations
@@ -9,27 +13,32 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from .measures import Evaluation, Stats, evaluate
-from .model import AttentionModel, fixed_values
-from .task import TRIG, TriggerTask
+from ._version import __version__ as __version__
 
-__version__: str = import_module("sinkproof._version").__version__  # set in sinkproof/_version.py
-
-# Layers beyond the core load on first use, so ``import sinkproof`` stays fast
-# (CVXPY and SymPy are heavy).
-_LAZY = {
+# public name -> (module, attribute; None: the module itself)
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "TRIG": ("sinkproof.task", "TRIG"),
+    "TriggerTask": ("sinkproof.task", "TriggerTask"),
+    "AttentionModel": ("sinkproof.model", "AttentionModel"),
+    "fixed_values": ("sinkproof.model", "fixed_values"),
+    "Evaluation": ("sinkproof.measures", "Evaluation"),
+    "Stats": ("sinkproof.measures", "Stats"),
+    "evaluate": ("sinkproof.measures", "evaluate"),
     "constructions": ("sinkproof.constructions", None),
     "symbolic": ("sinkproof.symbolic", None),
+    "theorems": ("sinkproof.theorems", None),
     "convex": ("sinkproof.convex", None),
     "checker": ("sinkproof.checker", None),
     "search": ("sinkproof.search", "search"),
     "check": ("sinkproof.claims", "check"),
     "Claim": ("sinkproof.claims", "Claim"),
     "sink_map": ("sinkproof.sinkmap", "sink_map"),
+    "report": ("sinkproof.report", None),
     "strategies": ("sinkproof.strategies", None),
     "testing": ("sinkproof.testing", None),
     "experiment": ("sinkproof.experiment", None),
     "sweep": ("sinkproof.sweep", None),
+    "variants": ("sinkproof.variants", None),
     "PaperTask": ("sinkproof.tasks", "PaperTask"),
     "paper_model": ("sinkproof.stack", "paper_model"),
 }
@@ -45,13 +54,8 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'sinkproof' has no attribute {name!r}")
 
 
-__all__ = [
-    "TRIG",
-    "AttentionModel",
-    "Evaluation",
-    "Stats",
-    "TriggerTask",
-    "evaluate",
-    "fixed_values",
-    *_LAZY,
-]
+def __dir__() -> list[str]:
+    return sorted([*__all__, "__version__"])
+
+
+__all__ = list(_LAZY)

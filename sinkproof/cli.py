@@ -1,7 +1,9 @@
 """Command-line entry point ``sinkproof``.
 
 Each subcommand lives in its own module of :mod:`sinkproof.commands` and exposes
-``register(subparsers)``; it sets ``func(args) -> int`` on its parser.  The exit
+``register(subparsers)``; it sets ``func(args) -> int`` on its parser.  The top-level
+help comes from the table :data:`sinkproof.commands.COMMANDS`, so only the module of
+the command that runs is imported.  The exit
 status means only what :data:`sinkproof.errors.EXIT_CODES` says: 0, 1 and 3 come from
 a completed decision; bad input is 2, a refused size 4, an internal error 70 and an
 interrupt 130, each with a one-line message on stderr (``--debug`` adds the traceback).
@@ -13,13 +15,13 @@ import argparse
 import contextlib
 import importlib
 import os
-import pkgutil
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from . import __version__, commands
+from . import __version__
+from .commands import COMMANDS
 from .errors import (
     EXIT_BAD_INPUT,
     EXIT_CODES,
@@ -45,8 +47,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"sinkproof: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser with every subcommand found in :mod:`sinkproof.commands`."""
+def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand of :data:`~sinkproof.commands.COMMANDS`.
+
+    The modules of the commands in ``load`` (default: all) are imported and register
+    their full parsers; every other command gets a parser with its one-line help only.
+    """
     parser = _Parser(
         prog="sinkproof",
         description="Proofs, certificates and counterexamples for attention sinks.",
@@ -57,10 +63,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback of an error (anywhere on the line)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{commands.__name__}.{info.name}")
-        module.register(sub)
+    for name, help_line in sorted(COMMANDS.items()):
+        if load is None or name in load:
+            importlib.import_module(f"sinkproof.commands.{name}").register(sub)
+        else:
+            sub.add_parser(name, help=help_line)
     return parser
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names (its first word that is not an option), if any."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return word if word in COMMANDS else None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -126,10 +140,11 @@ def _error(kind: str, exc: BaseException, debug: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (:data:`sinkproof.errors.EXIT_CODES`)."""
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv  # accepted anywhere on the line, not only before COMMAND
     argv = [a for a in argv if a != "--debug"]
+    command = _command_in(argv)
+    parser = build_parser(() if command is None else (command,))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version (0) or a usage error (2)

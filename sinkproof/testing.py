@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from . import checker
 from ._validate import as_int, as_real, choice
 from .errors import CertificateError
 from .kernel import forward_prefixes
@@ -248,7 +249,7 @@ def assert_no_sink(
 
 
 def assert_obeys(model: AttentionModel, bound: Any, rtol: float = 1e-9) -> Any:
-    """Assert ``model`` obeys an instantiated theorem (``symbolic.theorem(k).instantiate(...)``).
+    """Assert ``model`` obeys an instantiated theorem (``theorems.theorem(k).instantiate(...)``).
 
     Wherever the model meets the theorem's error hypothesis, its BOS mass must be at
     least the bound (compared through ``1 - α_0`` in the log domain, with relative
@@ -258,7 +259,7 @@ def assert_obeys(model: AttentionModel, bound: Any, rtol: float = 1e-9) -> Any:
     model = _check_model(model)
     check = getattr(bound, "check", None)
     if not callable(check):
-        raise TypeError("bound must be an instantiated theorem (symbolic.theorem(k).instantiate"
+        raise TypeError("bound must be an instantiated theorem (theorems.theorem(k).instantiate"
                         f"(task, eps)), got {type(bound).__name__}")
     result = check(model, rtol=rtol)
     if not result.holds:
@@ -282,8 +283,6 @@ def assert_certificate_verifies(certificate: str | Path | dict[str, Any]) -> Any
     Uses the trusted checker :mod:`sinkproof.checker`; returns its ``Verdict``.  A
     malformed certificate fails too, with the checker's one-line reason.
     """
-    from . import checker
-
     if isinstance(certificate, (str, Path)):
         source, run = f"certificate file {str(certificate)!r}", checker.verify_file
     elif isinstance(certificate, dict):

@@ -364,7 +364,7 @@ def test_cli_single_position_and_model_values(tmp_path, capsys):
 
 
 def test_report_section_lists_verified_family_certificates():
-    from sinkproof.convex.report_section import theorem3_family_section
+    from sinkproof.report.family import theorem3_family_section
 
     (table,) = theorem3_family_section(sp.TriggerTask(p=1, T=3))
     assert [row[0] for row in table.rows] == ["1/100", "1/1000"]

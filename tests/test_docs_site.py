@@ -64,6 +64,7 @@ def _copy_project(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow  # a second and third full build: CI runs them
 def test_a_broken_link_fails_the_build(tmp_path):
     root = _copy_project(tmp_path)
     page = root / "docs" / "tutorial.md"
@@ -73,6 +74,7 @@ def test_a_broken_link_fails_the_build(tmp_path):
     assert proc.returncode != 0 and "no-such-page.md" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_page_missing_from_the_nav_fails_the_build(tmp_path):
     root = _copy_project(tmp_path)
     (root / "docs" / "orphan.md").write_text("# Orphan\n", encoding="utf-8")

@@ -11,7 +11,7 @@ import sinkproof as sp
 from sinkproof.attention import MAPS
 from sinkproof.constructions import softmax_score_matrix
 from sinkproof.modelclass import ModelClass
-from sinkproof.symbolic.registry import THEOREMS
+from sinkproof.theorems import THEOREMS
 
 ON_SIMPLEX = [n for n, m in MAPS.items() if m.properties.on_simplex]
 

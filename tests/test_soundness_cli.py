@@ -271,7 +271,7 @@ def test_situations_give_the_same_least_bound_as_every_position(at):
     """Cross-check: the least Theorem 3 bound over one position per situation equals the least
     over every claimed position, listed one by one."""
     from sinkproof.claims.theorems import situations
-    from sinkproof.symbolic import THEOREMS
+    from sinkproof.theorems import THEOREMS
 
     claim = claim_from_dict(_theorem3_claim(4, at))
     every = [(s[:t], t) for s, t in claim.conclusion.at.pair_list(claim.task)

@@ -14,9 +14,6 @@ from scipy.optimize import minimize
 
 import sinkproof as sp
 from sinkproof.symbolic import (
-    FORMULAS,
-    THEOREM1_FIXED,
-    THEOREM2_PAIR,
     eps_min,
     eps_min_enclosure,
     eps_min_expr,
@@ -29,6 +26,7 @@ from sinkproof.symbolic import (
 )
 from sinkproof.symbolic.bounds import EPS, ray_distance
 from sinkproof.symbolic.normbound import B_SYMBOL
+from sinkproof.theorems import FORMULAS, THEOREM1_FIXED, THEOREM2_PAIR
 
 FAST = settings(max_examples=30, deadline=None)
 small_ints = st.integers(-4, 4)
@@ -102,13 +100,15 @@ def test_ray_gap_rejects_bad_input():
 
 
 # ------------------------------------------------------------------ hull distance
-def _numeric_hull_distance(points):
+def _numeric_hull_distance_sq(points):
+    """``dist(0, conv P)²`` by SLSQP (its objective: compared as a square, since the root of
+    a residual ``1e-10`` near 0 is ``1e-5``)."""
     P = np.asarray(points, float)
     k = len(P)
     res = minimize(lambda w: float(np.sum((w @ P) ** 2)), np.full(k, 1 / k), method="SLSQP",
                    bounds=[(0, 1)] * k, constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1}],
                    options={"ftol": 1e-14, "maxiter": 500})
-    return math.sqrt(max(res.fun, 0.0))
+    return max(res.fun, 0.0)
 
 
 @FAST
@@ -120,7 +120,8 @@ def test_hull_distance_is_exact_and_certified(points):
     assert xx == h.d_squared
     assert all(sum(a * b for a, b in zip(h.point, v)) >= xx for v in pts)  # the certificate
     assert sum(h.weights) == 1 and min(h.weights) >= 0
-    assert math.isclose(h.value, _numeric_hull_distance(points), abs_tol=1e-5)
+    assert math.isclose(float(h.d_squared), _numeric_hull_distance_sq(points), rel_tol=1e-6,
+                        abs_tol=1e-9)
 
 
 def test_hull_distance_signed_basis():

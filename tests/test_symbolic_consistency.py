@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 import sinkproof as sp
 from sinkproof import strategies as sps
 from sinkproof.constructions import softmax_solution
-from sinkproof.symbolic import THEOREMS
-from sinkproof.symbolic.instances import errors_at
+from sinkproof.theorems import THEOREMS
+from sinkproof.theorems.instance import errors_at
 
 FAST = settings(max_examples=25, deadline=None)
 SMALL_TASKS = sps.tasks(max_p=2, max_T=4, min_T=2)

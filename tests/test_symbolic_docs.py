@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sinkproof.symbolic.docgen import BEGIN, COMMAND, END, generate, main, splice
+from sinkproof.report.theory_page import BEGIN, COMMAND, END, generate, main, splice
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "theory.md"
 

@@ -9,7 +9,7 @@ import sympy
 import sinkproof as sp
 from sinkproof.constructions import relu_solution, softmax_solution
 from sinkproof.modelclass import ModelClass
-from sinkproof.symbolic import THEOREMS, theorem
+from sinkproof.theorems import THEOREMS, theorem
 
 TASK = sp.TriggerTask(2, 4)  # signed basis: 0 = e1, 1 = e2, 2 = -e1, 3 = -e2
 FIXED = ModelClass("softmax", 1, "fixed")

@@ -11,8 +11,8 @@ from sinkproof.constructions import softmax_score_matrix
 from sinkproof.modelclass import ModelClass
 from sinkproof.numerics import stable_norm
 from sinkproof.strategies import models, sequences, tasks
-from sinkproof.symbolic import THEOREMS
 from sinkproof.symbolic.bounds import hull_distance
+from sinkproof.theorems import THEOREMS
 
 THEOREM7 = THEOREMS["theorem7"]
 

@@ -10,7 +10,7 @@ import pytest
 
 import sinkproof as sp
 from sinkproof.report import SECTIONS, build_report
-from sinkproof.symbolic.tightness import (
+from sinkproof.report.tightness import (
     plot_theorem5_sandwich,
     sandwich_curve,
     theorem1_tightness_section,

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import sinkproof as sp
 from sinkproof import strategies as sps
-from sinkproof import symbolic
+from sinkproof import theorems
 from sinkproof.constructions import relu_solution, softmax_score_matrix, softmax_solution
 from sinkproof.testing import (
     assert_certificate_verifies,
@@ -187,11 +187,11 @@ def _false_bound(task):
     """A made-up 'theorem': BOS mass >= 1 - 1e-9 at the end of X^0_3 (false for L = 8)."""
     import sympy
 
-    from sinkproof.symbolic.instances import BosBound, InstantiatedBound
+    from sinkproof.theorems.instance import BosBound, InstantiatedBound
 
     seq = (0, 0, 0)
     item = BosBound(((seq, 3),), 1 - sympy.Rational(1, 10**9), ((seq, 0), (seq, 3)))
-    real = symbolic.theorem(1).instantiate(task, eps="1/100")
+    real = theorems.theorem(1).instantiate(task, eps="1/100")
     return InstantiatedBound("made-up", task, sympy.Rational(1, 100), real.model_class,
                              (item,), ())
 
@@ -199,7 +199,7 @@ def _false_bound(task):
 def test_assert_obeys_passes_on_a_proved_bound_and_names_a_violation():
     task = sp.TriggerTask(p=1, T=3)
     model = softmax_solution(task, 8.0)
-    check = assert_obeys(model, symbolic.theorem(1).instantiate(task, eps="1/100"))
+    check = assert_obeys(model, theorems.theorem(1).instantiate(task, eps="1/100"))
     assert check.holds and len(check.applicable) == 6
     with pytest.raises(AssertionError) as info:
         assert_obeys(model, _false_bound(task))
@@ -216,4 +216,4 @@ def test_assert_obeys_passes_on_a_proved_bound_and_names_a_violation():
 def test_accurate_softmax_heads_obey_theorem_1(data):
     task = data.draw(sps.tasks(max_p=2, max_T=3, content="signed"))
     model = data.draw(sps.near_solutions(task, kind="softmax", noise=0.05))
-    assert_obeys(model, symbolic.theorem(1).instantiate(task, eps="1/20"))
+    assert_obeys(model, theorems.theorem(1).instantiate(task, eps="1/20"))

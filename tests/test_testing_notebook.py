@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import sinkproof as sp
-from sinkproof import checker, convex, symbolic
+from sinkproof import checker, convex, theorems
 from sinkproof.constructions import relu_solution, softmax_solution
 
 TASK = sp.TriggerTask(p=1, T=2)
@@ -25,8 +25,8 @@ def _claim(heads: int) -> dict:
 
 BUILDERS = {
     "evaluation": lambda: sp.evaluate(softmax_solution(TASK, 8.0)),
-    "instantiated bound": lambda: symbolic.theorem(1).instantiate(TASK, eps="1/100"),
-    "bound check": lambda: symbolic.theorem(1).instantiate(TASK, eps="1/100").check(
+    "instantiated bound": lambda: theorems.theorem(1).instantiate(TASK, eps="1/100"),
+    "bound check": lambda: theorems.theorem(1).instantiate(TASK, eps="1/100").check(
         softmax_solution(TASK, 8.0)),
     "family certificate": lambda: convex.family_certificate(TASK, eps="1/100"),
     "verdict": lambda: checker.verify(convex.family_certificate(TASK, eps="1/100").to_dict()),

@@ -10,6 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from .. import checker
 from ..convex.values import check_eps
 from ..task import TriggerTask
 from .box import ValueBox
@@ -164,7 +165,6 @@ def _finish(task: TriggerTask, eps: Fraction, values: str, goal: Fraction | None
         statement = (f"one softmax head, {values} values, error <= {eps} on S_T: BOS mass >= "
                      f"{stated} at {where} target listed")
         cert = certificate_dict(inst, chosen, stated, statement)
-        from .. import checker
 
         verdict = checker.verify(cert)
         if verdict.ok:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from .. import checker
 from ..convex.certfile import envelope, save_json
 from ..task import TriggerTask
 from .tree import Node, TreeResult
@@ -43,7 +45,7 @@ class TargetOutcome:
         """The tree as the checker reads it (splits and certified leaves)."""
         node = self.tree.root if node is None else node
         if node.children is None:
-            return {"leaf": self.leaves[id(node)][0]}
+            return {"leaf": copy.deepcopy(self.leaves[id(node)][0])}
         tok, coord, at = node.split
         return {"split": {"token": tok, "coord": coord, "at": _fmt(at)},
                 "below": self.node_json(node.children[0]),
@@ -88,8 +90,6 @@ class BnbResult:
 
     def verify(self) -> Any:
         """Re-check the certificate with the trusted checker; returns its ``Verdict``."""
-        from .. import checker
-
         if self.certificate is None:
             raise ValueError("no certificate: some target was not certified")
         return checker.verify(self.certificate)

@@ -9,6 +9,7 @@ bound ``1/(1 + c0/2)``.  The scaled tree is re-verified by the trusted checker l
 
 from __future__ import annotations
 
+import copy
 from fractions import Fraction
 from typing import Any
 
@@ -29,7 +30,8 @@ def _scale(leaf: dict[str, Any], factor: Fraction) -> dict[str, Any]:
     def fmt(x: Fraction) -> str:
         return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
-    return {**leaf, "z": [[fmt(Fraction(x) * factor) for x in row] for row in leaf["z"]],
+    return {**copy.deepcopy(leaf),
+            "z": [[fmt(Fraction(x) * factor) for x in row] for row in leaf["z"]],
             "s": [fmt(Fraction(x) * factor) for x in leaf["s"]],
             "s0": fmt(Fraction(leaf["s0"]) * factor)}
 

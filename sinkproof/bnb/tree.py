@@ -195,7 +195,7 @@ def branch_and_bound(solver: PrimalSolver, root_box: ValueBox, goal: float | Non
             for kid in kids:
                 push(kid)
             now = max(current(), *(n.bound for n in stuck)) if stuck else current()
-            if now < before - 1e-9 * (1 + abs(before)):
+            if now < before and (math.isinf(before) or now < before - 1e-9 * (1 + abs(before))):
                 history.append((time.perf_counter() - start, nodes, now))
             bar.update(2, f"nodes {nodes} bound {now:.4g}")
     except KeyboardInterrupt:

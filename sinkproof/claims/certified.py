@@ -32,6 +32,7 @@ from typing import Any
 from .. import checker
 from ..convex.certfile import instance_difference, task_instance
 from ..modelclass import ModelClass
+from ..sinkmap import sink_map
 from ..task import TRIG
 from .positions import show_sequence
 from .schema import Claim
@@ -144,7 +145,6 @@ def certify_claim(claim: Claim, path: Path) -> Path | None:
     if (not claim.model_class.is_subclass_of(THEOREM3_CLASS) or con.theorem is not None
             or claim.hypothesis.family != "S_T"):
         return None
-    from ..sinkmap import sink_map
 
     targets = [(seq, t) for seq, t in con.at.pair_list(claim.task) if seq[t - 1] != TRIG]
     if not targets or (con.positions == "every" and len(targets) < len(

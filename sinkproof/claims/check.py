@@ -2,7 +2,7 @@
 
 Routes, in order:
 
-1. **Theorem**: a theorem of the registry (:data:`sinkproof.symbolic.THEOREMS`)
+1. **Theorem**: a theorem of the registry (:data:`sinkproof.theorems.THEOREMS`)
    whose every hypothesis holds for the claim's model class, and whose bound,
    instantiated on the claim's task at the claim's ε, is ``>= b`` at the claimed
    positions.

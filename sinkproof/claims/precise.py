@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import mpmath
 
 from ..model import AttentionModel
+from ..symbolic.exact import distinct_prefixes
 from ..task import TriggerTask
 
 DIGITS = 50
@@ -95,8 +96,6 @@ class PreciseModel:
 def family_prefixes(task: TriggerTask, sequences: list[tuple[int, ...]] | None
                     ) -> Iterator[tuple[int, ...]]:
     """Every distinct prefix (codes; the empty one first) of the family or of ``sequences``."""
-    from ..symbolic.exact import distinct_prefixes
-
     yield ()
     yield from distinct_prefixes(task, sequences)
 

@@ -1,6 +1,6 @@
 """Proof of a claim by a registered theorem, and the BOS bound a conclusion names.
 
-The registry (:data:`sinkproof.symbolic.THEOREMS`) states each theorem's class and
+The registry (:data:`sinkproof.theorems.THEOREMS`) states each theorem's class and
 error hypothesis as data.  A theorem proves a claim only when
 
 - ``applies_to(claim's model class)`` holds (every model of the class is covered)
@@ -25,8 +25,11 @@ from typing import Any
 
 from ..errors import SinkproofError, WorkLimitError, check_work
 from ..model import AttentionModel
+from ..task import TRIG
+from ..theorems import THEOREMS, Theorem
 from .compare import at_least, rational_below
 from .outcome import Proved
+from .positions import show_sequence
 from .schema import Claim
 
 BoundAt = Callable[[tuple[int, ...]], float]
@@ -35,12 +38,8 @@ VACUOUS = "vacuous"
 Target = tuple[tuple[int, ...], int]
 
 
-def registry() -> dict[str, Any]:
-    """The symbolic layer's theorem registry (empty when it cannot be imported)."""
-    try:
-        from ..symbolic import THEOREMS
-    except ImportError:
-        return {}
+def registry() -> dict[str, Theorem]:
+    """The theorem registry, :data:`sinkproof.theorems.THEOREMS`."""
     return dict(THEOREMS)
 
 
@@ -62,8 +61,6 @@ def situations(claim: Claim) -> list[Target] | None:
     """
     from itertools import combinations
 
-    from ..task import TRIG
-
     name, task = claim.conclusion.at.name, claim.task
     if name not in SITUATION_SETS or task.k > MAX_SITUATION_TOKENS:
         return None
@@ -81,37 +78,27 @@ def situations(claim: Claim) -> list[Target] | None:
 
 def _claimed_for(name: str, claim: Claim) -> list[Target]:
     """The claimed positions a theorem's bound must cover: every pair of the set, or (for
-    Theorem 3 with the hypothesis on all of ``S_T``) one per situation."""
-    if name == "theorem3" and claim.hypothesis.family == "S_T":
+    a theorem whose bound depends on the sequence only through its token set, with the
+    hypothesis on all of ``S_T``) one per situation."""
+    if THEOREMS[name].token_set_bound and claim.hypothesis.family == "S_T":
         reps = situations(claim)
         if reps is not None:
             return reps
     return _claimed(claim)
 
 
-def _instantiate(thm: Any, claim: Claim) -> Any:
-    """The theorem on the claim's task and ε, at the claimed positions where it takes them."""
-    mc, task, eps = claim.model_class, claim.task, claim.hypothesis.eps_exact
-    if thm.name in ("theorem1",):
-        return thm.instantiate(task, eps, values=mc.values)
-    if thm.name in ("theorem3", "theorem7"):
-        positions = [(s, t) for s, t in _claimed_for(thm.name, claim)
-                     if s[t - 1] >= 0]  # non-trigger positions only
-        values = {"values": mc.values} if thm.name == "theorem3" else {}
-        return thm.instantiate(task, eps, positions=positions, **values)
-    if thm.name == "theorem2":
-        return thm.instantiate(task, eps)
-    raise ValueError("its instance has no per-position bounds the checker reads "
-                     "(use its certificate instead)")
+def _instantiate(thm: Theorem, claim: Claim) -> Any:
+    """The theorem's exact bounds for the claim's class and ε, at the claimed non-trigger
+    positions (the calling convention every bound theorem shares)."""
+    positions = [(s, t) for s, t in _claimed_for(thm.name, claim)
+                 if s[t - 1] >= 0]  # non-trigger positions only
+    return thm.bound(claim.task, claim.hypothesis.eps_exact, claim.model_class, positions)
 
 
 def _bound_instances(claim: Claim, reasons: list[str]) -> Iterator[tuple[str, Any]]:
     """``(name, instantiated bound)`` for every theorem that covers the claim's class."""
     con = claim.conclusion
     theorems = registry()
-    if not theorems:
-        reasons.append("theorem: the registry sinkproof.symbolic.THEOREMS is not available")
-        return
     if con.theorem is not None and con.theorem not in theorems:
         raise ValueError(f"unknown theorem {con.theorem!r} in the conclusion "
                          f"(known: {', '.join(theorems)})")
@@ -193,8 +180,6 @@ def _proves(claim: Claim, name: str, inst: Any) -> tuple[float | None, str]:
 
 
 def _show(seq: tuple[int, ...]) -> str:
-    from .positions import show_sequence
-
     return show_sequence(seq)
 
 

@@ -19,9 +19,15 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ..convex.certfile import save_json
+from .. import search as search_module
+from ..checker import verify_file
+from ..checker.schema import format_rational
+from ..convex.certfile import instance_difference, save_json, task_instance
 from ..errors import CertificateError
+from ..modelclass import ModelClass
 from ..progress import Progress
+from ..search.restart import pareto
+from ..search.verify import witness_document
 from .positions import PositionMass, scan
 from .refute import Refutation, refutes
 from .schema import Claim
@@ -54,8 +60,6 @@ def _where(claim: Claim) -> Any:
 
 
 def _run_search(claim: Claim, where: Any, threshold: float, budget: float, seed: int) -> Any:
-    from .. import search as search_module
-
     mc = claim.model_class
     return search_module.search(
         claim.task, kind=mc.kind, heads=mc.heads, values=mc.values,
@@ -79,8 +83,6 @@ def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None,
     never one in ``proved`` (where a theorem already proves the bound).  The budget is
     split evenly between the attempts.
     """
-    from ..search.restart import pareto
-
     record = SearchRecord()
     positions = [(seq[:t], t) for seq, t in scan_positions(claim)]
     open_positions = [pair for pair in positions if pair not in proved]
@@ -158,10 +160,6 @@ def write_witness(record: SearchRecord, claim: Claim, path: Path) -> SavedWitnes
     the file) when any of this fails (for example a ``heads="every"`` refutation where
     another head is above the threshold): then the refutation is not reported.
     """
-    from ..checker import verify_file
-    from ..checker.schema import format_rational
-    from ..search.verify import witness_document
-
     ref = record.refutation
     assert ref is not None
     bound_at = theorem_bound(claim)
@@ -197,9 +195,6 @@ def refuting_statement(statement: dict[str, Any], claim: Claim) -> str | None:
     those positions must be one claimed position (``positions="every"``) or all of them
     (``"some"``).
     """
-    from ..convex.certfile import instance_difference, task_instance
-    from ..modelclass import ModelClass
-
     if statement.get("kind") != "witness":
         return f"a {statement.get('kind')!r} statement is no witness"
     expected = task_instance(claim.task)

@@ -1,1 +1,22 @@
-"""CLI subcommands: one module each, discovered by :func:`sinkproof.cli.build_parser`."""
+"""CLI subcommands: one module each, listed in :data:`COMMANDS`.
+
+``sinkproof --help`` is built from this table alone; a command's module is imported only
+when that command runs (or its own ``--help`` is asked for).  Each module exposes
+``register(subparsers)``, which adds its parser with the same one-line help as here and
+sets ``func(args) -> int``.  A module missing from the table is not reachable from the
+CLI; ``tests/test_architecture.py`` fails when the table and the modules disagree.
+"""
+
+from __future__ import annotations
+
+COMMANDS: dict[str, str] = {
+    "certify": "write an exact certificate of Theorem 3's sink bound",
+    "check": "prove, refute or report open a claim file (TOML or JSON)",
+    "experiment": "train softmax and ReLU layers from random init and measure sinks",
+    "report": "evaluate the constructions and bounds on an instance",
+    "sinkmap": "certified least BOS mass of any eps-accurate softmax head, per position",
+    "sweep": "run a grid of checks, certificates, sink maps, searches or trainings",
+    "variants": "sink verdicts for every attention map, each proved or refuted",
+    "verify": "re-check a certificate file with exact rational arithmetic",
+}
+"""Command name (= module name) -> the one-line help ``sinkproof --help`` shows."""

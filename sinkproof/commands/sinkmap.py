@@ -66,7 +66,9 @@ def run(args: argparse.Namespace) -> int:
                       positions=args.at, subfamily=args.subfamily, radius=args.radius)
     print(repr(result))
     if args.realise:
-        for r in result.realise():
+        from ..search.realise import realise
+
+        for r in realise(result):
             print(r)
     print(result.table(args.rows))
     if args.out:

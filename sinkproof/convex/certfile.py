@@ -16,6 +16,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from .. import checker
 from ..checker.instance import read_instance
 from ..checker.schema import FORMAT, VERSION, format_rational
 from ..errors import CertificateError
@@ -97,6 +98,4 @@ class CertificateMixin:
 
     def verify(self) -> Any:
         """Re-check this certificate with the trusted checker; returns its Verdict."""
-        from .. import checker
-
         return checker.verify(self.to_dict())

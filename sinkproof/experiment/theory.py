@@ -20,24 +20,11 @@ import numpy as np
 from ..kernel import forward_prefixes
 from ..measures import explicit_prefix_blocks
 from ..model import AttentionModel
+from ..theorems import theorem
+from ..theorems.theorem3 import allowed_nonbos, sink_bound
 
 RTOL = 1e-9
 """Relative slack of a violation test (float rounding of outputs and masses)."""
-
-
-def sink_bound(eps: float | np.ndarray, distance: float | np.ndarray) -> np.ndarray:
-    """``1 - 2ε/d``: the least BOS mass of a learned-value softmax head (Theorems 1 and 3).
-
-    ``d`` is ``||v_c||`` (Theorem 1) or the hull distance ``d_t`` (Theorem 3); the
-    formula is the symbolic layer's ``THEOREM3_LEARNED`` (identical to
-    ``THEOREM1_LEARNED``); the bound is ``-inf`` (no bound) where ``d = 0``.
-    """
-    from ..symbolic import THEOREM3_LEARNED
-
-    eps, d = np.asarray(eps, dtype=float), np.asarray(distance, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        value = THEOREM3_LEARNED(eps=eps, hull_distance=d)
-    return np.where(d > 0, value, -np.inf)
 
 
 def _affine_min_norm(V: np.ndarray) -> np.ndarray:
@@ -105,10 +92,7 @@ def hull_distance_lower(points: np.ndarray) -> float:
 
 def _violations(log_nonbos: np.ndarray, eps: np.ndarray, distance: np.ndarray) -> np.ndarray:
     """Positions where ``1 - α_0 > 2ε/d`` beyond rounding (``d = 0``: no bound, no violation)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        allowed = np.where(distance > 0, 2.0 * eps / np.where(distance > 0, distance, 1.0),
-                           np.inf)
-    return np.exp(log_nonbos) > allowed * (1 + RTOL) + 1e-300
+    return np.exp(log_nonbos) > allowed_nonbos(eps, distance) * (1 + RTOL) + 1e-300
 
 
 def _single_head_softmax(model: AttentionModel) -> str | None:
@@ -122,7 +106,7 @@ def _single_head_softmax(model: AttentionModel) -> str | None:
 def theorem1_check(model: AttentionModel) -> dict[str, Any]:
     """Theorem 1 on every ``X^c_n`` (all content ``c``, ``n = 1..T``), at the model's own error.
 
-    Also runs :func:`registry_theorem1` (exact bounds from the symbolic layer) as a
+    Also runs :func:`registry_theorem1` (exact bounds from the theorem registry) as a
     second, independent check.  Returns ``eps`` (the model's largest error on those
     positions), ``bos_min`` (least measured ``α_{n0}``), ``bound``
     (``1 - 2·eps/min_c ||v_c||``: what the theorem guarantees at that single ε),
@@ -153,10 +137,8 @@ def theorem1_check(model: AttentionModel) -> dict[str, Any]:
 
 
 def registry_theorem1(model: AttentionModel, eps: float) -> dict[str, Any]:
-    """Independent path: the symbolic registry's exact Theorem 1, instantiated for this
+    """Independent path: the registry's exact Theorem 1, instantiated for this
     model's value map at ``eps`` and held against the model (``BoundCheck``)."""
-    from ..symbolic import theorem
-
     check = theorem("theorem1").instantiate(model.task, eps, values="learned",
                                             model=model).check(model)
     return dict(holds=check.holds, items=len(check.items),

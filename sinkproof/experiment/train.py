@@ -15,6 +15,7 @@ import numpy as np
 
 from ..measures import evaluate
 from ..model import AttentionModel
+from ..search.objective import prefix_batch, value_and_grad
 from ..task import TriggerTask
 from .config import PROBE_SEED, TRAIN_SEED_OFFSET, ExperimentConfig
 from .optim import Adam
@@ -92,8 +93,6 @@ def train(task: TriggerTask, kind: str, heads: int, seed: int,
     shuffled order; the initialisation uses ``seed``.  ``on_step(n)`` is called
     after every ``n`` finished steps (for progress bars).
     """
-    from ..search.objective import prefix_batch, value_and_grad
-
     cfg = ExperimentConfig() if config is None else config
     start = time.perf_counter()
     A, U = initial_parameters(task, heads, seed, cfg.init_scale)

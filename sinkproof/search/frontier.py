@@ -4,79 +4,39 @@ For each target error ``ε`` the search minimises the largest BOS mass at ``wher
 subject to error ``<= ε`` (``objective="sink"``; ReLU: a search for BOS mass 0).
 Each point is an explicit model whose error and BOS mass are then bounded from
 above *rigorously* by the trusted checker, so a point says "some model of the
-class reaches error <= E with BOS mass <= B".  A certified lower bound (Theorems 1
-and 2 of docs/theory.md, from :mod:`sinkproof.symbolic`) says no model goes below it;
+class reaches error <= E with BOS mass <= B".  A certified lower bound (the strongest
+class bound of :mod:`sinkproof.theorems`: Theorems 1 and 2) says no model goes below it;
 the two must never cross, and :meth:`Frontier.crossings` lists any point that does.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass
-from itertools import combinations
 from typing import Any
 
 import numpy as np
 
 from .._validate import as_int, as_real, choice
 from ..model import KINDS, AttentionModel
+from ..modelclass import ModelClass
 from ..progress import Progress
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
+from ..theorems import CertifiedBound, best_bound
 from .engine import VALUES, _outcomes, available_cores
 from .restart import RestartOutcome, SearchSettings
 from .verify import rigorous_measures
 
 
-@dataclass(frozen=True)
-class CertifiedBound:
-    """A proved lower bound on the largest BOS mass at non-trigger positions of any model
-    of the class with error ``<= ε`` on the family: ``bound(ε)`` (0 where vacuous)."""
-
-    name: str
-    statement: str
-    function: Callable[[np.ndarray], np.ndarray]
-
-    def __call__(self, eps: Any) -> Any:
-        out = np.clip(self.function(np.asarray(eps, dtype=float)), 0.0, 1.0)
-        return float(out) if np.ndim(out) == 0 else out
-
-    def __repr__(self) -> str:
-        return f"CertifiedBound({self.name}: {self.statement})"
-
-
 def certified_bound(task: TriggerTask, kind: str = "softmax", heads: int = 1,
                     values: str = "fixed", where: Any = "nontrigger") -> CertifiedBound | None:
-    """The strongest bound this layer knows for the class, or ``None``.
-
-    Single-head softmax, BOS mass at non-trigger positions (``where`` "nontrigger" or
-    "all"): fixed values, Theorem 1: ``max α_0 >= 1 - ε / max_c ||c||``; learned values,
-    Theorem 2: ``max α_0 >= 1 - 2ε / (g - 2ε)`` with ``g`` the largest ray gap of two
-    content vectors (``T >= 2``).  Other classes: no bound (``None``).
-    """
-    from .. import symbolic
-
-    if kind != "softmax" or heads != 1 or where not in ("nontrigger", "all"):
-        return None
-    if values == "fixed":
-        norm = float(np.linalg.norm(task.content, axis=1).max())
-        formula = symbolic.THEOREM1_FIXED
-        return CertifiedBound(
-            "Theorem 1 (fixed values)", f"max BOS mass >= 1 - ε/{norm:.6g}",
-            lambda e: formula(eps=e, content_norm=norm))
-    if task.T < 2 or task.k < 2:
-        return None
-    gap = max(symbolic.ray_gap(c, d).value for c, d in combinations(task.content, 2))
-    formula = symbolic.THEOREM2_PAIR
-
-    def pair(e: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(gap > 2 * e, formula(eps=e, gap=gap), 0.0)
-
-    return CertifiedBound("Theorem 2 (learned values)",
-                          f"max BOS mass >= 1 - 2ε/({gap:.6g} - 2ε) for ε < {gap / 2:.6g}", pair)
+    """The strongest bound the theorem registry knows for the class, or ``None``
+    (:func:`sinkproof.theorems.best_bound` for the class of ``kind``, ``heads``, ``values``)."""
+    model_class = ModelClass(kind=kind, heads=heads, values=values, positions="any")
+    return best_bound(task, model_class, where)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checker import verify
 from ..task import TRIG, TriggerTask
 
 STATUSES = ("certified", "no bound", "uncertified", "failed")
@@ -212,20 +213,9 @@ class SinkMap:
         ax.figure.colorbar(im, ax=ax)
         return ax
 
-    def realise(self, prefixes: Any = None, *, positions: str | None = None,
-                refine: bool = False, verify: bool = True, dps: int = 30) -> list:
-        """Bridge to search (:func:`sinkproof.sinkmap.bridge.realise`): accurate models aimed at
-        the relaxation's optimum; fills ``realised`` and ``gap`` of the entries it reaches."""
-        from .bridge import realise
-
-        return realise(self, prefixes, positions=positions, refine=refine, verify=verify,
-                       dps=dps)
-
     # --------------------------------------------------------- persistence
     def verify(self) -> Any:
         """Re-check :attr:`certificate` with the trusted exact checker; returns its Verdict."""
-        from ..checker import verify
-
         return verify(self.certificate)
 
     def save_certificate(self, path: str | Path) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..exact_numbers import load_toml, plain
+from .jobs import JOB_KINDS
 
 MAX_JOBS = 100_000
 """The most jobs a sweep file may expand to (raise with ``max_jobs``)."""
@@ -88,8 +89,6 @@ def _axis(section: str, name: str, values: Any) -> tuple[Any, ...]:
 
 def sweep_from_dict(data: Mapping[str, Any], max_jobs: int = MAX_JOBS) -> Sweep:
     """A :class:`Sweep` from the parsed file (or a dict written in Python)."""
-    from .jobs import JOB_KINDS
-
     if not isinstance(data, Mapping):
         raise SweepError("a sweep must be a table with 'kind' and [base]/[grid]/[zip]")
     unknown = set(data) - _TOP_LEVEL

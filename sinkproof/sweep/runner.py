@@ -15,6 +15,7 @@ from ..progress import Progress
 from .cache import Cache, job_key
 from .grid import Sweep, SweepError, load_sweep, sweep_from_dict
 from .jobs import JOB_KINDS
+from .output import write_outputs
 
 
 @dataclass
@@ -153,8 +154,6 @@ def run_sweep(spec: Sweep | Mapping[str, Any] | str | Path, out: str | Path | No
                    for i, r in enumerate(rows)]
     result.seconds = time.perf_counter() - start
     if out_dir is not None:
-        from .output import write_outputs
-
         result.files = write_outputs(result, out_dir, figures=figures)
     return result
 

@@ -1,9 +1,11 @@
-"""The bounds of Theorems 1-3 as SymPy expressions and fast numeric functions.
+"""Closed-form bounds as SymPy expressions with fast numeric twins, and the exact constants
+they take.
 
-Each :class:`Formula` holds one expression in named symbols; ``formula.exact(...)``
+A :class:`Formula` holds one expression in named symbols; ``formula.exact(...)``
 substitutes exact values (rationals, square roots) and ``formula(...)`` evaluates
 in floating point (NumPy, vectorised).  The constants a task supplies - content
-norms, ray gaps ``g(c, c')``, hull distances ``d_t`` - are computed exactly here too.
+norms, ray gaps ``g(c, c')``, hull distances ``d_t`` - are computed exactly here.
+The theorems' own formulas live with their statements in :mod:`sinkproof.theorems`.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class Formula:
     expr: sympy.Expr
     args: tuple[sympy.Symbol, ...]
     meaning: str
+    names: tuple[str, ...] = ()
     _numeric: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -87,7 +90,7 @@ class Formula:
     @property
     def keywords(self) -> list[str]:
         """The keyword names ``__call__`` and ``exact`` take, in the order of ``args``."""
-        return _ALIASES.get(self.name, [str(a) for a in self.args])
+        return list(self.names) if self.names else [str(a) for a in self.args]
 
     def _values(self, values: dict[str, Any]) -> list[Any]:
         names = self.keywords
@@ -111,33 +114,6 @@ class Formula:
 
     def __repr__(self) -> str:
         return f"{self.name}: {sympy.sstr(self.expr)}"
-
-
-# keyword names accepted by Formula.__call__ / .exact, in the order of args
-_ALIASES = {
-    "theorem1_learned": ["eps", "value_norm"],
-    "theorem1_fixed": ["eps", "content_norm"],
-    "theorem2_pair": ["eps", "gap"],
-    "theorem2_nonbos": ["eps", "gap"],
-    "theorem3_learned": ["eps", "hull_distance"],
-    "theorem3_fixed": ["eps", "hull_distance"],
-}
-
-THEOREM1_LEARNED = Formula("theorem1_learned", 1 - 2 * EPS / VALUE_NORM, (EPS, VALUE_NORM),
-                           "α_{n0}(X^c_n) >= 1 - 2ε/‖v_c‖ (learned values)")
-THEOREM1_FIXED = Formula("theorem1_fixed", 1 - EPS / CONTENT_NORM, (EPS, CONTENT_NORM),
-                         "α_{n0}(X^c_n) >= 1 - ε/‖c‖ (fixed values)")
-THEOREM2_NONBOS = Formula("theorem2_nonbos", 2 * EPS / (GAP - 2 * EPS), (EPS, GAP),
-                          "min(δ, δ') <= 2ε/(g - 2ε) when g > 2ε")
-THEOREM2_PAIR = Formula("theorem2_pair", 1 - 2 * EPS / (GAP - 2 * EPS), (EPS, GAP),
-                        "max(α_{m0}(X^c_m), α_{m0}(X^c'_m)) >= 1 - 2ε/(g - 2ε) when g > 2ε")
-THEOREM3_LEARNED = Formula("theorem3_learned", 1 - 2 * EPS / HULL, (EPS, HULL),
-                           "α_{t0} >= 1 - 2ε/d_t (learned values)")
-THEOREM3_FIXED = Formula("theorem3_fixed", 1 - EPS / HULL, (EPS, HULL),
-                         "α_{t0} >= 1 - ε/d_t (fixed values)")
-
-FORMULAS = {f.name: f for f in (THEOREM1_LEARNED, THEOREM1_FIXED, THEOREM2_NONBOS, THEOREM2_PAIR,
-                                THEOREM3_LEARNED, THEOREM3_FIXED)}
 
 
 # ------------------------------------------------------------------- exact constants

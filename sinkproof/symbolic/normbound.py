@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 import sympy
-from scipy.special import logsumexp
 
 from .._validate import as_real
+from ..numerics import logsumexp
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
 from .bounds import EPS, exact_number, exact_sqrt

@@ -20,6 +20,7 @@ from typing import Any
 
 import sympy
 
+from .._validate import as_int
 from ..constructions import feature_index
 from ..task import TriggerTask, inverse_position_ratio
 from .exact import ExactModel, as_fraction
@@ -236,8 +237,6 @@ def verify_relu_symbolic(A: Any, U: Any = None, p: int | None = None) -> Theorem
 
 def verify_theorem4(p: int = 2) -> Theorem4Verification:
     """Theorem 4 for content dimension ``p``, every length and every content vocabulary."""
-    from .._validate import as_int
-
     p = as_int("p", p, minimum=1)
     model = exact_relu_solution(TriggerTask(p, 1, positions="inverse"))
     return verify_relu_symbolic(model.A[0].tolist(), model.U[0].tolist(), p)

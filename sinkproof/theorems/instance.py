@@ -20,6 +20,7 @@ import sympy
 from ..model import AttentionModel
 from ..modelclass import ModelClass
 from ..numerics import stable_norm
+from ..symbolic.bounds import exact_number
 from ..task import TriggerTask
 
 Target = tuple[tuple[int, ...], int]
@@ -186,8 +187,6 @@ class InstantiatedBound:
 
     def implies(self, level: Any, sequence: Iterable[int], position: int) -> bool:
         """The BOS mass at ``(sequence, position)`` is provably ``>= level`` (exact comparison)."""
-        from .bounds import exact_number
-
         item = self.bound_at(sequence, position)
         return item is not None and bool(item.bound >= exact_number(level))
 

@@ -1,22 +1,16 @@
-"""``sinkproof report`` section: Theorem 3's family certificate, checked exactly."""
+"""Report section: Theorem 3's family certificate, checked exactly."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from ..convex.family import family_certificate
 from ..task import TriggerTask
-from .family import family_certificate
-
-if TYPE_CHECKING:
-    from ..report import Table
+from .table import Table
 
 REPORT_EPS = ("1/100", "1/1000")
 
 
 def theorem3_family_section(task: TriggerTask) -> list[Table]:
     """Per ε: situations, how many are bounded or have 0 in the hull, the least bound, verdict."""
-    from ..report import Table  # report imports this module: no cycle at import time
-
     rows = []
     for eps in REPORT_EPS:
         cert = family_certificate(task, eps, "fixed")

@@ -7,8 +7,7 @@
   the largest non-BOS mass Theorem 1 allows on ``X^c_n`` (``ε/‖c‖``) next to the
   largest one the construction has (log domain).
 
-These are section functions for :data:`sinkproof.report.SECTIONS` (which imports
-this module, so :mod:`sinkproof.report` is imported inside the functions).
+These are section functions for :data:`sinkproof.report.SECTIONS`.
 """
 
 from __future__ import annotations
@@ -20,14 +19,15 @@ import numpy as np
 
 from ..constructions import softmax_solution
 from ..measures import evaluate
+from ..symbolic.normbound import eps_min_enclosure, log_eps_min, norm_needed
 from ..task import TriggerTask
-from .normbound import eps_min_enclosure, log_eps_min, norm_needed
+from .constructions import DEFAULT_LS
+from .table import Table
 
 
-def theorem5_sandwich_section(task: TriggerTask, Ls: tuple[float, ...] | None = None) -> list:
+def theorem5_sandwich_section(task: TriggerTask,
+                              Ls: tuple[float, ...] | None = None) -> list[Table]:
     """Certified ``ε_min(B)`` vs the softmax construction's error at the same norm."""
-    from ..report import DEFAULT_LS, Table
-
     rows = []
     for L in DEFAULT_LS if Ls is None else Ls:
         model = softmax_solution(task, L)
@@ -46,10 +46,9 @@ def theorem5_sandwich_section(task: TriggerTask, Ls: tuple[float, ...] | None = 
                    "B needed", "B / B needed"], rows, caption)]
 
 
-def theorem1_tightness_section(task: TriggerTask, Ls: tuple[float, ...] | None = None) -> list:
+def theorem1_tightness_section(task: TriggerTask,
+                               Ls: tuple[float, ...] | None = None) -> list[Table]:
     """Theorem 1's allowed non-BOS mass ``ε/‖c‖`` vs the construction's, on ``X^c_n``."""
-    from ..report import DEFAULT_LS, Table
-
     norms = np.linalg.norm(task.content, axis=1)
     rows = []
     for L in DEFAULT_LS if Ls is None else Ls:

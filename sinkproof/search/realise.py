@@ -23,11 +23,13 @@ from ..checker.socp import Instance
 from ..constructions import softmax_score_matrix
 from ..measures import evaluate
 from ..model import AttentionModel
+from ..sinkmap.blocks import n_variables, variable_index
+from ..sinkmap.certify import instance_dict, single_key_ray
+from ..sinkmap.core import _Planner, known_values
+from ..sinkmap.result import SinkMap
 from ..task import TriggerTask
-from .blocks import n_variables, variable_index
-from .certify import instance_dict, single_key_ray
-from .core import _Planner, known_values
-from .result import SinkMap
+from . import engine
+from .verify import verify_witness
 
 FREE_BELOW = 1e-3
 """Block variables with less than this share of the largest ``u`` get no logit target."""
@@ -41,7 +43,7 @@ class Realisation:
     """One target: the certified ``bound``; the best accurate model found (``model``), its
     float ``error`` and ``bos_mass`` at the target; ``step``: the ``τ`` of the least-squares
     step (nan for a search witness); ``verified``: the search layer's high-precision
-    witness check (``None`` when that layer is unavailable)."""
+    witness check (``None`` when not run)."""
 
     prefix: tuple[int, ...]
     bound: float
@@ -133,11 +135,7 @@ def _best_step(base: AttentionModel, dA: np.ndarray, prefix: Sequence[int],
 
 
 def _verify(model: AttentionModel, eps: float, bos: float, prefix: tuple[int, ...],
-            dps: int) -> bool | None:
-    try:
-        from ..search.verify import verify_witness
-    except ImportError:  # pragma: no cover - search layer absent
-        return None
+            dps: int) -> bool:
     where = [(tuple(prefix), len(prefix))]
     report = verify_witness(model, eps, min(1.0, bos * (1 + 1e-6) + 1e-12), where=where, dps=dps)
     return bool(report.verified)
@@ -147,13 +145,11 @@ def search_refine(task: TriggerTask, eps: float, prefix: tuple[int, ...], lo: fl
                   steps: int = 4, restarts: int = 4, seed: int = 0) -> Realisation | None:
     """Bisect the search layer's target BOS mass between ``lo`` (the certified bound) and
     ``hi`` (a realised mass): the best verified witness found, or ``None``."""
-    from ..search import search
-
     best = None
     where = [(tuple(prefix), len(prefix))]
     for _ in range(steps):
         mid = (lo + hi) / 2
-        res = search(task, values="fixed", max_error=eps, max_bos_mass=mid, where=where,
+        res = engine.search(task, values="fixed", max_error=eps, max_bos_mass=mid, where=where,
                      restarts=restarts, seed=seed)
         if res.found and res.verified:
             best = Realisation(tuple(prefix), lo, res.bos_mass, res.error, float("nan"), True,

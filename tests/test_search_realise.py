@@ -7,8 +7,8 @@ import pytest
 
 import sinkproof as sp
 from sinkproof.constructions import softmax_score_matrix
+from sinkproof.search.realise import logit_change, realise
 from sinkproof.sinkmap import sink_map
-from sinkproof.sinkmap.bridge import logit_change, realise
 
 EPS = 0.1
 TASK = sp.TriggerTask(p=2, T=3)
@@ -73,7 +73,7 @@ def test_refined_witness_nearly_meets_the_mixed_position_bound():
     """With onehot positions and search refinement the gap at (BOS, e1, -e1) closes to < 0.05."""
     task = sp.TriggerTask(p=2, T=2)
     smap = sink_map(task, EPS, positions=[([0, 2], 2)])
-    (r,) = smap.realise([(0, 2)], positions="onehot", refine=True)
+    (r,) = realise(smap, [(0, 2)], positions="onehot", refine=True)
     assert r.verified and smap.bound([0, 2], 2) <= r.bos_mass < smap.bound([0, 2], 2) + 0.05
 
 

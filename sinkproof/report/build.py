@@ -1,0 +1,53 @@
+"""The ``sinkproof report``: tables that hold constructions against the theory.
+
+A report is a list of :class:`Table` objects built by the section functions in
+:data:`SECTIONS`, in order.  Each section receives the task and returns tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..task import TriggerTask
+from .constructions import constructions_section
+from .family import theorem3_family_section
+from .table import Table
+from .tightness import theorem1_tightness_section, theorem5_sandwich_section
+
+
+@dataclass
+class Report:
+    """All tables of a report for one task instance."""
+
+    task: TriggerTask
+    tables: list[Table] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(task=self.task.describe(), tables=[t.to_dict() for t in self.tables])
+
+    def __repr__(self) -> str:
+        titles = "; ".join(t.title for t in self.tables)
+        return f"Report({self.task!r}: {len(self.tables)} tables: {titles})"
+
+    def _repr_markdown_(self) -> str:
+        return (f"### sinkproof report for `{self.task!r}`\n\n"
+                + "\n\n".join(t._repr_markdown_() for t in self.tables))
+
+    def render(self) -> str:
+        head = f"sinkproof report for {self.task!r}\n"
+        return head + "\n\n".join(t.render() for t in self.tables) + "\n"
+
+
+SECTIONS: list[Callable[[TriggerTask], list[Table]]] = [
+    constructions_section, theorem5_sandwich_section, theorem1_tightness_section,
+    theorem3_family_section]
+
+
+def build_report(task: TriggerTask) -> Report:
+    """Run every section of :data:`SECTIONS` on ``task``."""
+    report = Report(task)
+    for section in SECTIONS:
+        report.tables.extend(section(task))
+    return report

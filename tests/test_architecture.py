@@ -1,0 +1,334 @@
+"""The house rules, checked on the source: no import cycles, every import points down the
+declared layers, the trusted checker imports only the standard library and mpmath, and the
+entry points stay light (``sinkproof verify`` and ``--help`` load no numerical layer).
+
+The import graph is read from the source with :mod:`ast` (every ``import`` statement,
+including those inside functions), not by importing it.  Importing ``a.b.c`` also runs
+``a/__init__`` and ``a/b/__init__``, so an import adds an edge to each package on the way
+that is not already a package of the importer.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+import sinkproof
+from sinkproof import checker
+
+ROOT = Path(sinkproof.__file__).resolve().parent
+
+LAYERS: list[tuple[str, ...]] = [
+    ("errors",), ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor",
+     "stats"),
+    ("checker",),                    # TRUSTED: stdlib + mpmath (+ errors) only
+    ("tasks",), ("task",),
+    ("attention",), ("models", "stack"), ("model", "adversary"),
+    ("forward",), ("kernel", "stackeval"),
+    ("modelclass",), ("objective",), ("measures",),
+    ("constructions",),
+    ("symbolic",), ("convex",), ("sinkmap", "bnb"),
+    ("theorems",),
+    ("search",),
+    ("claims",),
+    ("experiment", "variants"), ("sweep",),
+    ("report",),
+    ("strategies", "testing", "pytest_plugin"),
+    ("cli_common",), ("commands",), ("cli",), ("__main__",),
+]
+"""The floors of the package, from the ground up.  A unit (a top-level module or
+subpackage of ``sinkproof``) may import only units on floors strictly below its own (and
+itself); units on one floor are independent.  ``sinkproof/__init__`` is the lobby: it
+names every entry point lazily (by string, no import statement) and sits above all."""
+
+TRUSTED = ("sinkproof.checker", "sinkproof.errors")
+"""The trust boundary: these import only the standard library, mpmath and each other."""
+LAZY_ALLOWED = {
+    "sinkproof.theorems.theorem6": "the sink map needs CVXPY: loaded when Theorem 6 is used",
+    "sinkproof.sweep.jobs": "a job kind loads its own layer, in the worker that runs it",
+}
+"""Modules outside ``sinkproof.commands`` that may import sinkproof modules inside functions,
+and why.  Commands import their layers when they run, so that ``COMMAND --help`` stays
+light; everywhere else an import inside a function hides a dependency (and, before
+``tests/test_architecture.py``, hid two import circles)."""
+HEAVY = ("numpy", "scipy", "sympy", "cvxpy", "jax", "jaxlib", "optax", "matplotlib", "dask")
+
+
+def render_floors() -> str:
+    """The floors as docs/architecture.md lists them (top floor first)."""
+    width = max(len(", ".join(f)) for f in LAYERS)
+    lines = [f"{i:>3}  {', '.join(f):<{width}}" for i, f in enumerate(LAYERS)]
+    return "\n".join(reversed([line.rstrip() for line in lines]))
+
+
+def _module_name(path: Path) -> str:
+    parts = ["sinkproof", *path.relative_to(ROOT).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _imported(name: str, path: Path) -> set[str]:
+    """Absolute names of everything ``name`` imports (anywhere in the file)."""
+    is_pkg = path.name == "__init__.py"
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_pkg else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            out.add(target)
+            out.update(f"{target}.{a.name}" for a in node.names)  # submodules, if they are
+    return out
+
+
+@cache
+def graph() -> dict[str, frozenset[str]]:
+    """Module -> sinkproof modules it runs on import (with the packages on the way)."""
+    mods = modules()
+    edges = {}
+    for name, path in mods.items():
+        own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
+        if path.name == "__init__.py":
+            own.add(name)
+        deps = set()
+        for target in _imported(name, path):
+            parts = target.split(".")
+            for i in range(1, len(parts) + 1):
+                prefix = ".".join(parts[:i])
+                if prefix in mods and prefix not in own:
+                    deps.add(prefix)
+        deps.discard(name)
+        edges[name] = frozenset(deps)
+    return edges
+
+
+def external(name: str) -> set[str]:
+    """Top-level names of the non-sinkproof modules ``name`` imports."""
+    return {t.split(".")[0] for t in _imported(name, modules()[name])} - {"", "sinkproof"}
+
+
+def unit(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def floor_of() -> dict[str, int]:
+    return {u: i for i, floor in enumerate(LAYERS) for u in floor}
+
+
+def test_docs_list_the_floors_of_this_test():
+    doc = (ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert f"```text\n{render_floors()}\n```" in doc, (
+        "docs/architecture.md must show LAYERS as tests/test_architecture.py renders them:\n"
+        + render_floors())
+
+
+def test_every_theorem_module_is_registered():
+    from sinkproof.theorems import THEOREMS
+
+    files = sorted(p.stem for p in (ROOT / "theorems").glob("theorem[0-9]*.py"))
+    assert [f"theorem{t.number}" for t in THEOREMS.values()] == files
+    assert [t.name for t in THEOREMS.values()] == files
+    for thm in THEOREMS.values():
+        assert thm.model_classes and thm.statement and thm.proof
+        if thm.conclusion == "bos_lower_bound" and thm.name != "theorem6":
+            assert thm._bound is not None, f"{thm.name}: bound() is how claims use it"
+
+
+def test_every_task_setting_runs_the_conformance_suite():
+    from sinkproof.tasks import TASKS
+    from tests.test_tasks_protocol import ALL
+
+    assert {task.setting for task in ALL.values()} == set(TASKS)
+
+
+def test_the_graph_is_read_from_the_source():
+    g = graph()
+    assert "sinkproof.checker" in g["sinkproof.commands.verify"]  # an import inside run()
+    assert "sinkproof.symbolic.bounds" in g["sinkproof.theorems.theorem1"]
+    assert "sinkproof.symbolic" in g["sinkproof.theorems.theorem1"]  # the package on the way
+    assert "sinkproof.theorems" not in g["sinkproof.theorems.theorem1"]  # its own package
+
+
+def test_every_unit_has_a_floor():
+    floors = floor_of()
+    missing = sorted({unit(m) for m in modules()} - set(floors) - {""})
+    assert not missing, f"add these modules to LAYERS in tests/test_architecture.py: {missing}"
+
+
+def test_no_import_cycles():
+    g = graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in g[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_every_import_points_down_the_layers():
+    floors = floor_of()
+    bad = []
+    for name, deps in graph().items():
+        src = unit(name)
+        if src == "":
+            continue  # the package __init__: lazy names only (checked below)
+        for dep in deps:
+            dst = unit(dep)
+            if dst == src:
+                continue
+            if dst == "" or floors.get(dst, -1) >= floors.get(src, -1):
+                bad.append(f"{name} imports {dep}")
+    assert not bad, "imports that do not point down the layers:\n" + "\n".join(sorted(bad))
+
+
+def _imports_inside_functions(name: str) -> list[str]:
+    path = modules()[name]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.ImportFrom):
+                    ours = bool(sub.level) or (sub.module or "").startswith("sinkproof")
+                elif isinstance(sub, ast.Import):
+                    ours = any(a.name.startswith("sinkproof") for a in sub.names)
+                else:
+                    continue
+                if ours:
+                    out.append(f"{path.relative_to(ROOT.parent)}:{sub.lineno} ({node.name})")
+    return out
+
+
+def test_sinkproof_imports_sit_at_the_top_of_modules():
+    bad = [line for name in modules()
+           if not name.startswith("sinkproof.commands") and name not in LAZY_ALLOWED
+           for line in _imports_inside_functions(name)]
+    assert not bad, ("imports of sinkproof modules inside functions (move them to the top, "
+                     "or add the module to LAZY_ALLOWED with the reason):\n" + "\n".join(bad))
+
+
+def test_the_trusted_checker_imports_only_the_standard_library_and_mpmath():
+    allowed = set(sys.stdlib_module_names) | {"mpmath", "__future__"}
+    bad = []
+    for name in modules():
+        if not name.startswith(TRUSTED):
+            continue
+        bad += [f"{name} imports {dep}" for dep in graph()[name] if not dep.startswith(TRUSTED)]
+        bad += [f"{name} imports {ext}" for ext in external(name) - allowed]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_package_init_imports_nothing_heavy():
+    assert graph()["sinkproof"] <= {"sinkproof._version"}
+    assert external("sinkproof") <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+def test_lazy_names_resolve_and_dir_lists_the_entry_points():
+    assert set(dir(sinkproof)) == {*sinkproof.__all__, "__version__"}
+    for name in sinkproof.__all__:
+        assert getattr(sinkproof, name) is not None
+    assert sinkproof.TriggerTask(p=1, T=2).n_sequences > 0
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        sinkproof.nope  # noqa: B018
+
+
+def test_the_command_table_matches_the_command_modules():
+    from sinkproof.cli import build_parser
+    from sinkproof.commands import COMMANDS
+
+    found = {p.stem for p in (ROOT / "commands").glob("*.py") if p.stem != "__init__"}
+    assert set(COMMANDS) == found, "sinkproof/commands/__init__.py COMMANDS is out of date"
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert {a.dest: a.help for a in sub._choices_actions} == COMMANDS
+
+
+def _fresh(code: str, *args: str) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter; it prints the heavy modules loaded as JSON last."""
+    probe = (f"print(json.dumps(sorted(set({HEAVY!r}) & set(sys.modules))))\n"
+             "sys.exit(globals().get('rc', 0))")
+    return subprocess.run([sys.executable, "-c", f"import json, sys\n{code}\n{probe}", *args],
+                          capture_output=True, text=True, cwd=ROOT.parent, timeout=120)
+
+
+def _loaded(run: subprocess.CompletedProcess) -> list[str]:
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_import_and_help_load_no_numerical_layer():
+    assert _loaded(_fresh("import sinkproof")) == []
+    run = _fresh("from sinkproof.cli import main\ntry:\n main(['--help'])\n"
+                 "except SystemExit:\n pass\nprint(sorted(m for m in sys.modules "
+                 "if m.startswith('sinkproof.commands.')))")
+    assert "verify" in run.stdout and _loaded(run) == []
+    assert "[]" in run.stdout.splitlines()[-2]  # no command module was imported
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory) -> dict[str, Path]:
+    """One real certificate of every kind, written by the producer."""
+    from sinkproof.bnb import prove
+    from sinkproof.convex import family_certificate, position_certificate
+    from sinkproof.search import witness_document
+
+    out = tmp_path_factory.mktemp("certs")
+    task = sinkproof.TriggerTask(p=1, T=3)
+    files = {kind: out / f"{kind}.json" for kind in ("hull-family", "hull", "witness",
+                                                     "sinkmap-socp", "bnb-learned-values")}
+    # a new certificate kind needs a line here: the test below runs on every kind
+    family_certificate(task, "1/100", "fixed").save(files["hull-family"])
+    position_certificate(task, (0, 0), 2, "1/100").save(files["hull"])
+    doc = witness_document(sinkproof.constructions.relu_solution(task), 1e-3, 0.0, "all")
+    files["witness"].write_text(json.dumps(doc))
+    sinkproof.sink_map(task, 0.1).save_certificate(files["sinkmap-socp"])
+    claim = ROOT.parent / "examples" / "claims" / "learned_values_homogeneous.toml"
+    files["bnb-learned-values"].write_text(json.dumps(prove(str(claim)).certificate))
+    return files
+
+
+@pytest.mark.parametrize("kind", sorted(checker.KIND_MODULES))
+def test_verify_loads_no_numerical_layer(certificates, kind):
+    assert kind in certificates, f"add a {kind!r} certificate to the certificates fixture"
+    cert = json.loads(certificates[kind].read_text())
+    assert cert["kind"] == kind
+    run = _fresh("from sinkproof.cli import main; rc = main(['verify', sys.argv[1]])",
+                 str(certificates[kind]))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("verified"), run.stdout
+    assert _loaded(run) == [], f"sinkproof verify ({kind}) loaded {_loaded(run)}"
