@@ -63,6 +63,8 @@ def main() -> None:
               f"best error {best:.6g}")
     (t1, e1), (tn, en) = rows[1], rows[args.processes]
     print(f"   speed-up N/1: {t1 / tn:.2f}x; same best error: {e1 == en}")
+    print(f"RATIO search {args.processes} processes: {t1 / tn:.2f}x (vs the same seeded "
+          f"restarts in 1 process, same run)")
 
     print(f"\n2. fixed budget: {args.budget:g} s each")
     for procs in (1, args.processes):
