@@ -38,6 +38,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "testing": ("sinkproof.testing", None),
     "experiment": ("sinkproof.experiment", None),
     "sweep": ("sinkproof.sweep", None),
+    "variants": ("sinkproof.variants", None),
     "PaperTask": ("sinkproof.tasks", "PaperTask"),
     "paper_model": ("sinkproof.stack", "paper_model"),
 }

@@ -172,14 +172,41 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number here (write a finite decimal)")
 
 
+MAX_NESTING = 64
+"""Deepest nesting of arrays/tables a JSON or TOML input may have (a claim needs a handful);
+checked on the text before parsing, so a deep input is one error, never a RecursionError."""
+
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_TOML_TOKENS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"'
+                          r"|'[^'\n]*'|#[^\n]*|[\[\]{}]")
+
+
+def _check_nesting(text: str, tokens: re.Pattern[str]) -> None:
+    """Refuse ``text`` whose brackets (outside strings and comments) nest deeper than
+    :data:`MAX_NESTING`; one pass, no recursion."""
+    level = 0
+    for match in tokens.finditer(text):
+        tok = match.group()
+        if tok in "[{":
+            level += 1
+            if level > MAX_NESTING:
+                raise ValueError(f"nested more than {MAX_NESTING} levels deep "
+                                 f"(at character {match.start()})")
+        elif tok in "]}":
+            level -= 1
+
+
 def load_json(text: str) -> Any:
-    """JSON with floats as :class:`~decimal.Decimal`, duplicate keys and NaN/Infinity refused."""
+    """JSON with floats as :class:`~decimal.Decimal`, duplicate keys and NaN/Infinity refused,
+    nesting at most :data:`MAX_NESTING` deep."""
+    _check_nesting(text, _JSON_TOKENS)
     return json.loads(text, parse_float=decimal.Decimal, object_pairs_hook=_no_duplicates,
                       parse_constant=_no_constant)
 
 
 def load_toml(text: str) -> dict[str, Any]:
     """TOML with floats as :class:`~decimal.Decimal` (``1e-400`` stays ``10**-400``)."""
+    _check_nesting(text, _TOML_TOKENS)
     return tomllib.loads(text, parse_float=decimal.Decimal)
 
 

@@ -4,8 +4,9 @@ strict JSON (duplicate keys, NaN, huge numbers, non-ASCII digits) is refused cle
 from __future__ import annotations
 
 import json
-import time
+import sys
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 
@@ -38,12 +39,38 @@ def _edit(data: dict, path: tuple, value) -> dict:
     return out
 
 
+# "Refuses fast", measured as work and not as time (a timing assertion fails under load):
+# Python calls into the checker and into fractions.py while refusing.  The refusals below
+# make 20-1700 such calls whatever the size the input declares (T = 10**12, 3000-digit
+# numbers, ...); checking the small valid family certificate itself makes about 6100.
+CALL_BUDGET = 3000
+
+
+def checker_calls(argv: list[str]) -> tuple[int, int]:
+    """``main(argv)``'s exit code and the number of Python function calls it made into
+    ``sinkproof/checker`` and ``fractions`` (deterministic, unlike a wall-clock time)."""
+    calls = 0
+
+    def profile(frame, event, arg):
+        nonlocal calls
+        if event == "call":
+            name = frame.f_code.co_filename.replace("\\", "/")
+            calls += "sinkproof/checker/" in name or name.endswith("fractions.py")
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        rc = main(argv)
+    finally:
+        sys.setprofile(previous)
+    return rc, calls
+
+
 def refused(tmp_path, capsys, text: str, flag: str, *extra: str) -> str:
     path = tmp_path / "f.json"
     path.write_text(text)
-    start = time.perf_counter()
-    assert main(["verify", *extra, str(path)]) == 4
-    assert time.perf_counter() - start < 1.0
+    rc, calls = checker_calls(["verify", *extra, str(path)])
+    assert rc == 4 and calls < CALL_BUDGET, calls
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and f"(raise it with {flag})" in err, err
     return err
@@ -55,13 +82,23 @@ def test_every_limit_has_a_flag_and_a_documented_default():
         assert f"`{flag}`" in doc and f"{getattr(DEFAULT, name):_}".replace("_", ",") in doc
 
 
+def test_the_call_budget_separates_a_refusal_from_a_check(tmp_path, family):
+    """The budget means something: a real check of a valid certificate exceeds it."""
+    path = tmp_path / "ok.json"
+    path.write_text(json.dumps(family))
+    rc, calls = checker_calls(["verify", str(path)])
+    assert rc == 0 and calls > CALL_BUDGET, calls
+
+
 def test_oversized_file_refused_before_reading(tmp_path, capsys):
     path = tmp_path / "big.json"
     with path.open("wb") as handle:
         handle.truncate(DEFAULT.file_bytes + 1)  # sparse: nothing is read
-    start = time.perf_counter()
-    assert main(["verify", str(path)]) == 4
-    assert time.perf_counter() - start < 1.0
+    real_open = Path.open
+    with patch.object(Path, "open", autospec=True, side_effect=real_open) as opened:
+        rc, calls = checker_calls(["verify", str(path)])
+    assert rc == 4 and calls < CALL_BUDGET, calls
+    assert all(c.args[0] != path for c in opened.call_args_list)  # refused on its size alone
     assert "--max-file-bytes" in capsys.readouterr().err
 
 

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import sinkproof as sp
@@ -31,6 +31,7 @@ from sinkproof.convex.crosscheck import (
     zero_in_hull_highs,
 )
 from sinkproof.convex.values import value_table
+from sinkproof.numerics import stable_norm
 
 EPS = Fraction(1, 100)
 
@@ -175,10 +176,12 @@ def test_bound_holds_on_every_accurate_enough_model(data):
         model = data.draw(strategies.near_solutions(task, kind="softmax", max_L=25.0))
     else:
         model = data.draw(strategies.models(task, kind="softmax", heads=1, scale=(1.0, 30.0)))
-    seq = data.draw(strategies.sequences(task))
+    _assert_certified_bounds_hold(task, model, data.draw(strategies.sequences(task)))
+
+
+def _assert_certified_bounds_hold(task, model, seq) -> None:
     out, weights = model.forward(seq)
-    y = task.targets(seq)
-    err = np.linalg.norm(out - y, axis=1)
+    err = stable_norm(out - task.targets(seq))  # np.linalg.norm squares 1e-249 errors to 0
     picks = [t for t in range(1, len(seq) + 1) if seq[t - 1] != sp.TRIG]
     if not picks:
         return
@@ -187,6 +190,16 @@ def test_bound_holds_on_every_accurate_enough_model(data):
     for t, cert in zip(picks, certs):
         if cert.bound is not None:
             assert weights[0, t, 0] >= float(cert.bound) - 1e-9, (seq, t, cert)
+
+
+@pytest.mark.parametrize("seq", [(-1, 1), (0, -1), (1, -1)])
+def test_bound_holds_on_a_model_with_errors_near_1e_249(seq):
+    """Pinned: A = 0 and learned values ~3e-249, where the error once squared to 0 in the
+    test (ε = 0 then gives bound 1 against α_t0 = 1/(t+1))."""
+    task = sp.TriggerTask(p=1, T=2)
+    U = 3e-249 * np.random.default_rng(0).uniform(-1, 1, (1, task.p, task.p + 3))
+    model = sp.AttentionModel(task, "softmax", np.zeros((1, task.D, task.D)), U=U)
+    _assert_certified_bounds_hold(task, model, seq)
 
 
 # ----------------------------------------------------------- the pair
@@ -208,6 +221,7 @@ def test_pair_at_a_non_trigger_position_matches_theorem_3():
     lambda p: st.tuples(strategies.content_sets(p, max_k=4),
                         st.lists(st.floats(-1, 1), min_size=p, max_size=p))),
        st.floats(0.05, 0.5))
+@example((np.array([[-1.17e-38]]), [0.5]), 0.5)  # the optimum jumps at ε: floats said ≈ 0
 def test_pair_agrees_with_scipy_and_certificates_are_exact(values_target, eps):
     keys, target = values_target
     V = np.vstack([np.zeros(keys.shape[1]), keys])  # BOS value 0
@@ -222,14 +236,35 @@ def test_pair_agrees_with_scipy_and_certificates_are_exact(values_target, eps):
         wy = sum(a * Fraction(b) for a, b in zip(n.w, y))
         assert min(wv) - wy > pair.eps * n.u and n.u**2 >= sum(x * x for x in n.w)
         return
-    assert not np.isnan(ref) and abs(n.optimum - ref) <= 1e-4
     assert float(n.bound) <= n.optimum + 1e-7 and float(n.bound) >= n.optimum - 1e-4
+    # two float solvers agree only where their tolerance (~1e-8) can see the data: a nonzero
+    # entry like -1.2e-38 makes the optimum jump at ε (test_pair_at_a_scale_floats_cannot_see)
+    tiny = np.abs(V[(V != 0) & (np.abs(V) < 1e-6)])
+    if tiny.size == 0:
+        assert not np.isnan(ref) and abs(n.optimum - ref) <= 1e-4
     if pair.relaxed.witness is not None:
         alpha = pair.relaxed.witness
         assert alpha[0] == 0 and all(a >= 0 for a in alpha)
         out = [sum(a * Fraction(v[i]) for a, v in zip(alpha, V)) - Fraction(y[i])
                for i in range(len(y))]
         assert sum(x * x for x in out) == pair.relaxed.error_sq <= pair.eps**2
+
+
+def test_pair_at_a_scale_floats_cannot_see():
+    """Pinned: values 0 and -1.17e-38, target 1/2, ε = 1/2.  Only α_0 = 1 is feasible (any
+    weight on the key moves the output further than ε from y), so the exact optimum is 1; the
+    float solvers (tolerance ~1e-8) answered ≈ 0 and 0.5.  The certified bound is exactly 1,
+    and the reported optimum is raised to it."""
+    pair = simplex_pair([[0.0], [-1.17e-38]], [0.5], 0.5)
+    n = pair.normalised
+    assert n.status == "optimal" and n.bound == 1 and n.optimum == 1.0
+    # the certificate, exactly: α_0 (w·v_0) + (1 - α_0) m <= w·y + ε u forces α_0 >= bound
+    wv = [sum(a * Fraction(x) for a, x in zip(n.w, v)) for v in pair.values]
+    wy = sum(a * Fraction(b) for a, b in zip(n.w, pair.target))
+    assert wv[1] > wv[0] and n.u**2 >= sum(x * x for x in n.w)
+    assert (wv[1] - wy - pair.eps * n.u) / (wv[1] - wv[0]) >= n.bound
+    # and 1 is attained: all weight on BOS has error exactly 1/2 = ε
+    assert (Fraction(0) - Fraction(1, 2)) ** 2 <= pair.eps**2
 
 
 def test_pair_input_errors():

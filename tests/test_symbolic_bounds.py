@@ -180,3 +180,18 @@ def test_norm_needed_edge_cases():
         norm_needed(task, 0.0)
     with pytest.raises(ValueError, match="B must be"):
         eps_min(task, -1.0)
+
+
+@given(st.integers(1, 10**40), st.integers(1, 10**40), st.integers(-700, 700))
+def test_sqrt_float_is_the_rounded_root_at_every_scale(n, d, e):
+    """``sqrt_float`` agrees with a 60-digit Decimal root to one ulp, also where the square is
+    subnormal or beyond the float range as a float (``float(q)`` would lose or overflow it)."""
+    from decimal import Decimal, localcontext
+
+    from sinkproof.symbolic.bounds import sqrt_float
+    q = Fraction(n, d) * Fraction(10) ** e
+    with localcontext() as ctx:
+        ctx.prec = 60
+        ref = float((Decimal(q.numerator) / Decimal(q.denominator)).sqrt())
+    got = sqrt_float(q)
+    assert got == ref if math.isinf(ref) else abs(got - ref) <= math.ulp(ref)

@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import sinkproof as sp
@@ -84,8 +84,16 @@ def test_theorems_1_2_3_hold_on_learned_value_models(task_model):
         _assert_holds(THEOREMS[name].instantiate(task, eps, model=model).check(model))
 
 
+def _zero_head(content, T):
+    task = sp.TriggerTask(p=len(content[0]), T=T, content=content)
+    return task, sp.AttentionModel(task, "softmax", np.zeros((task.D, task.D)))
+
+
 @FAST
 @given(fixed_value_models())
+# SymPy's sqrt of the rational constants factored their 107-bit numerators and crashed
+# ("... is not a prime factor of ...") inside its own factoring, for content 2 - 2^-52
+@example(_zero_head([[1.9999999999999998]], 3))
 def test_theorem5_error_floor_holds_on_fixed_value_models(task_model):
     task, model = task_model
     inst = THEOREMS["theorem5"].instantiate(task, "1/10")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +9,7 @@ from hypothesis import strategies as st
 import sinkproof as sp
 from sinkproof.constructions import softmax_score_matrix
 from sinkproof.modelclass import ModelClass
+from sinkproof.numerics import stable_norm
 from sinkproof.strategies import models, sequences, tasks
 from sinkproof.symbolic.bounds import hull_distance
 from sinkproof.theorems import THEOREMS
@@ -32,9 +31,23 @@ def test_total_nonbos_mass_times_hull_distance_is_at_most_the_output(data):
     for t in range(1, len(seq) + 1):
         if codes[t - 1] == task.trig_code:
             continue
-        d = float(math.sqrt(hull_distance(task.content_table[codes[:t]]).d_squared))
+        d = hull_distance(task.content_table[codes[:t]]).value  # root on integers, any scale
         total = float(np.exp(lnb[:, t]).sum())
-        assert total * d <= np.linalg.norm(out[t]) * (1 + 1e-9) + 1e-300
+        # stable_norm: np.linalg.norm squares entries, so a 1e-169 output has norm 0 there
+        assert total * d <= float(stable_norm(out[t])) * (1 + 1e-9) + 1e-300
+
+
+def test_inequality_holds_at_contents_whose_squares_are_subnormal():
+    """Pinned: content 3.97e-160 (d² = 1.6e-319 is subnormal as a float; its float root lost
+    digits) and content 1e-168 (d² underflows to 0) once failed the float arithmetic here."""
+    for c, pos, a in ((3.96519052e-160, "inverse", 0.5), (1.00612645e-168, "none", 0.0)):
+        task = sp.TriggerTask(p=1, T=1, content=[[c]], positions=pos)
+        model = sp.AttentionModel(task, "softmax", a * np.eye(task.D))
+        d = hull_distance(task.content_table[task.encode((0,))[:1]]).value
+        assert d == c  # the hull of one point: its norm, to the last digit
+        out, _ = model.forward((0,))
+        lnb = model.log_nonbos((0,))
+        assert float(np.exp(lnb[:, 1]).sum()) * d <= float(stable_norm(out[1])) * (1 + 1e-9)
 
 
 @settings(max_examples=20)

@@ -39,6 +39,7 @@ __all__ = [
     "MAP_PARAMETERS",
     "RATIONAL_MAPS",
     "Interval",
+    "exact_entmax15_weights",
     "exact_weights",
     "gate_interval",
     "interval_weights",
@@ -152,6 +153,32 @@ def exact_weights(name: str, scores: Sequence[object], t: int,
     support, mean, _ = _threshold_support(s, 1)
     tau = mean - Fraction(1, len(support))
     return [s[j] - tau if j in support else Fraction(0) for j in range(len(s))]
+
+
+def _rational_sqrt(x: Fraction) -> Fraction | None:
+    """``sqrt(x)`` when it is rational (numerator and denominator perfect squares), else None."""
+    if x < 0:
+        return None
+    n, d = int(libmp.isqrt(x.numerator)), int(libmp.isqrt(x.denominator))
+    return Fraction(n, d) if n * n == x.numerator and d * d == x.denominator else None
+
+
+def exact_entmax15_weights(scores: Sequence[object], t: int) -> list[Fraction] | None:
+    """Exact entmax-1.5 weights where they are rational, else ``None``.
+
+    On ``x = s/2`` the support ``S`` (confirmed exactly) gives ``α_j = (x_j - m + sqrt(δ))^2``;
+    this is rational when ``sqrt(δ)`` is, and also when every ``x_j`` of the support equals
+    the mean ``m`` (then ``α_j = δ = 1/|S|``, the uniform weights on a tie).
+    """
+    s, _ = _inputs("entmax15", scores, t, ())
+    x = [v / 2 for v in s]
+    support, mean, delta = _threshold_support(x, 2)
+    if all(x[j] == mean for j in support):
+        return [delta if j in support else Fraction(0) for j in range(len(x))]
+    root = _rational_sqrt(delta)
+    if root is None:
+        return None
+    return [(x[j] - mean + root) ** 2 if j in support else Fraction(0) for j in range(len(x))]
 
 
 # ------------------------------------------------------------------ intervals

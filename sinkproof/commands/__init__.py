@@ -16,6 +16,7 @@ COMMANDS: dict[str, str] = {
     "report": "evaluate the constructions and bounds on an instance",
     "sinkmap": "certified least BOS mass of any eps-accurate softmax head, per position",
     "sweep": "run a grid of checks, certificates, sink maps, searches or trainings",
+    "variants": "sink verdicts for every attention map, each proved or refuted",
     "verify": "re-check a certificate file with exact rational arithmetic",
 }
 """Command name (= module name) -> the one-line help ``sinkproof --help`` shows."""

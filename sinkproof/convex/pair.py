@@ -31,6 +31,11 @@ from .values import check_eps, value_table
 class NormalisedSide:
     """``min α_0`` with weights on the simplex: float ``optimum`` and exact ``bound <= optimum``.
 
+    ``optimum`` is the solver's value, raised to ``bound`` where the solver fell below the
+    proven bound: its feasibility tolerance (~1e-8) cannot see values far below the target's
+    scale (a key value -1.2e-38 against a target 1/2 at ε = 1/2 forces α_0 = 1 exactly, while
+    the solver, for ε + 1e-9, finds α_0 ≈ 0).
+
     ``status``: ``"optimal"`` or ``"infeasible"`` (then ``bound`` is ``None`` and ``w`` is
     a Farkas direction).  ``w``: the certificate direction; ``u >= ||w||``.
     """
@@ -110,7 +115,8 @@ def _normalised(V: np.ndarray, y: np.ndarray, eps: Fraction) -> NormalisedSide:
         for cand in (direction, -direction):
             bound, w, u = _lower_bound(Vx, yx, eps, cand)
             if bound is not None:
-                return NormalisedSide("optimal", float(problem.value), bound, w, u)
+                return NormalisedSide("optimal", max(float(problem.value), float(bound)),
+                                      bound, w, u)
         return NormalisedSide("optimal", float(problem.value), Fraction(0), None, None)
     # infeasible: separate y from the hull of the values by more than ε (Farkas)
     sol = min_norm_point(V - y[None, :])

@@ -53,6 +53,25 @@ def exact_sqrt(x: Any) -> sympy.Expr:
     return sympy.Pow(exact_number(q), sympy.Rational(1, 2), evaluate=False)
 
 
+def sqrt_float(x: Any) -> float:
+    """``√x`` for a rational ``x >= 0`` as a float within one unit in the last place, at any
+    scale: the root is taken on integers (``isqrt`` of ``x·4^k`` scaled to 64+ bits), so a square
+    that is subnormal or beyond the float range as a float still gives its accurate root."""
+    q = as_fraction(x)
+    if q < 0:
+        raise ValueError(f"square root of a negative number {q}")
+    if q == 0:
+        return 0.0
+    n, d = q.numerator, q.denominator
+    k = max(0, (130 - (n.bit_length() - d.bit_length())) // 2 + 1)  # n·4^k/d >= 2^128
+    root = math.isqrt((n << (2 * k)) // d)  # floor(√x · 2^k), at least 64 bits
+    shift = max(0, root.bit_length() - 64)  # float() of a 1024-bit int would overflow
+    try:
+        return math.ldexp(float(root >> shift), shift - k)
+    except OverflowError:
+        return math.inf
+
+
 @dataclass(frozen=True)
 class Formula:
     """A bound ``expr`` in the symbols ``args``, with exact and numeric evaluation."""
@@ -126,7 +145,7 @@ class _RationalRoot:
 
     @property
     def value(self) -> float:
-        return float(np.sqrt(float(getattr(self, self._square))))
+        return sqrt_float(getattr(self, self._square))
 
 
 @dataclass(frozen=True)

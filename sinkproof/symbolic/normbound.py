@@ -23,7 +23,7 @@ from .._validate import as_real
 from ..numerics import logsumexp
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
-from .bounds import EPS, exact_number
+from .bounds import EPS, exact_number, exact_sqrt
 from .exact import interval_context
 
 B_SYMBOL = sympy.Symbol("B", nonnegative=True)
@@ -73,10 +73,11 @@ def eps_min_expr(task: TriggerTask) -> sympy.Expr:
     """``ε_min(B)`` as a SymPy expression in ``B`` with the task's exact constants."""
     parts = []
     for term in theorem5_terms(task):
-        q = sympy.sqrt(exact_number(term.query_norm_sq))
-        Q = sympy.Add(*[sympy.exp(-B_SYMBOL * q * sympy.sqrt(exact_number(g)))
+        # exact_sqrt: SymPy's own root factors the rational, and its factoring raises
+        # ValueError on some 107-bit integers (float contents give such numerators)
+        Q = sympy.Add(*[sympy.exp(-B_SYMBOL * exact_sqrt(term.query_norm_sq * g))
                         for g in term.key_gap_sq])
-        parts.append(sympy.sqrt(exact_number(term.content_norm_sq)) * Q / (1 + Q))
+        parts.append(exact_sqrt(term.content_norm_sq) * Q / (1 + Q))
     return parts[0] if len(parts) == 1 else sympy.Max(*parts)
 
 
@@ -136,9 +137,8 @@ def norm_needed_closed_form(task: TriggerTask) -> sympy.Expr:
     """
     parts = []
     for term in theorem5_terms(task):
-        c = sympy.sqrt(exact_number(term.content_norm_sq))
-        rate = sympy.sqrt(exact_number(term.query_norm_sq)) * sympy.sqrt(
-            exact_number(max(term.key_gap_sq)))
+        c = exact_sqrt(term.content_norm_sq)
+        rate = exact_sqrt(term.query_norm_sq * max(term.key_gap_sq))
         parts.append(sympy.log(task.T * (c - EPS) / EPS) / rate)
     return parts[0] if len(parts) == 1 else sympy.Max(*parts)
 

@@ -1,0 +1,78 @@
+"""``sinkproof variants``: the four sink questions for every attention map, each cell checked."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..checker.maps import MAP_NAMES
+from ..cli_common import write_json
+from ..errors import EXIT_OK
+from ..variants.questions import QUESTIONS
+from . import COMMANDS
+
+_SHORT = {"bos_sink_necessary": "BOS sink?", "null_sink_necessary": "null sink?",
+          "exact_solution_at_finite_norm": "exact at finite norm?",
+          "norm_grows_as_error_shrinks": "norm -> inf as eps -> 0?"}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "variants", help=COMMANDS["variants"],
+        description="For each attention map: must an accurate head put mass near 1 on BOS "
+                    "(on a null: BOS, a zero-valued slot or key) at some non-trigger "
+                    "position; can it reach zero error at finite weight norm; does the norm "
+                    "needed for error eps grow without bound as eps -> 0.  Every yes/no is "
+                    "backed by a check run now (a checker-verified certificate, an exactly or "
+                    "interval-verified construction, or a theorem with exact constants); "
+                    "otherwise the cell is open.  Instance: p=2, T=3 (--quick: p=1, T=2), "
+                    "signed content, inverse positions, one head, fixed values.")
+    p.add_argument("--quick", action="store_true", help="the small instance p=1, T=2 (fast)")
+    p.add_argument("--map", choices=MAP_NAMES, help="only this map (all four cells in full)")
+    p.add_argument("--question", choices=QUESTIONS, help="only this question (with --map)")
+    p.add_argument("--json", metavar="FILE", help="write the table as JSON ('-': stdout only)")
+    p.add_argument("--sandwich", action="store_true",
+                   help="print the norm price instead: for each map that cannot reach zero "
+                        "error, constructions' verified (error, norm) beside the certified "
+                        "least norm for that error")
+    p.set_defaults(func=run)
+
+
+def _render(table: object, full: bool) -> str:
+    rows = table.rows  # type: ignore[attr-defined]
+    lines = [f"attention variants on {table.task!r}, one head, fixed values"]  # type: ignore
+    shown = list(next(iter(rows.values())))
+    head = f"{'map':<14}" + "".join(f"{_SHORT[q]:<26}" for q in shown)
+    lines += [head, "-" * len(head)]
+    for name, qs in rows.items():
+        lines.append(f"{name:<14}" + "".join(
+            f"{(c.answer + ' (' + c.how + ')'):<26}" for c in qs.values()))
+    if full:
+        for name, qs in rows.items():
+            for q, c in qs.items():
+                lines += ["", f"{name} / {q}: {c.answer} ({c.how})", f"  {c.detail}",
+                          f"  $ {c.command}"]
+    else:
+        lines += ["", "details: sinkproof variants --map NAME  (or --json -)"]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..variants import build_table
+
+    if args.sandwich:
+        from ..variants.sandwich import render, sandwich
+        from ..variants.table import default_task
+
+
+        print(render(sandwich(default_task(args.quick))))
+        return EXIT_OK
+    if args.question and not args.map:
+        raise ValueError("--question needs --map")
+    table = build_table(quick=args.quick, maps=(args.map,) if args.map else None)
+    if args.question:
+        table.rows[args.map] = {args.question: table.rows[args.map][args.question]}
+    if args.json != "-":
+        print(_render(table, full=bool(args.map)))
+    if args.json:
+        write_json(table.to_json(), args.json)
+    return EXIT_OK

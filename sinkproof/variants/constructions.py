@@ -1,0 +1,131 @@
+"""Sink-free and sink constructions, one per attention map, as exact rational parameters.
+
+Every construction is one head with fixed values ``U_fix`` (BOS and TRIG carry value
+0, a content token its content vector) and a score matrix ``A`` with entries in ``{0, ±L,
+±2L}``, built from named features of ``φ = [e(x); π(t)]`` (inverse positions):
+
+- ``softmax``, ``sparsemax`` (``L = 1``), ``entmax15`` (``L = 2``): content queries score
+  ``+L`` on BOS, the trigger query ``-L`` on BOS and on trigger keys (Theorem 5's head);
+- ``sink_logit``, ``softmax1`` (``b = 0``): content queries ``-L`` on every key (the
+  virtual slot takes the mass), the trigger query ``+L`` on content keys;
+- ``sigmoid`` (``b = 0``, ``T <= 3``): every key scores ``(2 r_t - 1) L`` from the query
+  position, plus ``-2L`` from a content query on every key and from the trigger query on
+  BOS and trigger keys (trigger weight on content ``σ(L)`` at ``t = 2``, ``σ(0) = 1/2`` at
+  ``t = 3``; content queries weigh every key alike, ``<= σ(-L)``);
+- ``relu``: Theorem 4's rank-one head; ``relu_length``: ``(1 + r_t - 2 is_content_t) ·
+  (is_content_j + is_trigger_j)`` (weight ``(1 + r_t)/t = 1/(t-1)`` at a trigger);
+- ``gated_softmax``: uniform attention at content queries, the trigger query ``-L`` on
+  BOS and trigger keys; the gate ``σ(L (is_trigger_t - is_content_t))`` switches the
+  head off at content positions (the gate, not a key, takes the sink's role).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ..attention import MAPS
+from ..constructions import feature_index
+from ..model import AttentionModel
+from ..task import TriggerTask
+
+__all__ = ["Construction", "construction", "DEFAULT_LEVEL"]
+
+DEFAULT_LEVEL = {"softmax": 8, "sink_logit": 8, "softmax1": 8, "sparsemax": 1, "entmax15": 2,
+                 "sigmoid": 8, "relu": 1, "relu_length": 1, "gated_softmax": 8}
+"""The level ``L`` each map's construction uses by default (exact maps: the least that works)."""
+
+
+@dataclass(frozen=True)
+class Construction:
+    """One head of map ``kind``: exact score matrix ``A`` (``D×D`` Fractions), map
+    parameters, and for a gated map the gate ``(w, c)``; ``level`` is the ``L`` it was built at."""
+
+    task: TriggerTask
+    kind: str
+    level: Fraction
+    A: tuple[tuple[Fraction, ...], ...]
+    params: tuple[Fraction, ...] = ()
+    gate_w: tuple[Fraction, ...] | None = None
+    gate_c: Fraction = Fraction(0)
+    note: str = field(default="", compare=False)
+
+    def matrix(self) -> np.ndarray:
+        """``A`` in floating point."""
+        return np.array([[float(x) for x in row] for row in self.A])
+
+    @property
+    def norm(self) -> float:
+        """The weight norm: ``||A||_2``, and ``max(||A||_2, ||w||_2)`` for a gated head
+        (map parameters and the gate bias are not counted)."""
+        a = float(np.linalg.norm(self.matrix(), 2))
+        if self.gate_w is not None:
+            a = max(a, float(np.linalg.norm([float(x) for x in self.gate_w])))
+        return a
+
+    def model(self) -> AttentionModel:
+        """The same head as a float :class:`sinkproof.model.AttentionModel`."""
+        kw: dict[str, Any] = {}
+        if self.params:
+            kw["map_params"] = np.array([[float(x) for x in self.params]])
+        if self.gate_w is not None:
+            kw["gate_w"] = np.array([[float(x) for x in self.gate_w]])
+            kw["gate_c"] = np.array([float(self.gate_c)])
+        return AttentionModel(self.task, self.kind, self.matrix(), None, **kw)
+
+
+def _level(L: Any) -> Fraction:
+    if isinstance(L, bool) or not isinstance(L, (int, Fraction)):
+        raise TypeError(f"L must be an int or Fraction, got {type(L).__name__}")
+    L = Fraction(L)
+    if L <= 0:
+        raise ValueError(f"L must be > 0, got {L}")
+    return L
+
+
+def construction(task: TriggerTask, kind: str, L: Any = None) -> Construction:
+    """The construction of map ``kind`` at level ``L`` (default :data:`DEFAULT_LEVEL`)."""
+    if kind not in MAPS:
+        raise ValueError(f"unknown attention map {kind!r}; expected one of {', '.join(MAPS)}")
+    if task.positions != "inverse":
+        raise ValueError(f"the variant constructions use positions='inverse', got "
+                         f"{task.positions!r}")
+    L = _level(DEFAULT_LEVEL[kind] if L is None else L)
+    if kind in ("relu", "relu_length") and L != 1:
+        raise ValueError(f"the {kind} construction has no level: L must be 1, got {L}")
+    D = task.D
+    A = [[Fraction(0)] * D for _ in range(D)]
+    f = {n: feature_index(task, n) for n in
+         ("is_content", "is_trigger", "is_bos", "bias", "ratio")}
+    c, tr, bos = f["is_content"], f["is_trigger"], f["is_bos"]
+    params: tuple[Fraction, ...] = tuple(Fraction(0) for _ in MAPS[kind].param_names)
+    gate_w = None
+    if kind in ("softmax", "sparsemax", "entmax15"):
+        A[c][bos], A[tr][bos], A[tr][tr] = L, -L, -L
+    elif kind in ("sink_logit", "softmax1"):
+        A[c][bos] = A[c][c] = A[c][tr] = -L
+        A[tr][c] = L
+    elif kind == "sigmoid":
+        if task.T > 3:
+            raise ValueError("the sigmoid construction needs T <= 3 (its trigger logit "
+                             "(2 r_t - 1) L is affine in r_t; exact at t = 3 only)")
+        for key in (bos, c, tr):
+            A[c][key] = -2 * L
+            A[f["bias"]][key], A[f["ratio"]][key] = -L, 2 * L
+        A[tr][bos] = A[tr][tr] = -2 * L
+    elif kind == "relu":
+        A[f["ratio"]][c] = A[f["ratio"]][tr] = Fraction(1)
+        A[c][c] = A[c][tr] = Fraction(-1)
+    elif kind == "relu_length":
+        for key in (c, tr):
+            A[f["bias"]][key] = A[f["ratio"]][key] = Fraction(1)
+            A[c][key] = Fraction(-2)
+    else:  # gated_softmax
+        A[tr][bos] = A[tr][tr] = -L
+        gate_w = [Fraction(0)] * D
+        gate_w[tr], gate_w[c] = L, -L
+        gate_w = tuple(gate_w)
+    return Construction(task, kind, L, tuple(tuple(r) for r in A), params, gate_w)

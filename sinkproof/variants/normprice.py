@@ -1,0 +1,112 @@
+"""The norm price: a certified lower bound on the weight norm a head needs for error ``ε``.
+
+Two sequences share logits: ``X = (BOS, c)`` at position 1 (target 0) and
+``Y = (BOS, c, TRIG)`` at position 2 (target ``c``), with fixed values.  Write
+``ε' = ε/||c||``, ``φ_0, φ_1, φ_2`` the rows of BOS at 0, ``c`` at 1, TRIG at 2,
+``Δ = φ_2 - φ_1``, and ``ℓ(ε') = log((1 - ε')/ε')``.  Error ``<= ε`` at both positions
+forces the key ``c`` to be weighted ``<= ε'`` by the content query and ``>= 1 - ε'`` by
+the trigger query, which needs (each for every map parameter ``b`` and gate bias):
+
+- ``softmax``: ``(s_0 - s_1) + (s'_1 - s'_0) >= 2ℓ``, and that sum is
+  ``Δ^T A (φ_1 - φ_0) <= ||A|| ||Δ|| ||φ_1 - φ_0||``;
+- ``sink_logit``, ``softmax1``: either the slot or BOS outweighs the key ``c`` by
+  ``(1-ε')/(2ε')`` in ``X`` while both are ``<= ε'/(1-ε')`` of it in ``Y``, so
+  ``||A|| ||Δ|| max(||φ_1||, ||φ_1 - φ_0||) >= 2ℓ - log 2``;
+- ``sigmoid``: ``s'_1 - s_1 >= 2ℓ`` and ``s'_1 - s_1 = Δ^T A φ_1``:
+  ``||A|| ||Δ|| ||φ_1|| >= 2ℓ``;
+- ``gated_softmax`` (norm ``max(||A||, ||w||)``): ``g α_1 <= ε'`` puts the gate or the
+  weight below ``sqrt(ε')``, so ``max(||A|| ||φ_1 - φ_0||, ||w||) ||Δ|| >= ℓ(ε') + ℓ(sqrt ε')``.
+
+Each right side grows like ``log(1/ε)``: the norm needed is unbounded as ``ε → 0``.  The
+bound is computed in mpmath interval arithmetic and rounded down; ``None`` where it is
+vacuous (``ε' >= 1/2``).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from mpmath import iv
+
+from ..task import TriggerTask
+
+__all__ = ["NORM_PRICE_MAPS", "norm_lower_bound", "norm_price_formula"]
+
+NORM_PRICE_MAPS = ("softmax", "sink_logit", "softmax1", "sigmoid", "gated_softmax")
+
+_FORMULA = {
+    "softmax": "||A|| >= 2 l(e') / (|D| |phi1-phi0|)",
+    "sink_logit": "||A|| >= (2 l(e') - log 2) / (|D| max(|phi1|, |phi1-phi0|))",
+    "softmax1": "||A|| >= (2 l(e') - log 2) / (|D| max(|phi1|, |phi1-phi0|))",
+    "sigmoid": "||A|| >= 2 l(e') / (|D| |phi1|)",
+    "gated_softmax": "max(||A||,||w||) >= (l(e') + l(sqrt e')) / (|D| max(|phi1-phi0|, 1))",
+}
+
+
+def norm_price_formula(kind: str) -> str:
+    """The bound of :func:`norm_lower_bound` for ``kind`` in words (``l(x) = log((1-x)/x)``,
+    ``e' = ε/||c||``, ``D = φ(TRIG, 2) - φ(c, 1)``)."""
+    return _FORMULA[kind]
+
+
+def _sq(v: list[Fraction]) -> Fraction:
+    return sum((x * x for x in v), Fraction(0))
+
+
+def _ivq(x: Fraction) -> Any:
+    return iv.mpf(x.numerator) / iv.mpf(x.denominator)
+
+
+def _ell(x: Any) -> Any:
+    return iv.log((1 - x) / x)
+
+
+def norm_lower_bound(task: TriggerTask, kind: str, eps: Any) -> float | None:
+    """A certified lower bound on the weight norm of every one-head ``kind`` model with
+    fixed values and error ``<= eps`` on ``(BOS, c)`` and ``(BOS, c, TRIG)``, maximised
+    over the content tokens ``c`` (rounded down to a float; ``None``: no bound)."""
+    if kind not in NORM_PRICE_MAPS:
+        raise ValueError(f"no norm price bound for {kind!r}; maps: {', '.join(NORM_PRICE_MAPS)}")
+    if task.T < 2:
+        raise ValueError("the norm price needs T >= 2 (the trigger at position 2)")
+    e = Fraction(eps)
+    if e <= 0:
+        raise ValueError(f"eps must be > 0, got {eps}")
+    best: float | None = None
+    saved, iv.prec = iv.prec, 120
+    try:
+        for code in range(task.k):
+            cont = list(task.token_features_exact(code))
+            cnorm_sq = _sq(cont[: task.p])
+            if cnorm_sq == 0:
+                continue
+            phi0 = list(task.token_features_exact(task.bos_code)) + \
+                list(task.position_features_exact(0))
+            phi1 = cont + list(task.position_features_exact(1))
+            phi2 = list(task.token_features_exact(task.trig_code)) + \
+                list(task.position_features_exact(2))
+            d = iv.sqrt(_ivq(_sq([a - b for a, b in zip(phi2, phi1)])))
+            n1_sq, n10_sq = _sq(phi1), _sq([a - b for a, b in zip(phi1, phi0)])
+            n1, n10 = iv.sqrt(_ivq(n1_sq)), iv.sqrt(_ivq(n10_sq))
+            ep = _ivq(e) / iv.sqrt(_ivq(cnorm_sq))
+            if not ep.b < 0.5:
+                continue
+            if kind == "softmax":
+                val = 2 * _ell(ep) / (d * n10)
+            elif kind in ("sink_logit", "softmax1"):
+                big = n1 if n1_sq >= n10_sq else n10  # compared exactly
+                val = (2 * _ell(ep) - iv.log(2)) / (d * big)
+            elif kind == "sigmoid":
+                val = 2 * _ell(ep) / (d * n1)
+            else:
+                big = n10 if n10_sq >= 1 else iv.mpf(1)
+                val = (_ell(ep) + _ell(iv.sqrt(ep))) / (d * big)
+            lo = float(val.a)
+            if lo > 0:
+                lo = math.nextafter(lo, 0.0)
+                best = lo if best is None else max(best, lo)
+    finally:
+        iv.prec = saved
+    return best

@@ -1,0 +1,214 @@
+"""The variants table: four sink questions answered for every attention map, each answer
+derived from a check that is run when the table is built.
+
+An answer is ``yes``/``no`` only when its evidence verifies; otherwise the cell is
+``open`` with the reason.  Evidence by ``how``:
+
+- ``certificate``: Theorem 3's family certificate (:func:`sinkproof.convex.family_certificate`)
+  re-verified by the trusted checker.  It covers every head whose weights, with any
+  zero-valued null slot merged into BOS, lie on the simplex: the BOS mass of the simplex
+  maps, the null mass (slot + BOS) of the virtual-slot maps and of a gated head (effective
+  weights ``g α_j`` and a slot ``1 - g``);
+- ``construction``: a head of :mod:`sinkproof.variants.constructions` verified on the whole
+  family (:func:`sinkproof.variants.verify.verify_construction`, exact or outward intervals);
+- ``theorem``: a stated theorem whose hypothesis is checked on the map's properties, with
+  its constants instantiated (:mod:`sinkproof.variants.normprice`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from .. import checker
+from ..attention import MAPS
+from ..convex import family_certificate
+from ..task import TriggerTask
+from .constructions import DEFAULT_LEVEL, construction
+from .normprice import NORM_PRICE_MAPS, norm_lower_bound, norm_price_formula
+from .questions import QUESTIONS
+from .verify import ConstructionCheck, verify_construction
+
+__all__ = ["QUESTIONS", "Cell", "VariantsTable", "build_table", "default_task"]
+
+CERT_EPS = Fraction(1, 100)
+PRICE_EPS = (Fraction(1, 10**2), Fraction(1, 10**4), Fraction(1, 10**8))
+AWAY = Fraction(3, 4)
+"""A refuting construction keeps the mass (and share) at non-trigger positions <= this."""
+
+
+def default_task(quick: bool = False) -> TriggerTask:
+    """The instance the table is built on: ``p = 2, T = 3`` (``--quick``: ``p = 1, T = 2``),
+    signed content, inverse positions, one trigger."""
+    return TriggerTask(p=1, T=2) if quick else TriggerTask(p=2, T=3)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One answer: ``answer`` in yes/no/open, ``how`` in
+    theorem/certificate/construction/witness/none, ``detail``, ``command``; ``evidence``
+    holds the checked objects (not serialised)."""
+
+    answer: str
+    how: str
+    detail: str
+    command: str
+    evidence: tuple[Any, ...] = ()
+
+    def to_dict(self) -> dict[str, str]:
+        return {"answer": self.answer, "how": self.how, "detail": self.detail,
+                "command": self.command}
+
+
+@dataclass(frozen=True)
+class VariantsTable:
+    task: TriggerTask
+    rows: dict[str, dict[str, Cell]]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """``[{"map": NAME, "questions": {QUESTION: {answer, how, detail, command}}}]``."""
+        return [{"map": m, "questions": {q: c.to_dict() for q, c in qs.items()}}
+                for m, qs in self.rows.items()]
+
+
+def _cmd(name: str, q: str, quick: bool) -> str:
+    return f"sinkproof variants{' --quick' if quick else ''} --map {name} --question {q}"
+
+
+def _hull(task: TriggerTask) -> tuple[Any, Any]:
+    cert = family_certificate(task, CERT_EPS)
+    return cert, checker.verify(cert.to_dict())
+
+
+def _levels(kind: str) -> tuple[int, ...]:
+    L = DEFAULT_LEVEL[kind]
+    return (L,) if MAPS[kind].properties.exact_zeros else (L, 2 * L)
+
+
+def _checks(task: TriggerTask, kind: str) -> list[ConstructionCheck]:
+    return [verify_construction(construction(task, kind, L)) for L in _levels(kind)]
+
+
+def _fmt(x: Any) -> str:
+    return f"{float(x):.4g}"
+
+
+def _refutes(checks: list[ConstructionCheck], which: str) -> bool:
+    """Error shrinking to 0 along the levels while the mass stays <= AWAY."""
+    errs = [c.error_sq_hi for c in checks]
+    decreasing = len(errs) > 1 and all(b < a for a, b in zip(errs, errs[1:]))
+    shrinking = checks[-1].zero_error or (decreasing and errs[-1] < Fraction(1, 10**6))
+    mass = [(c.bos_hi, c.bos_share_hi) if which == "bos" else (c.null_hi, c.null_share_hi)
+            for c in checks]
+    return shrinking and all(m <= AWAY and s <= AWAY for m, s in mass)
+
+
+def _con_text(checks: list[ConstructionCheck], which: str, kind: str) -> str:
+    parts = []
+    for c in checks:
+        err = "0 exactly" if c.zero_error else f"<= {_fmt(c.error_hi)}"
+        m, s = (c.bos_hi, c.bos_share_hi) if which == "bos" else (c.null_hi, c.null_share_hi)
+        parts.append(f"L={c.level}: error {err}, {which} mass <= {_fmt(m)}, share <= {_fmt(s)}")
+    return f"{kind} construction on all {checks[0].positions} positions: " + "; ".join(parts)
+
+
+def _sink_cell(name: str, q: str, which: str, hull: tuple[Any, Any],
+               checks: list[ConstructionCheck], quick: bool) -> Cell:
+    props = MAPS[name].properties
+    cmd = _cmd(name, q, quick)
+    covered = props.on_simplex or (which == "null" and props.null_slot)
+    if covered:
+        cert, verdict = hull
+        if verdict.ok and cert.min_bound is not None and cert.min_bound > 0:
+            what = "BOS mass" if props.on_simplex else (
+                "null mass (the gate's slot 1 - g and g times BOS merged into BOS)"
+                if props.gated else "null mass (virtual slot merged into BOS)")
+            also = " (BOS is a null: null mass >= BOS mass)" if which == "null" and \
+                props.on_simplex else ""
+            return Cell("yes", "certificate",
+                        f"Theorem 3 hull certificate verified by the checker: {what} >= "
+                        f"1 - eps/d, d certified in {len(cert.bounded)} token sets; at eps = "
+                        f"{CERT_EPS} it is >= {_fmt(cert.min_bound)}{also}; forced at the "
+                        f"positions whose token set is one of "
+                        f"{', '.join(r[0] for r in cert.table() if r[2].startswith('>='))} "
+                        f"(elsewhere 0 is in the hull: no bound)", cmd,
+                        (cert, verdict))
+        return Cell("open", "none", f"hull certificate not verified: {verdict}", cmd)
+    if _refutes(checks, which):
+        return Cell("no", "construction", _con_text(checks, which, name), cmd, tuple(checks))
+    return Cell("open", "none", "no verified construction: " + _con_text(checks, which, name),
+                cmd, tuple(checks))
+
+
+def _positive_weights(name: str) -> bool:
+    """Every weight (and gate) strictly positive at finite scores."""
+    return not MAPS[name].properties.exact_zeros
+
+
+def _exact_cell(name: str, checks: list[ConstructionCheck], quick: bool) -> Cell:
+    cmd = _cmd(name, "exact_solution_at_finite_norm", quick)
+    if checks[-1].zero_error:
+        c = checks[-1]
+        return Cell("yes", "construction", f"{name} construction at L={c.level}: error 0 "
+                    f"exactly on all {c.positions} positions (exact rationals)", cmd, (c,))
+    if _positive_weights(name):
+        return Cell("no", "theorem",
+                    "every weight is in (0, 1] (and a gate in (0, 1)) at finite scores: "
+                    "zero error at position 0 forces v_BOS = 0, then at (BOS, c) position 1 "
+                    "the output w_c v_c = 0 forces v_c = 0 for every c, and the trigger "
+                    "outputs of (BOS, c, TRIG) and (BOS, c', TRIG) coincide (same query and "
+                    "trigger key, zero-valued keys) though their targets c != c' differ; with "
+                    "fixed values already w_c c != 0 at (BOS, c) position 1", cmd)
+    return Cell("open", "none", "exact weights possible, no exact construction verified", cmd)
+
+
+def _norm_cell(name: str, task: TriggerTask, checks: list[ConstructionCheck],
+               exact: Cell, quick: bool) -> Cell:
+    cmd = _cmd(name, "norm_grows_as_error_shrinks", quick)
+    if exact.answer == "yes":
+        c = exact.evidence[0]
+        norm = construction(task, name, c.level).norm
+        return Cell("no", "construction", f"zero error at fixed ||A||_2 = {norm:.4g} (L="
+                    f"{c.level}): every eps is reached at that norm", cmd, (c,))
+    if name in NORM_PRICE_MAPS and _positive_weights(name):
+        bounds = [norm_lower_bound(task, name, e) for e in PRICE_EPS]
+        if all(b is not None for b in bounds) and all(a < b for a, b in zip(bounds, bounds[1:])):
+            con = checks[-1]
+            norm = construction(task, name, con.level).norm
+            lows = ", ".join(f"eps=1e{-len(str(e.denominator)) + 1}: >= {b:.4g}"
+                             for e, b in zip(PRICE_EPS, bounds))
+            lb = norm_lower_bound(task, name, con.error_hi)
+            return Cell("yes", "theorem",
+                        f"two sequences share logits: {norm_price_formula(name)}, "
+                        f"l(x) = log((1-x)/x), growing like log(1/eps); {lows}; sandwich: "
+                        f"the L={con.level} construction has error <= {_fmt(con.error_hi)} "
+                        f"at norm {norm:.4g} (bound there {lb:.4g})", cmd,
+                        (tuple(zip(PRICE_EPS, bounds)), con))
+    return Cell("open", "none", "no certified norm lower bound for this map", cmd)
+
+
+def build_table(task: TriggerTask | None = None, quick: bool = False,
+                maps: tuple[str, ...] | None = None) -> VariantsTable:
+    """Build (and verify) every cell for ``maps`` (default: all of MAPS) on ``task``."""
+    task = default_task(quick) if task is None else task
+    names = tuple(MAPS) if maps is None else maps
+    for n in names:
+        if n not in MAPS:
+            raise ValueError(f"unknown attention map {n!r}; expected one of {', '.join(MAPS)}")
+    need_hull = any(MAPS[n].properties.on_simplex or MAPS[n].properties.null_slot
+                    for n in names)
+    hull = _hull(task) if need_hull else (None, None)
+    rows: dict[str, dict[str, Cell]] = {}
+    for name in names:
+        checks = _checks(task, name)
+        exact = _exact_cell(name, checks, quick)
+        rows[name] = {
+            "bos_sink_necessary": _sink_cell(name, "bos_sink_necessary", "bos", hull, checks,
+                                             quick),
+            "null_sink_necessary": _sink_cell(name, "null_sink_necessary", "null", hull, checks,
+                                              quick),
+            "exact_solution_at_finite_norm": exact,
+            "norm_grows_as_error_shrinks": _norm_cell(name, task, checks, exact, quick),
+        }
+    return VariantsTable(task, rows)

@@ -1,0 +1,139 @@
+"""Verify a construction on every position of ``S_T``: exact rationals, else outward intervals.
+
+Scores ``s_{tj} = φ_t^T A φ_j`` are exact rationals (exact features, exact ``A``); the
+weights come from the trusted checker's :mod:`sinkproof.checker.maps` (exact for relu,
+relu/length, sparsemax and entmax-1.5 where rational; mpmath intervals otherwise), so every
+figure below is a rigorous bound, not a float estimate:
+
+- ``error_sq_hi``: an upper bound on ``max_{X,t} ||f_t - y_t||^2`` (0 means zero error,
+  exactly, when ``exact`` is true);
+- at non-trigger positions ``t >= 1``: upper bounds on the BOS mass ``α_0``, the null mass
+  (BOS, zero-valued keys and the null slot: the virtual slot, or ``1 - g_t`` of a gate),
+  and the BOS and null shares (``mass / Σ_j α_j``, 0 when every weight is 0).  A gated
+  head's weights are its effective weights ``g_t α_tj``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..checker.maps import (
+    exact_entmax15_weights,
+    gate_interval,
+    interval_weights,
+    null_slot_interval,
+)
+from .constructions import Construction
+
+__all__ = ["ConstructionCheck", "verify_construction"]
+
+Iv = tuple[Fraction, Fraction]
+
+
+@dataclass(frozen=True)
+class ConstructionCheck:
+    """Rigorous bounds on one construction over its whole family (see the module doc)."""
+
+    kind: str
+    level: Fraction
+    positions: int
+    exact: bool
+    error_sq_hi: Fraction
+    bos_hi: Fraction
+    null_hi: Fraction
+    bos_share_hi: Fraction
+    null_share_hi: Fraction
+    bos_lo: Fraction
+
+    @property
+    def error_hi(self) -> float:
+        """An upper bound on the error, rounded up to a float."""
+        return math.nextafter(math.sqrt(float(self.error_sq_hi)), math.inf) \
+            if self.error_sq_hi else 0.0
+
+    @property
+    def zero_error(self) -> bool:
+        """Zero error at every position, decided exactly."""
+        return self.exact and self.error_sq_hi == 0
+
+
+def _mul(a: Iv, b: Iv) -> Iv:
+    p = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
+    return min(p), max(p)
+
+
+def _share_hi(part_hi: Fraction, rest_lo: Fraction) -> Fraction:
+    if part_hi == 0:
+        return Fraction(0)
+    return part_hi / (part_hi + max(rest_lo, Fraction(0)))
+
+
+def _weights(con: Construction, s: list[Fraction], t: int) -> tuple[list[Iv], bool]:
+    if con.kind == "entmax15":
+        w = exact_entmax15_weights(s, t)
+        if w is not None:
+            return [(x, x) for x in w], True
+    iv = interval_weights(con.kind, s, t, list(con.params))
+    return iv, all(lo == hi for lo, hi in iv)
+
+
+def verify_construction(con: Construction) -> ConstructionCheck:
+    """Bounds on ``con`` at every position of every sequence of its task's family."""
+    task = con.task
+    A = con.A
+    p = task.p
+    feats = {}
+
+    def phi(code: int, t: int) -> list[Fraction]:
+        key = (code, t)
+        if key not in feats:
+            feats[key] = list(task.token_features_exact(code)) + \
+                list(task.position_features_exact(t))
+        return feats[key]
+
+    values = [list(task.token_features_exact(c))[:p] for c in range(task.n_tokens)]
+    err = bos_hi = null_hi = bos_sh = null_sh = Fraction(0)
+    bos_lo = Fraction(1)
+    exact, count = True, 0
+    for seq in task.sequences():
+        codes = [task.bos_code, *(int(c) for c in task.encode(seq))]
+        for t in range(len(codes)):
+            q = phi(codes[t], t)
+            Aq = [sum((q[i] * A[i][k] for i in range(len(q)) if q[i]), Fraction(0))
+                  for k in range(len(q))]
+            s = [sum((a * x for a, x in zip(Aq, phi(codes[j], j)) if a and x), Fraction(0))
+                 for j in range(t + 1)]
+            w, ex = _weights(con, s, t)
+            slot = null_slot_interval(con.kind, s, t, list(con.params))
+            if con.gate_w is not None:  # effective weights g·α_j; the gate's 1 - g is a slot
+                z = sum((a * x for a, x in zip(con.gate_w, q)), con.gate_c)
+                gate = gate_interval(z)
+                w = [_mul(wj, gate) for wj in w]
+                slot = (1 - gate[1], 1 - gate[0])
+                ex = False
+            exact = exact and ex
+            y = task.exact_prefix_target(codes[1 : t + 1])
+            e2 = Fraction(0)
+            for i in range(p):
+                lo = hi = Fraction(0)
+                for j in range(t + 1):
+                    v = values[codes[j]][i]
+                    lo, hi = (lo + v * w[j][0], hi + v * w[j][1]) if v >= 0 else \
+                        (lo + v * w[j][1], hi + v * w[j][0])
+                e2 += max(abs(lo - y[i]), abs(hi - y[i])) ** 2
+            err = max(err, e2)
+            count += 1
+            if t == 0 or codes[t] == task.trig_code:
+                continue
+            null = [j for j in range(t + 1) if not any(values[codes[j]])]
+            n_hi = sum((w[j][1] for j in null), Fraction(0))
+            r_lo = sum((w[j][0] for j in range(t + 1) if j not in null), Fraction(0))
+            bos_hi, bos_lo = max(bos_hi, w[0][1]), min(bos_lo, w[0][0])
+            null_hi = max(null_hi, n_hi + slot[1])
+            bos_sh = max(bos_sh, _share_hi(w[0][1], sum((w[j][0] for j in range(1, t + 1)),
+                                                         Fraction(0))))
+            null_sh = max(null_sh, _share_hi(n_hi, r_lo))
+    return ConstructionCheck(con.kind, con.level, count, exact, err, bos_hi, null_hi, bos_sh,
+                             null_sh, bos_lo)
