@@ -84,6 +84,8 @@ def main() -> None:
     (c1, w1, e1), (cn, wn, en) = rows[1], rows[args.processes]
     print(f"   speed-up N/1 warm: {w1 / wn:.2f}x (cold, with start-up: {c1 / cn:.2f}x); "
           f"same best error: {e1 == en}; load average now {os.getloadavg()[0]:.1f}")
+    print(f"RATIO search {args.processes} processes warm: {w1 / wn:.2f}x (vs the same seeded "
+          f"restarts in 1 process, same run)")
 
     print("\n   the same restarts in pools of pinned one-thread workers (1 worker vs N), warm:")
     pools = {}

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("checker",),                    # TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),
     ("attention",), ("models", "stack"), ("model", "adversary"),
-    ("forward", "autodiff"), ("kernel", "stackeval"),
+    ("forward", "autodiff"), ("kernel", "stackeval"), ("treekernel",),
     ("modelclass",), ("objective",), ("measures",),
     ("constructions",),
     ("symbolic",), ("convex",), ("sinkmap", "bnb"),
