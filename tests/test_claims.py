@@ -370,7 +370,7 @@ def test_search_refutes_on_a_tiny_instance(tmp_path):
         task=dict(p=1, T=2), model=dict(kind="softmax", values="fixed"),
         hypothesis=dict(max_error=0.05),
         conclusion=dict(min_bos_mass=0.1, at="after_trigger", positions="some"),
-        check=dict(budget=5, restarts=2)))
+        check=dict(budget=120, restarts=2)))  # restarts bound the work
     out = sp.check(claim, witness=tmp_path / "w.json", certificate_out=tmp_path / "c.json")
     assert isinstance(out, Refuted), out
     assert out.error <= 0.05 and len(out.violations) == 2  # both after-trigger prefixes

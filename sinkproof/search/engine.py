@@ -9,6 +9,7 @@ time ``budget`` cuts the run short, which depends on the machine's speed).
 
 from __future__ import annotations
 
+import atexit
 import signal
 import time
 from collections.abc import Iterator
@@ -76,6 +77,14 @@ def _drop_pool(processes: int) -> None:
     if pool is not None:
         pool.terminate()
         pool.join()
+
+
+@atexit.register
+def _drop_pools() -> None:
+    """Stop the kept pools before interpreter teardown (whose ``Pool.__del__`` would print
+    an ignored exception on the user's terminal)."""
+    for processes in list(_POOLS):
+        _drop_pool(processes)
 
 
 def available_cores() -> int:
