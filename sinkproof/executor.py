@@ -113,9 +113,10 @@ class ProcessExecutor(Executor):
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
                     yield futures[fut], fut.result()
-        finally:
+        except GeneratorExit:  # the caller stopped early: drop the jobs not started
             for fut in pending:
                 fut.cancel()
+            raise
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -124,11 +125,13 @@ class ProcessExecutor(Executor):
         if exc_type is None:
             self._pool.shutdown(wait=True)
             return
-        # Ctrl-C or a failure: stop the workers now, not after their current job
+        # Ctrl-C or a failure: stop the workers now, not after their current job.  No
+        # future is cancelled first: Python 3.11's pool thread would then fail (with a
+        # traceback on stderr) marking the cancelled futures broken.
         workers = list((self._pool._processes or {}).values())  # before shutdown clears it
-        self._pool.shutdown(wait=False, cancel_futures=True)
         for proc in workers:
             proc.terminate()
+        self._pool.shutdown(wait=False)
 
 
 class DaskExecutor(Executor):

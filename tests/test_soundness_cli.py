@@ -299,7 +299,7 @@ def test_search_refuses_meaningless_thresholds():
 
 @pytest.mark.slow  # a real process per command and a real signal, about 20 s each
 @pytest.mark.parametrize("argv", [
-    ["sinkmap", "--T", "6", "--eps", "0.1"],
+    ["sinkmap", "--p", "3", "--T", "7", "--eps", "0.1", "--max-work", "1000000000"],
     ["experiment", "--jobs", "2", "--no-figures", "--quiet", "--out", "exp"],
 ])
 def test_ctrl_c_stops_other_long_commands_with_130(tmp_path, argv):
