@@ -5,13 +5,20 @@ values, the search's feasibility objective with target error ``--eps`` and no BO
 constraint (so each restart drives the error down as far as it can).  Two parts,
 both measured in this run:
 
-1. fixed work: the same ``--restarts`` seeded restarts in one process and in N;
+1. fixed work: the same ``--restarts`` seeded restarts as ``search`` runs them, in
+   this process (processes=1: JAX's intra-op threads may use every core) and in N
+   worker processes (fresh processes, each pinned to one core with one compute
+   thread, :mod:`sinkproof.workers`), cold (the first call: the workers' start-up
+   and JAX compilation) and warm (the same call again: pools persist in a process);
    the best error must be identical (same seed, same result) and the ratio of the
-   wall-clock times is the parallel speed-up;
+   wall-clock times is the parallel speed-up.  Then the same restarts in a pool of
+   1 pinned worker against N (both warm): how restarts scale with processes when
+   each has one core (the goal: >= 1.7x for 2 on 2 cores);
 2. fixed wall-clock budget (``--budget`` seconds each): restarts that finished
    within it, restarts per second, and the best error they reached.
 
-Usage: python benchmarks/bench_search.py [--restarts 4] [--budget 12] [--processes N]
+Usage: python benchmarks/bench_search.py [--restarts 16] [--maxiter 60] [--budget 12]
+       [--processes N]
 """
 
 from __future__ import annotations
@@ -22,14 +29,25 @@ import time
 from contextlib import closing
 
 import sinkproof as sp
+from sinkproof.search import engine
 from sinkproof.search.engine import _outcomes, available_cores
 from sinkproof.search.restart import SearchSettings
 
 
 def run(settings: SearchSettings, restarts: int, processes: int) -> tuple[float, list]:
+    """What ``search`` does: 1 = in this process (JAX uses every core it may), N = workers."""
     start = time.perf_counter()
     with closing(_outcomes(settings, restarts, processes)) as it:
         done = [o for o in it if o is not None and not o.cut]
+    return time.perf_counter() - start, done
+
+
+def run_workers(settings: SearchSettings, restarts: int, processes: int) -> tuple[float, list]:
+    """The restarts in a pool of ``processes`` pinned single-threaded workers (also for 1)."""
+    pool, epoch = engine._shared_pool(processes)
+    start = time.perf_counter()
+    jobs = [(settings, i, epoch.value) for i in range(restarts)]
+    done = [o for o in pool.imap(engine._work, jobs) if o is not None and not o.cut]
     return time.perf_counter() - start, done
 
 
@@ -38,8 +56,8 @@ def main() -> None:
     parser.add_argument("--p", type=int, default=2)
     parser.add_argument("--T", type=int, default=6)
     parser.add_argument("--eps", type=float, default=1e-3)
-    parser.add_argument("--restarts", type=int, default=4)
-    parser.add_argument("--maxiter", type=int, default=20)
+    parser.add_argument("--restarts", type=int, default=16)
+    parser.add_argument("--maxiter", type=int, default=60)
     parser.add_argument("--budget", type=float, default=12.0)
     parser.add_argument("--processes", type=int, default=max(2, available_cores()))
     args = parser.parse_args()
@@ -56,13 +74,29 @@ def main() -> None:
     print(f"\n1. fixed work: {args.restarts} restarts, maxiter {args.maxiter} per stage")
     rows = {}
     for procs in (1, args.processes):
-        seconds, done = run(settings(), args.restarts, procs)
+        cold, done = run(settings(), args.restarts, procs)  # start-up and compilation
+        warm, again = run(settings(), args.restarts, procs)  # the same work, warm
+        assert [o.error for o in done] == [o.error for o in again]
         best = min(o.error for o in done)
-        rows[procs] = (seconds, best)
-        print(f"   {procs} process(es): {seconds:6.1f} s, {len(done) / seconds:.3f} restarts/s, "
-              f"best error {best:.6g}")
-    (t1, e1), (tn, en) = rows[1], rows[args.processes]
-    print(f"   speed-up N/1: {t1 / tn:.2f}x; same best error: {e1 == en}")
+        rows[procs] = (cold, warm, best)
+        print(f"   {procs} process(es): {cold:6.1f} s cold (first call), {warm:6.1f} s warm, "
+              f"{len(done) / warm:.3f} restarts/s warm, best error {best:.6g}")
+    (c1, w1, e1), (cn, wn, en) = rows[1], rows[args.processes]
+    print(f"   speed-up N/1 warm: {w1 / wn:.2f}x (cold, with start-up: {c1 / cn:.2f}x); "
+          f"same best error: {e1 == en}; load average now {os.getloadavg()[0]:.1f}")
+    print(f"RATIO search {args.processes} processes warm: {w1 / wn:.2f}x (vs the same seeded "
+          f"restarts in 1 process, same run)")
+
+    print("\n   the same restarts in pools of pinned one-thread workers (1 worker vs N), warm:")
+    pools = {}
+    for procs in (1, args.processes):
+        run_workers(settings(), args.processes, procs)  # start-up and compilation
+        pools[procs], done = run_workers(settings(), args.restarts, procs)
+        assert min(o.error for o in done) == e1
+        print(f"   {procs} worker(s): {pools[procs]:6.1f} s, "
+              f"{len(done) / pools[procs]:.3f} restarts/s")
+    print(f"   speed-up N workers / 1 worker: {pools[1] / pools[args.processes]:.2f}x; "
+          f"load average now {os.getloadavg()[0]:.1f}")
 
     print(f"\n2. fixed budget: {args.budget:g} s each")
     for procs in (1, args.processes):

@@ -50,6 +50,8 @@ def main() -> None:
     print(f"{args.workers} workers: {tn:7.2f} s")
     print(f"ratio {args.workers} vs 1 workers: {t1 / tn:.2f}x  (identical results; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(f"RATIO sweep {args.workers} workers: {t1 / tn:.2f}x (vs the same sweep on 1 Dask "
+          f"worker process, same run)")
 
 
 if __name__ == "__main__":

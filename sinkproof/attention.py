@@ -163,6 +163,11 @@ class AttentionMap:
     name: str = ""
     properties: MapProperties
     param_names: tuple[str, ...] = ()
+    factorisation: str | None = None
+    """How a row's weights split into per-key terms (for the tree evaluator):
+    ``"normalised"``: ``α_j = exp(ℓ_j) / (Σ_k exp(ℓ_k) [+ exp(b)])``; ``"log_sum"``:
+    ``α_j = exp(ℓ_j)``; ``"sum"``: ``α_j = w_j``; ``None``: the weights need the whole
+    row (sparsemax, entmax: a sort)."""
 
     def default_params(self) -> np.ndarray:
         """Default per-head parameters, shape ``(len(param_names),)`` (all zero)."""
@@ -215,6 +220,15 @@ class AttentionMap:
     def _forward(self, s: np.ndarray, t: np.ndarray, params: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
+
+    def key_terms(self, s: np.ndarray, t: int, params: np.ndarray) -> np.ndarray:
+        """Per-key terms of scores ``s`` ``(H, ...)`` at query position ``t``: log-weights
+        ``ℓ_j`` (``"normalised"``, ``"log_sum"``) or weights ``w_j`` (``"sum"``)."""
+        raise NotImplementedError(f"the {self.name} map has no per-key factorisation")
+
+    def null_logit(self, params: np.ndarray) -> np.ndarray | None:
+        """Logit ``b`` ``(H,)`` of a zero-valued virtual slot in the normaliser, if any."""
+        return None
 
     def weights_jax(self, s: Any, valid: Any, t: Any, params: Any = None) -> Any:
         """Differentiable JAX forward.
@@ -291,8 +305,13 @@ class Softmax(AttentionMap):
     properties = MapProperties(on_simplex=True, virtual_null=False, exact_zeros=False,
                                needs_positions=False, gated=False)
 
+    factorisation = "normalised"
+
     def _forward(self, s, t, params):
         return softmax_with_log_nonbos(s)
+
+    def key_terms(self, s, t, params):
+        return s
 
     def weights_only(self, s, t, params=None):
         s = np.asarray(s, dtype=float)
@@ -321,6 +340,14 @@ class SinkLogit(AttentionMap):
 
     def _logit(self, params: np.ndarray, ndim: int) -> np.ndarray:
         return _head_param(params, 0, ndim)
+
+    factorisation = "normalised"
+
+    def key_terms(self, s, t, params):
+        return s
+
+    def null_logit(self, params):
+        return self._logit(params, 1)
 
     def _forward(self, s, t, params):
         b = self._logit(params, s.ndim)[..., 0]
@@ -378,6 +405,11 @@ class Sigmoid(AttentionMap):
                                needs_positions=False, gated=False)
     param_names = ("b",)
 
+    factorisation = "log_sum"
+
+    def key_terms(self, s, t, params):
+        return _log_sigmoid(s + _head_param(params, 0, s.ndim))
+
     def _forward(self, s, t, params):
         log_w = _log_sigmoid(s + _head_param(params, 0, s.ndim))
         return np.exp(log_w), _log_sum_exp(log_w[..., 1:])
@@ -393,6 +425,11 @@ class Relu(AttentionMap):
     properties = MapProperties(on_simplex=False, virtual_null=False, exact_zeros=True,
                                needs_positions=True, gated=False)
 
+    factorisation = "sum"
+
+    def key_terms(self, s, t, params):
+        return np.maximum(s, 0.0)
+
     def _forward(self, s, t, params):
         w = np.maximum(s, 0.0)  # max(-inf, 0) = 0 at masked keys
         return w, _log_sum(w)
@@ -407,6 +444,11 @@ class ReluLength(AttentionMap):
     name = "relu_length"
     properties = MapProperties(on_simplex=False, virtual_null=False, exact_zeros=True,
                                needs_positions=False, gated=False)
+
+    factorisation = "sum"
+
+    def key_terms(self, s, t, params):
+        return np.maximum(s, 0.0) / max(t, 1)
 
     def _forward(self, s, t, params):
         length = np.maximum(np.broadcast_to(t, s.shape[1:-1]), 1.0)[..., None]

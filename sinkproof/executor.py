@@ -17,6 +17,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass
 from typing import Any
 
+from .workers import start_context
+
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                     "BLIS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 """Environment variables that cap the thread pools of the numerical libraries."""
@@ -98,7 +100,9 @@ class ProcessExecutor(Executor):
 
     def __init__(self, workers: int) -> None:
         self.workers = max(int(workers), 1)
-        self._pool = ProcessPoolExecutor(max_workers=self.workers, initializer=limit_threads)
+        # never fork the caller itself: a process whose JAX runtime runs threads deadlocks
+        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=start_context(),
+                                         initializer=limit_threads)
 
     def run(self, fn: Callable[[Any], Any], args: Sequence[Any]) -> Iterator[tuple[int, JobResult]]:
         futures: dict[Future[JobResult], int] = {

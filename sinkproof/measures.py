@@ -16,7 +16,7 @@ import numpy as np
 
 from ._validate import as_real
 from .attention import MapProperties
-from .kernel import PrefixForward, forward_prefixes
+from .kernel import forward_prefixes
 from .model import AttentionModel
 from .numerics import stable_norm
 from .progress import Progress
@@ -24,6 +24,7 @@ from .stack import StackModel
 from .stackeval import StackEvaluation, evaluate_stack
 from .stats import Accumulator, SinkSummary, Stats
 from .task import TriggerTask, show_sequence
+from .treekernel import PrefixSummary, summarise, supports_tree, tree_summaries
 
 
 @dataclass(frozen=True)
@@ -167,11 +168,16 @@ def evaluate(
     eta: float = 1e-9,
     max_rows: int = 1 << 15,
     progress: bool | None = None,
+    tree: bool | None = None,
     **options: Any,
 ) -> Evaluation | StackEvaluation:
     """Evaluate ``model`` on ``sequences`` (default: exhaustively over the task's family).
 
     Every position of every sequence counts once; position 0 enters the error only.
+    ``tree``: over the whole family, carry per-key sums down the prefix tree
+    (:mod:`sinkproof.treekernel`, ``O(heads × p)`` per prefix) instead of recomputing
+    each prefix's row; default: wherever the map factorises over keys (not sparsemax,
+    entmax).
     A layer stack (:class:`~sinkproof.stack.StackModel`, e.g. a paper model) goes to
     :func:`~sinkproof.stackeval.evaluate_stack` (``options``: ``samples``, ``seed``).
     """
@@ -196,6 +202,15 @@ def evaluate(
         work = sum(codes.size for _, codes, _ in explicit)
 
     null = stable_norm(model.value_table) <= eta  # (H, k+2)
+    use_tree = (supports_tree(model) and sequences is None) if tree is None else bool(tree)
+    if use_tree and (sequences is not None or not supports_tree(model)):
+        raise ValueError("tree=True needs the whole family (sequences=None) and a map that "
+                         f"factorises over keys (the {model.kind} map "
+                         f"{'does' if supports_tree(model) else 'does not'})")
+    summaries: Iterable[tuple[int, PrefixSummary, object]] = (
+        tree_summaries(model, null, max(max_rows, 1 << 17)) if use_tree else
+        ((t, summarise(forward_prefixes(model, codes), null), mult)
+         for t, codes, mult in blocks))
     acc = {name: Accumulator(H) for name in (
         "bos_n", "bos_t", "lnb_n", "lnb_t", "share_n", "share_t", "null_n", "null_t")}
 
@@ -212,19 +227,18 @@ def evaluate(
     n_positions = float(n_seq)
 
     with Progress(work, "evaluate", progress) as bar:
-        for t, codes, mult in blocks:
-            fw = forward_prefixes(model, codes)
-            weight = np.broadcast_to(np.asarray(mult, dtype=float), (codes.shape[0],))
+        for t, fw, mult in summaries:
+            codes = fw.codes
+            weight = np.asarray(mult, dtype=float)  # one multiplicity, or one per prefix
             err = stable_norm(fw.output - fw.target)
             i = int(np.argmax(err))
             if err[i] > worst_err:
                 worst_err = float(err[i])
                 worst = (task.decode(codes[i]), t)
                 worst_out, worst_tgt = fw.output[i], fw.target[i]
-            _accumulate(acc, fw, null, weight, task.trig_code,
-                        model.attention_map.properties)
+            _accumulate(acc, fw, weight, task.trig_code, model.attention_map.properties)
             n_prefixes += codes.shape[0]
-            n_positions += float(weight.sum())
+            n_positions += float(np.broadcast_to(weight, (codes.shape[0],)).sum())
             bar.update(codes.size)
 
     return Evaluation(
@@ -253,30 +267,31 @@ def null_mass(weights: np.ndarray, null_keys: np.ndarray, properties: MapPropert
     """Mass on null keys (value norm ``<= eta``), plus the null slot ``1 - Σ_j α_j`` where the
     map has one (virtual slot or gate); off the simplex without a slot, the share of the
     total weight (0 where every weight is 0).  ``weights`` ``(..., K)``, ``null_keys`` alike."""
-    nm = (weights * null_keys).sum(axis=-1)
+    return _null_share((weights * null_keys).sum(axis=-1), weights.sum(axis=-1), properties)
+
+
+def _null_share(nm: np.ndarray, total: np.ndarray, properties: MapProperties) -> np.ndarray:
+    """Null mass from the mass on null keys ``nm`` and the total weight (see :func:`null_mass`)."""
     if properties.on_simplex:
         return nm
-    total = weights.sum(axis=-1)
     if properties.null_slot:
         return nm + np.maximum(1.0 - total, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, nm / np.where(total > 0, total, 1.0), 0.0)
 
 
-def _accumulate(acc: dict[str, Accumulator], fw: PrefixForward, null: np.ndarray,
-                weight: np.ndarray, trig_code: int, properties: MapProperties) -> None:
-    w = fw.weights
-    bos = w[..., 0]
-    total = w.sum(axis=-1)
+def _accumulate(acc: dict[str, Accumulator], fw: PrefixSummary, weight: np.ndarray,
+                trig_code: int, properties: MapProperties) -> None:
+    bos, total = fw.bos, fw.total
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(total > 0, bos / np.where(total > 0, total, 1.0), 0.0)
-    nm = null_mass(w, null[:, fw.keys], properties)
+    nm = _null_share(fw.null_keys, total, properties)
     is_trig = fw.query == trig_code
     for suffix, mask in (("n", ~is_trig), ("t", is_trig)):
         if not np.any(mask):
             continue
-        wm = weight[mask]
-        acc["bos_" + suffix].add(bos[:, mask], wm)
-        acc["lnb_" + suffix].add(fw.log_nonbos[:, mask], wm)
-        acc["share_" + suffix].add(share[:, mask], wm)
-        acc["null_" + suffix].add(nm[:, mask], wm)
+        whole = bool(mask.all())  # one kind of query: no copies
+        wm = weight if whole else np.broadcast_to(weight, mask.shape)[mask]
+        for name, values in (("bos_", bos), ("lnb_", fw.log_nonbos), ("share_", share),
+                             ("null_", nm)):
+            acc[name + suffix].add(values if whole else values[:, mask], wm)

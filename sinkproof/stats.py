@@ -46,15 +46,21 @@ class Accumulator:
         self.total = np.zeros(heads)
         self.count = 0.0
 
-    def add(self, values: np.ndarray, weight: np.ndarray) -> None:
-        """``values`` ``(H, N)``, ``weight`` ``(N,)``."""
+    def add(self, values: np.ndarray, weight: np.ndarray | float) -> None:
+        """``values`` ``(H, N)``, ``weight`` ``(N,)`` or one weight for every column."""
         if values.shape[1] == 0:
             return
-        self.lo = np.minimum(self.lo, values.min(axis=1))
-        self.hi = np.maximum(self.hi, values.max(axis=1))
-        finite = np.where(np.isfinite(values), values, 0.0)
-        self.total += finite @ weight
-        self.count += float(weight.sum())
+        lo, hi = values.min(axis=1), values.max(axis=1)
+        self.lo = np.minimum(self.lo, lo)
+        self.hi = np.maximum(self.hi, hi)
+        if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+            values = np.where(np.isfinite(values), values, 0.0)
+        if np.ndim(weight) == 0:
+            self.total += float(weight) * values.sum(axis=1)
+            self.count += float(weight) * values.shape[1]
+        else:
+            self.total += values @ weight
+            self.count += float(weight.sum())
 
     def stats(self) -> Stats:
         if self.count == 0:

@@ -25,12 +25,12 @@ from sinkproof import checker
 ROOT = Path(sinkproof.__file__).resolve().parent
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors",), ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor",
-     "stats"),
+    ("errors",), ("workers",),
+    ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats"),
     ("checker",),                    # TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),
     ("attention",), ("models", "stack"), ("model", "adversary"),
-    ("forward",), ("kernel", "stackeval"),
+    ("forward", "autodiff"), ("kernel", "stackeval"), ("treekernel",),
     ("modelclass",), ("objective",), ("measures",),
     ("constructions",),
     ("symbolic",), ("convex",), ("sinkmap", "bnb"),

@@ -49,6 +49,29 @@ def test_same_seed_same_result_with_any_number_of_processes():
     assert not np.array_equal(one.model.A, other.model.A)
 
 
+@pytest.mark.slow
+def test_relu_restarts_are_identical_in_one_two_and_three_processes():
+    """Restart outcomes (parameters, measures, trade-offs) do not depend on how many
+    pinned worker processes compute them, nor on running in the parent instead."""
+    from contextlib import closing
+
+    from sinkproof.search.engine import _outcomes
+    from sinkproof.search.restart import SearchSettings
+
+    settings = SearchSettings(sp.TriggerTask(p=1, T=3), "relu", 2, "learned", 0.05, 0.0,
+                              "nontrigger", seed=5, maxiter=25)
+    runs = []
+    for processes in (1, 2, 3):
+        with closing(_outcomes(settings, 4, processes)) as it:
+            runs.append(list(it))
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other):
+            np.testing.assert_array_equal(a.A, b.A)
+            np.testing.assert_array_equal(a.U, b.U)
+            assert (a.error, a.bos_mass, a.penalty, a.points) == (
+                b.error, b.bos_mass, b.penalty, b.points)
+
+
 def test_never_found_below_theorem_1_fixed_value_bound():
     """Theorem 1: fixed values, error <= ε forces BOS mass >= 1 - ε/||c|| = 0.9 at X^c_n."""
     task = sp.TriggerTask(p=1, T=2)

@@ -7,7 +7,7 @@ initialisation on the trigger task and measure whether they sink (docs/theory.md
 
 from .config import ExperimentConfig
 from .measure import RunResult, measure
-from .optim import Adam
+from .optim import adam
 from .runner import ExperimentResult, run
 from .theory import hull_distance_lower, sink_bound, theorem1_check, theorem3_check
 from .train import History, TrainedModel, initial_parameters, train
@@ -15,7 +15,7 @@ from .train import History, TrainedModel, initial_parameters, train
 load = ExperimentResult.load
 
 __all__ = [
-    "Adam",
+    "adam",
     "ExperimentConfig",
     "ExperimentResult",
     "History",

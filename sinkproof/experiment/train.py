@@ -1,8 +1,9 @@
 """Training one attention layer from a seeded random initialisation with Adam.
 
-Gradients come from :mod:`sinkproof.search.objective` (the analytic gradients the
-search layer uses); this module only samples data, steps the optimiser and
-records how the BOS mass evolves.
+Each step is one compiled JAX function: the MSE of :mod:`sinkproof.search.objective`
+on a mini-batch, its gradient by reverse mode, and optax's Adam update, in float64
+(scoped).  This module samples data, steps the optimiser and records how the BOS
+mass evolves.
 """
 
 from __future__ import annotations
@@ -10,15 +11,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+import optax
 
+from ..autodiff import padded_size, x64
 from ..measures import evaluate
 from ..model import AttentionModel
-from ..search.objective import prefix_batch, value_and_grad
+from ..search.objective import TRACED_OPTIONS, device_tables, objective_terms, prefix_batch
 from ..task import TriggerTask
 from .config import PROBE_SEED, TRAIN_SEED_OFFSET, ExperimentConfig
-from .optim import Adam
+from .optim import adam
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,26 @@ def initial_parameters(task: TriggerTask, heads: int, seed: int,
     return A, U
 
 
+@lru_cache(maxsize=8)
+def _adam_step(kind: str, lr: float) -> Callable[..., Any]:
+    """The compiled step ``(params, state, data, Φ, e) -> (loss, params', state')``: the MSE
+    at ``params`` and one Adam update along its gradient."""
+    optimizer = adam(lr)
+    opts = {k: 0.0 for k in TRACED_OPTIONS} | {"max_error": 1.0, "temperature": 1.0}
+
+    def loss(params: dict[str, jax.Array], data: Any, phi: jax.Array, tokens: jax.Array) -> Any:
+        return objective_terms(params, data, phi, tokens, opts, kind, "mse", False)[0]
+
+    @jax.jit
+    def step(params: dict[str, jax.Array], state: Any, data: Any, phi: jax.Array,
+             tokens: jax.Array) -> Any:
+        value, grads = jax.value_and_grad(loss)(params, data, phi, tokens)
+        updates, state = optimizer.update(grads, state, params)
+        return value, optax.apply_updates(params, updates), state
+
+    return step
+
+
 def _probe(model: AttentionModel, probe: list[tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray]:
     ev = evaluate(model, probe, progress=False)
     return ev.sink_score, ev.bos_share_nontrigger.mean
@@ -100,29 +127,40 @@ def train(task: TriggerTask, kind: str, heads: int, seed: int,
     n_batches = cfg.n_train // cfg.batch_size
     batches = [prefix_batch(task, data[i * cfg.batch_size:(i + 1) * cfg.batch_size])
                for i in range(n_batches)]
+    rows = padded_size(max(b.n_prefixes for b in batches))  # one shape: one compilation
     probe = task.sample(cfg.n_probe, seed=PROBE_SEED)
     order_rng = np.random.default_rng(TRAIN_SEED_OFFSET + seed)
-    adam = Adam([A.shape, U.shape], lr=cfg.lr)
+    step_fn = _adam_step(kind, cfg.lr)
+    phi, tokens = device_tables(task)
 
     steps, losses, sinks, shares = [], [], [], []
     order = order_rng.permutation(n_batches)
-    for step in range(cfg.steps + 1):
-        if step % n_batches == 0 and step:
-            order = order_rng.permutation(n_batches)
-        loss, dA, dU = value_and_grad(task, kind, A, U, batches[order[step % n_batches]])
-        if not np.isfinite(loss):
-            raise FloatingPointError(f"{kind} H={heads} seed={seed}: loss diverged at step {step}")
-        if step % cfg.record_every == 0 or step == cfg.steps:
-            sink, share = _probe(AttentionModel(task, kind, A, U), probe)
-            steps.append(step)
-            losses.append(float(loss))
-            sinks.append(sink)
-            shares.append(share)
-        if step == cfg.steps:
-            break
-        A, U = adam.step([A, U], [dA, dU])
-        if on_step is not None:
-            on_step(1)
+    with x64():
+        device = [b.padded(rows).device() for b in batches]
+        params = {"A": jnp.asarray(A), "U": jnp.asarray(U)}
+        state = adam(cfg.lr).init(params)
+        for step in range(cfg.steps + 1):
+            if step % n_batches == 0 and step:
+                order = order_rng.permutation(n_batches)
+            batch = device[order[step % n_batches]]
+            if step == cfg.steps or step % cfg.record_every == 0:
+                A, U = np.asarray(params["A"]), np.asarray(params["U"])
+            loss, new_params, state = step_fn(params, state, batch, phi, tokens)
+            loss = float(loss)
+            if not np.isfinite(loss):
+                raise FloatingPointError(
+                    f"{kind} H={heads} seed={seed}: loss diverged at step {step}")
+            if step % cfg.record_every == 0 or step == cfg.steps:
+                sink, share = _probe(AttentionModel(task, kind, A, U), probe)
+                steps.append(step)
+                losses.append(loss)
+                sinks.append(sink)
+                shares.append(share)
+            if step == cfg.steps:
+                break
+            params = new_params
+            if on_step is not None:
+                on_step(1)
     history = History(np.array(steps), np.array(losses), np.array(sinks), np.array(shares))
     return TrainedModel(AttentionModel(task, kind, A, U), seed, history,
                         time.perf_counter() - start)

@@ -9,12 +9,11 @@ time ``budget`` cuts the run short, which depends on the machine's speed).
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 import signal
 import time
 from collections.abc import Iterator
 from contextlib import closing
+from multiprocessing.pool import Pool
 from typing import Any
 
 from .._validate import as_int, as_real, choice
@@ -24,6 +23,9 @@ from ..model import KINDS, AttentionModel
 from ..progress import Progress
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
+from ..workers import available_cores as _cores
+from ..workers import pool as _pool
+from ..workers import shared_counter as _context_value
 from .objective import prefix_batch
 from .restart import RestartOutcome, SearchSettings, pareto, run_restart
 from .result import SearchResult, TracePoint
@@ -34,30 +36,59 @@ VALUES = ("learned", "fixed")
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(settings: SearchSettings) -> None:
+def _init_worker(epoch: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
-    _WORKER["settings"] = settings
-    _WORKER["batch"] = prefix_batch(settings.task, where=settings.where)
+    _WORKER["epoch"] = epoch
 
 
-def _work(index: int) -> RestartOutcome | None:
-    settings = _WORKER["settings"]
-    if settings.deadline is not None and time.time() > settings.deadline:
+def _cancelled(epoch: int) -> bool:
+    """The parent stopped the search that submitted this job (:func:`_outcomes`)."""
+    return _WORKER["epoch"].value != epoch
+
+
+def _work(job: tuple[SearchSettings, int, int]) -> RestartOutcome | None:
+    """Restart ``index`` of ``settings`` (the worker keeps the last batch it built);
+    ``None`` past the deadline or once the search was stopped."""
+    settings, index, epoch = job
+    if _cancelled(epoch) or (settings.deadline is not None and time.time() > settings.deadline):
         return None
-    return run_restart(settings, _WORKER["batch"], index)
+    key = (settings.task, settings.where)
+    if _WORKER.get("key") != key:
+        _WORKER.update(key=key, batch=prefix_batch(settings.task, where=settings.where))
+    return run_restart(settings, _WORKER["batch"], index, stop=lambda: _cancelled(epoch))
+
+
+_POOLS: dict[int, tuple[Pool, Any]] = {}
+"""Worker pools (with their search counter) kept between searches of this process, so
+later searches skip the workers' start-up and compilation."""
+
+
+def _shared_pool(processes: int) -> tuple[Pool, Any]:
+    if processes not in _POOLS:
+        epoch = _context_value()
+        _POOLS[processes] = (_pool(processes, initializer=_init_worker, initargs=(epoch,)),
+                             epoch)
+    return _POOLS[processes]
+
+
+def _drop_pool(processes: int) -> None:
+    pool, _ = _POOLS.pop(processes, (None, None))
+    if pool is not None:
+        pool.terminate()
+        pool.join()
 
 
 def available_cores() -> int:
-    """CPU cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+    """Number of CPU cores this process may run on."""
+    return len(_cores())
 
 
 def _outcomes(settings: SearchSettings, restarts: int, processes: int
               ) -> Iterator[RestartOutcome | None]:
-    """Restart outcomes in index order, computed in ``processes`` worker processes."""
+    """Restart outcomes in index order, computed in ``processes`` worker processes
+    (each pinned to a core with one compute thread: :mod:`sinkproof.workers`).  The
+    pool outlives the call when every restart was consumed, so later searches of this
+    process skip the workers' start-up and compilation."""
     if processes == 1:
         batch = prefix_batch(settings.task, where=settings.where)
         for i in range(restarts):
@@ -66,13 +97,16 @@ def _outcomes(settings: SearchSettings, restarts: int, processes: int
                 continue
             yield run_restart(settings, batch, i)
         return
-    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    pool = mp.get_context(method).Pool(processes, initializer=_init_worker, initargs=(settings,))
+    pool, epoch = _shared_pool(processes)
+    current = epoch.value
     try:
-        yield from pool.imap(_work, range(restarts))
-    finally:
-        pool.terminate()
-        pool.join()
+        yield from pool.imap(_work, [(settings, i, current) for i in range(restarts)])
+    except (KeyboardInterrupt, Exception):  # Ctrl-C or an error while waiting on workers
+        _drop_pool(processes)
+        raise
+    finally:  # stopped early (a witness): the workers skip or cut what is left
+        with epoch.get_lock():
+            epoch.value = current + 1
 
 
 def _where_text(where: Any) -> str:

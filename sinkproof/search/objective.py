@@ -1,11 +1,10 @@
-"""Smooth objectives over a batch of prefixes, with analytic gradients in ``A`` and ``U``.
+"""Smooth objectives over a batch of prefixes, with their gradients from JAX.
 
-A causal model's output at position ``t`` depends only on the prefix ``x_0..x_t``
-(docs/theory.md section 2), so an objective over (sequence, position) pairs is an
-objective over distinct prefixes weighted by their multiplicities.  Every score is
-an entry of the table ``s_h(a, t, b, j) = φ(a,t)^T A_h φ(b,j)``; with ``Φ`` the
-matrix of all rows ``φ(a, t)`` the table is ``Φ A_h Φ^T``, so the gradient in
-``A_h`` is ``Φ^T G_h Φ`` where ``G_h`` collects the gradients of the used entries.
+A causal model's output at position ``t`` depends only on the prefix ``x_0..x_t``,
+so an objective over (sequence, position) pairs is an objective over distinct
+prefixes weighted by their multiplicities.  The forward pass and every gradient
+come from :mod:`sinkproof.autodiff` (reverse mode through the pure forward, float64
+in a scoped setting); this module builds the batches and states the losses.
 
 Losses (``loss=``):
 
@@ -33,13 +32,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache, partial
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from scipy.special import expit
 
 from .._validate import as_real, choice
+from ..autodiff import (
+    Forward,
+    PaddedPrefixes,
+    bos_log_odds,
+    forward,
+    masked_logsumexp,
+    padded_size,
+    x64,
+)
 from ..measures import explicit_prefix_blocks
 from ..model import KINDS, fixed_values
 from ..task import TriggerTask
@@ -102,6 +112,17 @@ class PrefixBatch:
         masks = _where_masks(self.task, self.groups, where)
         groups = tuple(replace(g, constrained=m) for g, m in zip(self.groups, masks))
         return PrefixBatch(self.task, groups, where)
+
+    def padded(self, rows: int | None = None) -> PaddedPrefixes:
+        """The prefixes as one padded batch for :mod:`sinkproof.autodiff`: ``T + 1`` keys,
+        ``rows`` rows (default :func:`~sinkproof.autodiff.padded_size` of the count)."""
+        return _padded(self.task, self.groups, rows)
+
+    @cached_property
+    def device_data(self) -> dict[str, jax.Array]:
+        """:meth:`padded` as float64 JAX arrays (made once per batch)."""
+        with x64():
+            return self.padded().device()
 
     def __repr__(self) -> str:
         return (f"PrefixBatch({self.n_prefixes} prefixes, {self.n_positions:g} positions, "
@@ -228,69 +249,6 @@ def _as_heads(A: Any, U: Any, task: TriggerTask) -> tuple[np.ndarray, np.ndarray
     return A, U
 
 
-def _lse(s: np.ndarray) -> np.ndarray:
-    """``logsumexp`` over the last axis (finite inputs, at least one entry)."""
-    m = s.max(axis=-1)
-    return m + np.log(np.exp(s - m[..., None]).sum(axis=-1))
-
-
-# ------------------------------------------------------------- forward pass
-@dataclass
-class _GroupState:
-    group: PrefixGroup
-    s: np.ndarray  # (H, N, t+1) scores
-    alpha: np.ndarray  # (H, N, t+1) weights
-    values: np.ndarray  # (H, N, t+1, p) value vectors of the keys
-    f: np.ndarray  # (N, p)
-    e2: np.ndarray  # (N,) squared error
-    m: np.ndarray | None  # (H, Nc) BOS measure at constrained prefixes
-    rest: np.ndarray | None  # (H, Nc, t) softmax of s_{1:t} at constrained prefixes
-
-
-def _log_odds(s: np.ndarray, e: np.ndarray, mx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """BOS log-odds ``s_0 - logsumexp(s_{1:t})`` and the softmax of ``s_{1:t}``, from the
-    shifted exponentials ``e = exp(s - mx)``; rows whose non-BOS sum underflows (a BOS
-    logit hundreds above the rest) are redone with their own shift."""
-    tail = e[..., 1:]
-    rest = tail.sum(axis=-1)
-    tiny = rest < 1e-290
-    if np.any(tiny):
-        rest = np.where(tiny, 1.0, rest)
-        m = s[..., 0] - mx - np.log(rest)
-        st = s[tiny][..., 1:]
-        m[tiny] = s[tiny][..., 0] - _lse(st)
-        soft = tail / rest[..., None]
-        soft[tiny] = np.exp(st - _lse(st)[..., None])
-        return m, soft
-    return s[..., 0] - mx - np.log(rest), tail / rest[..., None]
-
-
-def _forward(kind: str, S: np.ndarray, V: np.ndarray, batch: PrefixBatch, leak: float = 0.0
-             ) -> list[_GroupState]:
-    H = S.shape[0]
-    flat_S = S.reshape(H, -1)
-    states = []
-    for g in batch.groups:
-        s = flat_S[:, g.flat]
-        m = rest = None
-        if kind == "softmax":
-            mx = s.max(axis=-1)
-            e = np.exp(s - mx[..., None])
-            alpha = e / e.sum(axis=-1, keepdims=True)
-            if g.depth >= 1 and g.constrained.any():
-                c = g.constrained
-                m, rest = _log_odds(s[:, c], e[:, c], mx[:, c])
-        else:
-            alpha = np.maximum(s, 0.0) if leak == 0.0 else np.where(s > 0, s, leak * s)
-            if g.depth >= 1 and g.constrained.any():
-                m = s[:, g.constrained, 0]
-        values = V[:, g.keys]
-        f = np.einsum("hnj,hnjp->np", alpha, values)
-        e2 = ((f - g.target) ** 2).sum(axis=1)
-        states.append(_GroupState(g, s, alpha, values, f, e2, m, rest))
-    return states
-
-
 def bos_threshold(kind: str, max_bos_mass: float) -> float:
     """Threshold on the BOS measure ``m`` equivalent to ``α_0 <= max_bos_mass``."""
     b = as_real("max_bos_mass", max_bos_mass, minimum=0.0)
@@ -302,65 +260,6 @@ def bos_threshold(kind: str, max_bos_mass: float) -> float:
         return np.inf
     return float(np.log(b) - np.log1p(-b))
 
-
-# ------------------------------------------------------------------ losses
-def _smoothmax_weights(x: np.ndarray, tau: float) -> tuple[float, np.ndarray]:
-    """``τ log Σ exp(x/τ)`` and its gradient (the softmax of ``x/τ``)."""
-    z = x / tau
-    lse = float(_lse(z))
-    return tau * lse, np.exp(z - lse)
-
-
-def _hinge2(x: np.ndarray) -> tuple[float, np.ndarray]:
-    """``Σ max(0, x)²`` and its gradient."""
-    h = np.maximum(x, 0.0)
-    return float((h * h).sum()), 2.0 * h
-
-
-def _loss_terms(
-    kind: str, loss: str, states: list[_GroupState], opts: dict[str, Any]
-) -> tuple[float, list[np.ndarray], list[np.ndarray | None]]:
-    """The loss and its gradients in each group's ``e2`` and ``m``."""
-    e2_all = np.concatenate([st.e2 for st in states])
-    sizes = [st.e2.size for st in states]
-    splits = np.cumsum(sizes)[:-1]
-    m_parts = [st.m for st in states if st.m is not None]
-    eps2 = opts["max_error"] ** 2
-    e = e2_all / eps2
-    grad_m_all: np.ndarray | None = None
-    if loss == "mse":
-        w = np.concatenate([st.group.weight for st in states])
-        total = w.sum()
-        value = float((w * e2_all).sum() / total)
-        grad_e2 = w / total
-    elif loss == "smoothmax":
-        value, sw = _smoothmax_weights(e, opts["temperature"])
-        grad_e2 = sw / eps2
-    else:
-        value, gh = _hinge2(e - (1.0 - opts["margin"]))
-        grad_e2 = gh / eps2
-        if loss == "sink":
-            value *= opts["error_weight"]
-            grad_e2 = grad_e2 * opts["error_weight"]
-        if m_parts:
-            m_all = np.concatenate([m.ravel() for m in m_parts])
-            if loss == "sink":
-                vb, grad_m_all = _smoothmax_weights(m_all, opts["temperature"])
-                value += vb
-            elif np.isfinite(opts["threshold"]):
-                vb, gb = _hinge2(m_all - opts["threshold"] + opts["margin"])
-                value += opts["bos_weight"] * vb
-                grad_m_all = opts["bos_weight"] * gb
-    grad_e2_parts = np.split(grad_e2, splits)
-    grad_m: list[np.ndarray | None] = []
-    offset = 0
-    for st in states:
-        if st.m is None or grad_m_all is None:
-            grad_m.append(None)
-            continue
-        grad_m.append(grad_m_all[offset: offset + st.m.size].reshape(st.m.shape))
-        offset += st.m.size
-    return value, grad_e2_parts, grad_m
 
 
 def _options(kind: str, loss: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -389,6 +288,113 @@ def _options(kind: str, loss: str, options: dict[str, Any]) -> dict[str, Any]:
     return opts
 
 
+
+# ---------------------------------------------------------- the JAX objective
+TRACED_OPTIONS = ("max_error", "temperature", "margin", "bos_weight", "error_weight", "leak",
+                  "threshold")
+"""Loss options passed to the compiled objective as values (changing them does not recompile)."""
+
+
+def _padded(task: TriggerTask, groups: Sequence[PrefixGroup], rows: int | None = None
+            ) -> PaddedPrefixes:
+    """The groups as one padded batch (rows in group order, then padding rows)."""
+    K = task.T + 1
+    n = sum(g.keys.shape[0] for g in groups)
+    N = padded_size(n) if rows is None else rows
+    if n > N:
+        raise ValueError(f"rows={rows} is fewer than the batch's {n} prefixes")
+    R = task.n_tokens * (task.T + 1)
+    bos_row = task.bos_code * (task.T + 1)
+    flat = np.zeros((N, K), dtype=np.int64)
+    flat[:, 0] = bos_row * R + bos_row  # padding rows: BOS alone at position 0
+    keys = np.full((N, K), task.bos_code, dtype=np.int64)
+    valid = np.zeros((N, K), dtype=bool)
+    valid[:, 0] = True
+    depth = np.zeros(N, dtype=np.int64)
+    weight, target = np.zeros(N), np.zeros((N, task.p))
+    constrained, real = np.zeros(N, dtype=bool), np.zeros(N, dtype=bool)
+    row = 0
+    for g in groups:
+        rows = slice(row, row + g.keys.shape[0])
+        t = g.depth
+        flat[rows, : t + 1] = g.flat
+        keys[rows, : t + 1] = g.keys
+        valid[rows, : t + 1] = True
+        depth[rows] = t
+        weight[rows], target[rows], constrained[rows] = g.weight, g.target, g.constrained
+        real[rows] = True
+        row = rows.stop
+    return PaddedPrefixes(flat, keys, valid, depth, flat[:, 0] // R, weight, target,
+                          constrained, real)
+
+
+@lru_cache(maxsize=16)
+def device_tables(task: TriggerTask) -> tuple[jax.Array, jax.Array]:
+    """``Φ`` and ``e(x)`` as float64 JAX arrays."""
+    phi, tok = _tables(task)
+    with x64():
+        return jnp.asarray(phi), jnp.asarray(tok)
+
+
+def _bos_measure(kind: str, fw: Forward, valid: jax.Array) -> jax.Array:
+    """The BOS measure ``m`` ``(H, N)``: log-odds for softmax, the BOS score for ReLU."""
+    if kind == "softmax":
+        return bos_log_odds(fw.scores, valid[None])
+    return fw.scores[..., 0]
+
+
+def _hinge2(x: jax.Array, mask: jax.Array) -> jax.Array:
+    """``Σ_{mask} max(0, x)²`` (entries outside ``mask`` may be infinite)."""
+    h = jnp.maximum(jnp.where(mask, x, 0.0), 0.0)
+    return jnp.where(mask, h * h, 0.0).sum()
+
+
+def objective_terms(params: dict[str, jax.Array], data: dict[str, jax.Array], phi: jax.Array,
+               tokens: jax.Array, opts: dict[str, Any], kind: str, loss: str, bos_term: bool
+               ) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
+    """The loss ``loss`` of the layer ``params`` on the padded batch ``data`` and
+    ``(largest error², largest BOS measure)`` at its real rows: a pure JAX function
+    of ``params`` (``opts``: every name of ``TRACED_OPTIONS``)."""
+    fw = forward(params, data, phi, tokens, kind, opts["leak"])
+    real = data["real"]
+    e2 = ((fw.output - data["target"]) ** 2).sum(axis=-1)
+    m = _bos_measure(kind, fw, data["valid"])
+    c = jnp.broadcast_to(data["constrained"][None], m.shape)
+    e = e2 / opts["max_error"] ** 2
+    tau = opts["temperature"]
+    if loss == "mse":
+        w = data["weight"]
+        value = (w * e2).sum() / w.sum()
+    elif loss == "smoothmax":
+        value = tau * masked_logsumexp(e / tau, real)
+    else:
+        value = _hinge2(e - (1.0 - opts["margin"]), real)
+        if loss == "sink":
+            smooth = tau * masked_logsumexp(jnp.where(c, m, 0.0).ravel() / tau, c.ravel())
+            value = opts["error_weight"] * value + jnp.where(c.any(), smooth, 0.0)
+        elif bos_term:
+            value = value + opts["bos_weight"] * _hinge2(m - opts["threshold"] + opts["margin"], c)
+    max_e2 = jnp.where(real, e2, -jnp.inf).max()
+    max_m = jnp.where(c, m, -jnp.inf).max()
+    return value, (max_e2, max_m)
+
+
+@partial(jax.jit, static_argnames=("kind", "loss", "bos_term", "wrt"))
+def _value_grad(diff: dict[str, jax.Array], fixed: dict[str, jax.Array],
+                data: dict[str, jax.Array], phi: jax.Array, tokens: jax.Array,
+                opts: dict[str, Any], *, kind: str, loss: str, bos_term: bool,
+                wrt: tuple[str, ...]) -> Any:
+    def f(d: dict[str, jax.Array]) -> Any:
+        return objective_terms({**fixed, **d}, data, phi, tokens, opts, kind, loss, bos_term)
+    return jax.value_and_grad(f, has_aux=True)(diff)
+
+
+@partial(jax.jit, static_argnames=("kind",))
+def _measures_only(params: dict[str, jax.Array], data: dict[str, jax.Array], phi: jax.Array,
+                   tokens: jax.Array, opts: dict[str, Any], *, kind: str) -> Any:
+    return objective_terms(params, data, phi, tokens, opts, kind, "mse", False)[1]
+
+
 @dataclass(frozen=True)
 class BatchMeasures:
     """Float64 measures of a model on a batch: the largest error ``max ||f - y||``,
@@ -398,6 +404,23 @@ class BatchMeasures:
     max_error: float
     max_bos_mass: float
     max_bos_measure: float
+
+
+def _batch_measures(kind: str, max_e2: Any, max_m: Any) -> BatchMeasures:
+    err = float(np.sqrt(float(max_e2)))
+    m = float(max_m)
+    if m == -np.inf:
+        return BatchMeasures(err, float("nan"), float("nan"))
+    mass = expit(m) if kind == "softmax" else max(m, 0.0)
+    return BatchMeasures(err, float(mass), m)
+
+
+def _checked(task: TriggerTask, kind: str, batch: Any) -> None:
+    choice("attention kind", kind, KINDS)
+    if not isinstance(batch, PrefixBatch):
+        raise TypeError(f"batch must be a PrefixBatch, got {type(batch).__name__}")
+    if batch.task != task:
+        raise ValueError("batch was built for a different task")
 
 
 # --------------------------------------------------------------- public API
@@ -421,6 +444,7 @@ def value_and_grad(
     module docstring for each loss.  ``leak`` (ReLU only, default 0) replaces the weights
     by a leaky ReLU ``max(s, leak·s)``: a surrogate with gradient where every score is
     negative, used by the search's first stages; the BOS measure stays ``s_0``.
+    Gradients are JAX's reverse mode through :func:`sinkproof.autodiff.forward`.
     """
     value, dA, dU, _ = value_grad_measures(task, kind, A, U, batch, loss=loss, **options)
     return value, dA, dU
@@ -432,67 +456,33 @@ def value_grad_measures(
 ) -> tuple[float, np.ndarray, np.ndarray, BatchMeasures]:
     """:func:`value_and_grad` plus the :class:`BatchMeasures` of the same forward pass;
     ``grad_U=False`` skips the gradient in ``U`` (returned as zeros)."""
-    choice("attention kind", kind, KINDS)
+    _checked(task, kind, batch)
     choice("loss", loss, LOSSES)
-    if not isinstance(batch, PrefixBatch):
-        raise TypeError(f"batch must be a PrefixBatch, got {type(batch).__name__}")
-    if batch.task != task:
-        raise ValueError("batch was built for a different task")
     opts = _options(kind, loss, options)
     A, U = _as_heads(A, U, task)
-    Phi, E = _tables(task)
-    S = Phi @ A @ Phi.T
-    V = np.einsum("hpe,ke->hkp", U, E)
-    states = _forward(kind, S, V, batch, opts["leak"])
-    value, grad_e2, grad_m = _loss_terms(kind, loss, states, opts)
-
-    H, R, p = S.shape[0], S.shape[1], task.p
-    G = np.zeros((H, R * R))
-    dV = np.zeros(V.shape[0] * V.shape[1] * p)
-    for st, ge, gm in zip(states, grad_e2, grad_m):
-        g = st.group
-        df = 2.0 * ge[:, None] * (st.f - g.target)  # (N, p)
-        dalpha = np.einsum("np,hnjp->hnj", df, st.values)
-        if grad_U:  # dV[h, b] += Σ_{n,j: key b} α_{hnj} df_n
-            contrib = st.alpha[..., None] * df[None, :, None, :]  # (H, N, t+1, p)
-            slots = (np.arange(H)[:, None, None, None] * V.shape[1] + g.keys[None, ..., None]) * p
-            slots = slots + np.arange(p)
-            dV += np.bincount(slots.ravel(), weights=contrib.ravel(), minlength=dV.size)
-        if kind == "softmax":
-            ds = st.alpha * (dalpha - (st.alpha * dalpha).sum(axis=-1, keepdims=True))
-        else:
-            ds = dalpha * np.where(st.s > 0, 1.0, opts["leak"])
-        if gm is not None:
-            c = g.constrained
-            dm = np.zeros(gm.shape + (g.depth + 1,))
-            dm[..., 0] = gm
-            if kind == "softmax":
-                dm[..., 1:] = -gm[..., None] * st.rest
-            ds[:, c] += dm
-        hflat = (np.arange(H)[:, None, None] * (R * R) + g.flat[None]).ravel()
-        G += np.bincount(hflat, weights=ds.ravel(), minlength=H * R * R).reshape(H, R * R)
-    G = G.reshape(H, R, R)
-    dA = Phi.T @ G @ Phi
-    dU = np.einsum("hkp,ke->hpe", dV.reshape(V.shape), E)
-    return value, dA, dU, _measures(kind, states)
+    bos_term = loss == "penalty" and bool(np.isfinite(opts["threshold"]))
+    opts = {k: opts.get(k, np.inf) for k in TRACED_OPTIONS}
+    wrt = ("A", "U") if grad_U else ("A",)
+    phi, tokens = device_tables(task)
+    with x64():
+        params = {"A": jnp.asarray(A), "U": jnp.asarray(U)}
+        diff = {k: params.pop(k) for k in wrt}
+        (value, (max_e2, max_m)), grads = _value_grad(
+            diff, params, batch.device_data, phi, tokens, opts, kind=kind, loss=loss,
+            bos_term=bos_term, wrt=wrt)
+        dA = np.asarray(grads["A"])
+        dU = np.asarray(grads["U"]) if grad_U else np.zeros_like(U)
+        return float(value), dA, dU, _batch_measures(kind, max_e2, max_m)
 
 
 def batch_measures(task: TriggerTask, kind: str, A: Any, U: Any, batch: PrefixBatch
                    ) -> BatchMeasures:
     """The error and BOS figures of ``(kind, A, U)`` on ``batch`` (no gradients)."""
-    choice("attention kind", kind, KINDS)
+    _checked(task, kind, batch)
     A, U = _as_heads(A, U, task)
-    Phi, E = _tables(task)
-    S = Phi @ A @ Phi.T
-    V = np.einsum("hpe,ke->hkp", U, E)
-    return _measures(kind, _forward(kind, S, V, batch))
-
-
-def _measures(kind: str, states: list[_GroupState]) -> BatchMeasures:
-    err = float(np.sqrt(max(float(st.e2.max()) for st in states)))
-    ms = [st.m for st in states if st.m is not None]
-    if not ms:
-        return BatchMeasures(err, float("nan"), float("nan"))
-    m = float(max(float(x.max()) for x in ms))
-    mass = expit(m) if kind == "softmax" else max(m, 0.0)
-    return BatchMeasures(err, float(mass), m)
+    phi, tokens = device_tables(task)
+    opts = {k: 0.0 for k in TRACED_OPTIONS} | {"max_error": 1.0, "temperature": 1.0}
+    with x64():
+        params = {"A": jnp.asarray(A), "U": jnp.asarray(U)}
+        max_e2, max_m = _measures_only(params, batch.device_data, phi, tokens, opts, kind=kind)
+        return _batch_measures(kind, max_e2, max_m)

@@ -12,11 +12,13 @@ result in any process.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
+from threadpoolctl import threadpool_limits
 
 from ..model import fixed_values
 from ..task import TriggerTask
@@ -103,8 +105,19 @@ class _Stop(Exception):
     pass
 
 
-def run_restart(settings: SearchSettings, batch: PrefixBatch, index: int) -> RestartOutcome:
-    """Minimise the penalty objective from restart ``index``'s start."""
+def run_restart(settings: SearchSettings, batch: PrefixBatch, index: int,
+                stop: Callable[[], bool] | None = None) -> RestartOutcome:
+    """Minimise the penalty objective from restart ``index``'s start; ``stop()`` true
+    ends it early, as the deadline does (``cut``).
+
+    BLAS is held to one thread meanwhile (L-BFGS-B's vectors are small: extra BLAS
+    threads only spin, and on a busy machine they made a restart ~15x slower)."""
+    with threadpool_limits(1):
+        return _run_restart(settings, batch, index, stop)
+
+
+def _run_restart(settings: SearchSettings, batch: PrefixBatch, index: int,
+                 stop: Callable[[], bool] | None) -> RestartOutcome:
     start = time.perf_counter()
     task, H = settings.task, settings.heads
     A0, U0 = initial_parameters(settings, index)
@@ -134,6 +147,8 @@ def run_restart(settings: SearchSettings, batch: PrefixBatch, index: int) -> Res
             raise StopIteration
         if settings.deadline is not None and time.time() > settings.deadline:
             raise StopIteration
+        if stop is not None and stop():
+            raise StopIteration
 
     x = np.concatenate([A0.ravel(), U0.ravel()]) if learned else A0.ravel()
     cut = False
@@ -142,7 +157,8 @@ def run_restart(settings: SearchSettings, batch: PrefixBatch, index: int) -> Res
                        options=dict(maxiter=settings.maxiter, maxfun=2 * settings.maxiter))
         x = res.x
         solved = settings.objective == "penalty" and exact and last.get("value") == 0.0
-        cut = settings.deadline is not None and time.time() > settings.deadline
+        cut = (settings.deadline is not None and time.time() > settings.deadline) or (
+            stop is not None and stop())
         if solved or cut:
             break
     A, U = unpack(x)

@@ -354,6 +354,23 @@ class TriggerTask(Task):
         for i in range(t):  # trigger at position i+1
             yield from _radix_blocks(k, t, i, self._multiplicity(t, True), max_rows)
 
+    def prefix_products(self, t: int) -> Iterator[tuple[tuple[np.ndarray, ...], float]]:
+        """The prefixes of depth ``t`` as product sets ``A_1 × ... × A_t`` of token codes,
+        with their multiplicity, in the order of :meth:`prefix_blocks` (each product
+        enumerated in radix order, slot 1 most significant)."""
+        t = as_int("t", t, minimum=1)
+        if t > self.T:
+            raise ValueError(f"depth {t} exceeds T={self.T}")
+        k = self.k
+        if self.triggers == "multi":
+            yield (np.arange(k + 1),) * t, self._multiplicity(t, False)
+            return
+        content, trig = np.arange(k), np.array([k])
+        yield (content,) * t, self._multiplicity(t, False)
+        for i in range(t):
+            yield (content,) * i + (trig,) + (content,) * (t - 1 - i), \
+                self._multiplicity(t, True)
+
     def _multiplicity(self, t: int, has_trigger: bool) -> float:
         k, T = self.k, self.T
         if self.triggers == "multi":

@@ -129,7 +129,10 @@ def _sink_cell(name: str, q: str, which: str, hull: tuple[Any, Any],
             return Cell("yes", "certificate",
                         f"Theorem 3 hull certificate verified by the checker: {what} >= "
                         f"1 - eps/d, d certified in {len(cert.bounded)} token sets; at eps = "
-                        f"{CERT_EPS} it is >= {_fmt(cert.min_bound)}{also}", cmd,
+                        f"{CERT_EPS} it is >= {_fmt(cert.min_bound)}{also}; forced at the "
+                        f"positions whose token set is one of "
+                        f"{', '.join(r[0] for r in cert.table() if r[2].startswith('>='))} "
+                        f"(elsewhere 0 is in the hull: no bound)", cmd,
                         (cert, verdict))
         return Cell("open", "none", f"hull certificate not verified: {verdict}", cmd)
     if _refutes(checks, which):

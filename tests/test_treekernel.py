@@ -1,0 +1,132 @@
+"""The tree-factorised evaluator against the row-by-row one, prefix by prefix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sinkproof as sp
+from sinkproof import treekernel
+from sinkproof.attention import MAPS
+from sinkproof.kernel import forward_prefixes
+from sinkproof.measures import family_prefix_blocks
+from sinkproof.numerics import stable_norm
+from sinkproof.treekernel import summarise, supports_tree, tree_summaries
+
+FAST = [name for name, m in MAPS.items() if m.factorisation is not None]
+FIELDS = ("output", "bos", "total", "null_keys", "log_nonbos")
+
+
+def make_model(task, kind, seed, scale=1.0, null_token=False):
+    rng = np.random.default_rng(seed)
+    H = 2
+    kw = {}
+    if MAPS[kind].properties.gated:
+        kw = dict(gate_w=rng.standard_normal((H, task.D)), gate_c=rng.standard_normal(H))
+    if MAPS[kind].param_names:
+        kw["map_params"] = rng.standard_normal((H, 1))
+    U = rng.standard_normal((H, task.p, task.p + 3))
+    if null_token:  # the trigger's value is zero in every head
+        U[:, :, task.p] = 0.0
+    return sp.AttentionModel(task, kind, scale * rng.standard_normal((H, task.D, task.D)),
+                             U, **kw)
+
+
+def both_paths(model, max_rows):
+    null = stable_norm(model.value_table) <= 1e-9
+    tree = list(tree_summaries(model, null, max_rows))
+    rows = [(t, summarise(forward_prefixes(model, codes), null), m)
+            for t, codes, m in family_prefix_blocks(model.task)]
+    return tree, rows
+
+
+def concat(parts, t, name):
+    return np.concatenate([getattr(s, name) for d, s, _ in parts if d == t], axis=-1
+                          if name != "output" and name != "codes" else 0)
+
+
+def assert_same(model, max_rows=1 << 16, tol=1e-12):
+    tree, rows = both_paths(model, max_rows)
+    for t in range(1, model.task.T + 1):
+        np.testing.assert_array_equal(concat(tree, t, "codes"), concat(rows, t, "codes"))
+        for name in FIELDS:
+            a, b = concat(tree, t, name), concat(rows, t, name)
+            fin = np.isfinite(b)
+            np.testing.assert_array_equal(np.isfinite(a), fin, err_msg=name)
+            scale = 1.0 + np.abs(b[fin])
+            assert np.all(np.abs(a[fin] - b[fin]) <= tol * scale), (model.kind, name, t)
+    positions = [sum(s.codes.shape[0] * m for _, s, m in p) for p in (tree, rows)]
+    assert positions[0] == positions[1] == model.task.n_positions - model.task.n_sequences
+
+
+@pytest.mark.parametrize("kind", FAST)
+@pytest.mark.parametrize("triggers", ["single", "multi"])
+def test_tree_equals_rows_on_every_prefix(kind, triggers):
+    task = sp.TriggerTask(p=2, T=4, triggers=triggers)
+    assert_same(make_model(task, kind, seed=3, null_token=True), max_rows=8)
+
+
+@pytest.mark.parametrize("kind", ["softmax", "sink_logit", "sigmoid", "gated_softmax"])
+def test_strong_sink_stays_in_log_domain(kind, monkeypatch):
+    """Scores in the hundreds: non-BOS sums below float64's range take the log-domain path."""
+    task = sp.TriggerTask(p=1, T=4)
+    model = make_model(task, kind, seed=5, scale=400.0)
+    calls = []
+    real = treekernel._sums
+    monkeypatch.setattr(treekernel, "_sums", lambda *a: calls.append(a[-1]) or real(*a))
+    assert_same(model, tol=1e-10)
+    assert "log" in calls  # the fallback ran
+    ev = sp.evaluate(model)
+    assert np.all(np.isfinite(ev.log_nonbos_nontrigger.max))
+
+
+@settings(max_examples=15)
+@given(seed=st.integers(0, 2**16), kind=st.sampled_from(FAST),
+       scale=st.sampled_from([0.1, 1.0, 5.0, 60.0]),
+       positions=st.sampled_from(["inverse", "onehot", "none"]),
+       content=st.sampled_from(["signed", "gaussian"]), rows=st.sampled_from([3, 50, 4096]))
+def test_tree_equals_rows_property(seed, kind, scale, positions, content, rows):
+    task = sp.TriggerTask(p=2, T=3, positions=positions, content=content)
+    assert_same(make_model(task, kind, seed, scale), max_rows=rows, tol=1e-11)
+
+
+@pytest.mark.parametrize("kind", ["softmax", "relu", "sink_logit"])
+def test_evaluate_tree_matches_rows(kind):
+    task = sp.TriggerTask(p=2, T=4, content="gaussian")
+    model = make_model(task, kind, seed=11)
+    a, b = sp.evaluate(model, tree=True), sp.evaluate(model, tree=False)
+    assert abs(a.max_error - b.max_error) <= 1e-12 * (1 + b.max_error)
+    for name in ("bos_nontrigger", "log_nonbos_trigger", "bos_share_nontrigger",
+                 "null_mass_trigger"):
+        for stat in ("min", "mean", "max"):
+            np.testing.assert_allclose(getattr(getattr(a, name), stat),
+                                       getattr(getattr(b, name), stat), rtol=1e-12, atol=1e-12)
+    assert (a.n_prefixes, a.n_positions) == (b.n_prefixes, b.n_positions)
+
+
+def test_prefix_products_match_prefix_blocks():
+    for triggers in ("single", "multi"):
+        task = sp.TriggerTask(p=2, T=4, triggers=triggers)
+        for t in range(1, 5):
+            blocks = list(task.prefix_blocks(t))
+            prods = list(task.prefix_products(t))
+            codes = np.concatenate([b.codes for b in blocks])
+            expanded = np.concatenate([
+                np.stack(np.meshgrid(*slots, indexing="ij"), -1).reshape(-1, t)
+                for slots, _ in prods])
+            np.testing.assert_array_equal(codes, expanded)
+            assert [b.multiplicity for b in blocks] == [m for _, m in prods]
+
+
+def test_sort_based_maps_keep_the_row_path():
+    task = sp.TriggerTask(p=1, T=3)
+    for kind in ("sparsemax", "entmax15"):
+        model = make_model(task, kind, seed=0)
+        assert not supports_tree(model)
+        sp.evaluate(model)  # the default falls back to rows
+        with pytest.raises(ValueError, match="factorises"):
+            sp.evaluate(model, tree=True)
+    with pytest.raises(ValueError, match="whole family"):
+        sp.evaluate(make_model(task, "softmax", 0), [[0, 1]], tree=True)
