@@ -153,6 +153,8 @@ def test_rounded_certificate_is_never_stronger_than_the_float_one(p_content, eps
 
 @settings(max_examples=20)
 @given(st.integers(1, 3).flatmap(lambda p: strategies.content_sets(p, max_k=5)))
+@example(np.array([[0.0], [6.103515625e-05]]))  # the reference once stopped at the midpoint
+@example(np.array([[0.0], [-1.0], [-6.103515625e-05]]))  # ... and once at 3e-5 for distance 0
 def test_hull_distance_agrees_with_scipy_and_highs(points):
     sol = min_norm_point(points)
     ref = hull_distance_scipy(points)
