@@ -347,7 +347,12 @@ def test_sink_map_certifies_mixed_positions(tmp_path):
     again = sp.check(claim, certificate=cert, search=False)
     assert isinstance(again, Proved) and again.bound == out.bound
     learned = claim_from_dict(claim_data(**{**data, "model": dict(values="learned")}))
-    assert isinstance(sp.check(learned, certificate=cert, search=False), Open)
+    assert isinstance(sp.check(learned, certificate=cert, search=False, bnb=False), Open)
+    # the fixed-value file cannot prove it; the engine's own verified certificate does
+    by_engine = sp.check(learned, certificate=cert, search=False,
+                         certificate_out=tmp_path / "b.json")
+    assert isinstance(by_engine, Proved) and by_engine.by == "bnb", by_engine
+    assert sp.checker.verify_file(tmp_path / "b.json").kind == "bnb-learned-values"
 
 
 # ------------------------------------------------------------------ search

@@ -73,7 +73,8 @@ def _certify_tree(relax: Any, outcome: TargetOutcome, values: str) -> None:
 def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
           targets: Iterable[Sequence[int]] | None = None, min_bos_mass: Any = None,
           values: str = "learned", max_nodes: int = 200, time_limit: float = 120.0,
-          progress: bool | None = None, parametrised: bool = True) -> BnbResult:
+          progress: bool | None = None, parametrised: bool = True,
+          some: bool | None = None, budget: float | None = None) -> BnbResult:
     """Bound the least BOS mass of every accurate one-head softmax model at each target.
 
     ``claim_or_task``: a claim file's path, its data (``task``/``model``/``hypothesis``/
@@ -84,8 +85,11 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     trusted checker verified.  ``max_nodes`` and ``time_limit`` bound each target's
     tree; Ctrl-C stops and returns what was certified so far.  A target whose classes
     another target uses ``λ > 1`` times as often also gets that target's tree, scaled
-    by ``1/λ``, when it certifies more (:mod:`sinkproof.bnb.transfer`).
+    by ``1/λ``, when it certifies more (:mod:`sinkproof.bnb.transfer`).  ``some=True``
+    asks for the bound at *some* target (the first that meets ``min_bos_mass``; a claim's
+    ``positions = "some"`` sets it); ``budget`` caps the seconds of all trees together.
     """
+    quantifier = some
     some = False
     if isinstance(claim_or_task, (str, Path)):
         path = Path(claim_or_task)
@@ -106,6 +110,10 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     else:
         raise TypeError("prove takes a claim (path or dict) or a TriggerTask, got "
                         f"{type(claim_or_task).__name__}")
+    if quantifier is not None:
+        some = bool(quantifier)
+    if budget is not None and not budget > 0:
+        raise ValueError(f"budget must be > 0 seconds, got {budget!r}")
     if values not in ("learned", "fixed"):
         raise ValueError(f"values must be 'learned' or 'fixed', got {values!r}")
     if eps is None:
@@ -128,10 +136,15 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     start = time.perf_counter()
     outcomes: list[TargetOutcome] = []
     for target in wanted:
+        limit = time_limit
+        if budget is not None:
+            limit = min(limit, budget - (time.perf_counter() - start))
+            if limit <= 0:
+                break
         relax = build_relaxation(task, eps_q, target)
         solver = PrimalSolver(relax, parametrised=parametrised, bos_zero=values == "fixed")
         tree = branch_and_bound(solver,
-                                ValueBox.root(task, values), goal, max_nodes, time_limit,
+                                ValueBox.root(task, values), goal, max_nodes, limit,
                                 progress)
         outcome = TargetOutcome(target, tree)
         if tree.status != "interrupted":

@@ -34,6 +34,7 @@ from .verdict import Verdict
 KIND_MODULES: dict[str, str] = {
     "hull": "sinkproof.checker.hull",
     "hull-family": "sinkproof.checker.hull",
+    "paper-hull-family": "sinkproof.checker.paperhull",
     "witness": "sinkproof.checker.witness",
     "sinkmap-socp": "sinkproof.checker.socp",
     "bnb-learned-values": "sinkproof.checker.bnb",

@@ -11,7 +11,10 @@ module decides, from that statement alone, whether it *implies the claim*:
 - its ε is at least the claim's (a model with smaller error satisfies the hypothesis);
 - the claim's model class lies inside the class the statement covers (Theorem 3
   ``hull``/``hull-family`` and Theorem 6 ``sinkmap-socp``: one normalised/softmax
-  head, token-only values ``U_fix``, any scores and positions);
+  head, token-only values ``U_fix``, any scores and positions; the engine's
+  ``bnb-learned-values``: one softmax head, the values the statement names — learned
+  or ``U_fix`` — and scores any function of the features of the positional scheme the
+  statement names, which must be the claim's task's);
 - every claimed position gets a verified bound ``>= b`` (a family certificate's bound
   for the situation ``{x_1..x_t}``, a sink map's bound for the prefix), and the
   hypothesis family holds the error conditions the bound uses (all of ``S_T`` for a
@@ -68,6 +71,7 @@ BOUNDS: dict[str, tuple[Callable[[dict[str, Any]], BoundAt], bool]] = {
     "hull": (_hull_bounds, False),
     "hull-family": (_hull_bounds, False),
     "sinkmap-socp": (_socp_bounds, True),
+    "bnb-learned-values": (_socp_bounds, True),  # the same per-prefix bounds layout
 }
 """Certificate kind -> (per-position bound reader of its verified statement, needs the
 error hypothesis on all of S_T)."""
@@ -80,11 +84,12 @@ def implied_bounds(claim: Claim, statement: dict[str, Any]) -> BoundAt:
     if kind not in BOUNDS:
         raise NotImplied(f"certificates of kind {kind!r} do not bound BOS mass at positions")
     reader, whole_family = BOUNDS[kind]
-    differs = instance_difference(statement["instance"], task_instance(claim.task))
+    instance, covered = _instance_and_class(claim, statement)
+    differs = instance_difference(instance, task_instance(claim.task))
     if differs is not None:
         raise NotImplied(f"the certificate is about another task instance: {differs}")
-    if not claim.model_class.is_subclass_of(THEOREM3_CLASS):
-        raise NotImplied(f"the certificate covers {THEOREM3_CLASS}, not {claim.model_class}")
+    if not claim.model_class.is_subclass_of(covered):
+        raise NotImplied(f"the certificate covers {covered}, not {claim.model_class}")
     eps = Fraction(statement["eps"])
     if claim.hypothesis.eps_exact > eps:
         raise NotImplied(f"the certificate assumes error <= {eps}, "
@@ -92,6 +97,30 @@ def implied_bounds(claim: Claim, statement: dict[str, Any]) -> BoundAt:
     if whole_family and (statement.get("family") != "S_T" or claim.hypothesis.family != "S_T"):
         raise NotImplied("the certificate needs the error hypothesis on all of S_T")
     return reader(statement)
+
+
+def _instance_and_class(claim: Claim, statement: dict[str, Any]
+                        ) -> tuple[dict[str, Any], ModelClass]:
+    """The statement's instance (with the values the comparison expects) and the model
+    class it covers.  A ``bnb-learned-values`` statement names its value class and its
+    positional scheme; the scheme must be the claim's task's (the scores it covers are
+    functions of that scheme's features), and the content is compared as for ``U_fix``."""
+    if statement["kind"] != "bnb-learned-values":
+        return statement["instance"], THEOREM3_CLASS
+    instance, stated = dict(statement["instance"]), statement["model_class"]
+    if instance.pop("positions") != claim.task.positions or \
+            stated["positions"] != claim.task.positions:
+        raise NotImplied(f"the certificate is about {stated['positions']!r} positions, the "
+                         f"claim's task uses {claim.task.positions!r}")
+    if stated["attention"] != "softmax" or stated["heads"] != 1 or \
+            stated["value_features"] != "token" or stated["norm_bound"] is not None:
+        raise NotImplied(f"the certificate's model class is not one softmax head with "
+                         f"token values and no norm bound: {stated}")
+    if instance["values"] != stated["values"]:
+        raise NotImplied("the certificate's instance and model class name different values")
+    instance["values"] = "fixed"  # the content is compared as the U_fix instance's
+    return instance, ModelClass(kind="softmax", heads=1, values=stated["values"],
+                                positions=claim.task.positions, value_features="token")
 
 
 def prove_by_certificate(claim: Claim, path: str | Path) -> tuple[Fraction, str]:

@@ -9,7 +9,12 @@ Routes, in order:
 2. **Certificate**: a certificate file named by the claim (or the call) that the
    trusted checker verifies exactly and that implies the claim
    (:mod:`sinkproof.claims.certified`).
-3. **Search**: a model of the class with error ``<= ε`` that violates the
+3. **Engine**: the branch-and-bound proof engine (:mod:`sinkproof.bnb`) for a claim
+   about one softmax head, learned or fixed values, on all of ``S_T``
+   (:mod:`sinkproof.claims.engine`); its certificate is saved, verified again by the
+   trusted checker from the file, and the claim decided from the verified statement
+   exactly as for route 2.
+4. **Search**: a model of the class with error ``<= ε`` that violates the
    conclusion, found by :func:`sinkproof.search` and re-verified in high precision
    (:mod:`sinkproof.claims.refute`); saved as a witness file.
 
@@ -22,7 +27,8 @@ refuted only when ``ε_w <= ε`` and ``m_w <`` the claimed threshold, as rationa
 (:func:`sinkproof.claims.witness.refuting_statement`).
 
 Before a route that enumerates the family (certificates, search) the work is estimated
-and refused beyond ``max_work`` (:class:`~sinkproof.errors.WorkLimitError`).  Ctrl-C
+and refused beyond ``max_work``; the engine runs for at most the claim's time budget
+(and the search then has its own budget) (:class:`~sinkproof.errors.WorkLimitError`).  Ctrl-C
 during a check returns :class:`Open` marked ``interrupted`` with what was found so far.
 """
 
@@ -37,6 +43,7 @@ from typing import Any
 
 from ..errors import SinkproofError, check_work
 from .certified import NotImplied, certify_claim, prove_by_certificate
+from .engine import certify_by_engine
 from .outcome import Open, Outcome, Proved, Refuted
 from .refute import refutes
 from .schema import Claim, claim_from_dict, load_claim
@@ -68,6 +75,7 @@ def check(
     search: bool = True,
     progress: bool | None = None,
     max_work: int | None = None,
+    bnb: bool = True,
 ) -> Outcome:
     """Check ``claim``: :class:`Proved`, :class:`Refuted` or :class:`Open`.
 
@@ -75,9 +83,11 @@ def check(
     options; ``certificate`` names a certificate file to try; without one, a claim about
     one ``U_fix`` head is certified on the spot by the sink map and the file saved at
     ``certificate_out``; ``witness`` is where a refuting model is saved (both default to
-    a fresh temporary folder).  ``search=False``
-    skips the counterexample search (the answer is then Proved or Open).  ``max_work``
-    overrides ``[check] max_work``: the most prefixes a route may enumerate.
+    a fresh temporary folder).  When neither proves the claim, the branch-and-bound
+    engine tries (``bnb=False`` skips it; it runs for at most ``budget`` seconds) and
+    saves its certificate at ``certificate_out`` too.  ``search=False`` skips the
+    counterexample search (the answer is then Proved or Open; the engine still runs).
+    ``max_work`` overrides ``[check] max_work``: the most prefixes a route may enumerate.
     """
     claim = as_claim(claim)
     changes: dict[str, Any] = {}
@@ -94,6 +104,8 @@ def check(
     start = time.perf_counter()
     try:
         proved = _prove(claim, certificate_out, reasons)
+        if proved is None and bnb:
+            proved = _by_engine(claim, certificate_out, reasons, progress)
         if proved is not None:
             return proved
         if not search:
@@ -201,6 +213,28 @@ def _by_sink_map(claim: Claim, out: str | Path | None, reasons: list[str]) -> Pr
         return None
     return Proved(claim, by="certificate (Theorem 6 sink map)", bound=float(bound),
                   detail=stated, certificate=str(written))
+
+
+def _by_engine(claim: Claim, out: str | Path | None, reasons: list[str],
+               progress: bool | None) -> Proved | None:
+    """Run the proof engine; the claim is proved only by the verified statement of the
+    certificate file it saved (verified again here, from the file)."""
+    path = Path(out) if out is not None else _fresh(claim, "certificate")
+    try:
+        run = certify_by_engine(claim, path, claim.options.budget, progress)
+    except (SinkproofError, ValueError) as exc:
+        reasons.append(f"engine: failed ({str(exc).splitlines()[0]})")
+        return None
+    if run.path is None:
+        reasons.append(f"engine (branch and bound): {run.note}")
+        return None
+    try:
+        bound, stated = prove_by_certificate(claim, run.path)
+    except NotImplied as exc:
+        reasons.append(f"engine (branch and bound): {exc}")
+        return None
+    return Proved(claim, by="bnb", bound=float(bound), detail=f"{stated}; {run.note}",
+                  certificate=str(run.path))
 
 
 def _fresh(claim: Claim, what: str) -> Path:

@@ -17,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check", help="prove, refute or report open a claim file (TOML or JSON)",
         description="Check a claim about every accurate model of a class: Proved (a registered "
-                    "theorem or a verified certificate), Refuted (a witness found by search, "
+                    "theorem, a verified certificate, or the branch-and-bound engine's "
+                    "verified certificate), Refuted (a witness found by search, "
                     "re-verified in high precision and saved) or Open (best trade-offs found). "
                     "Exit status: 0 proved, 1 refuted, 3 open, 2 bad input, 4 refused "
                     "(beyond --max-work), 130 interrupted.")
@@ -31,9 +32,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--witness", metavar="OUT", default=None,
                    help="where to save a refuting model (default: ./<claim>.witness.json)")
     p.add_argument("--certificate-out", metavar="OUT", default=None,
-                   help="where to save a certificate made by the sink map "
+                   help="where to save a certificate made by the sink map or the engine "
                         "(default: ./<claim>.certificate.json)")
     p.add_argument("--no-search", action="store_true", help="only try proofs")
+    p.add_argument("--no-bnb", action="store_true",
+                   help="skip the branch-and-bound proof engine (learned-value heads)")
     p.add_argument("--json", metavar="FILE", help="also write the outcome as JSON ('-' = stdout)")
     add_work_option(p, MAX_WORK, "prefixes enumerated (positions, family prefixes); a "
                                  "registered theorem proves by situations without enumerating")
@@ -48,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     cert_out = args.certificate_out or f"{Path(args.claim).stem}.certificate.json"
     outcome = check(claim, budget=args.budget, restarts=args.restarts, seed=args.seed,
                     certificate=args.certificate, witness=witness, certificate_out=cert_out,
-                    search=not args.no_search, max_work=args.max_work)
+                    search=not args.no_search, max_work=args.max_work, bnb=not args.no_bnb)
     if args.json != "-":
         print(outcome.render())
     if args.json:

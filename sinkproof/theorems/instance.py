@@ -116,15 +116,28 @@ class BoundCheck:
         return f"**{self.theorem}**: holds = **{self.holds}**\n\n" + "\n".join(rows)
 
 
-def errors_at(model: AttentionModel, targets: Iterable[Target], cache: dict | None = None
-              ) -> float:
-    """``max ‖f_t(X) - y_t(X)‖`` over the given (sequence, position) pairs (float, no underflow)."""
+def errors_at(model: AttentionModel, targets: Iterable[Target], cache: dict | None = None,
+              upper: bool = True) -> float:
+    """``max ‖f_t(X) - y_t(X)‖`` over the given (sequence, position) pairs (float, no underflow
+    in the norm), plus an allowance for underflow in the output itself.
+
+    A weight times a value below float64's range (``1e-237 · 7e-209``) rounds to 0, so the
+    float output can miss an error that is really positive; each of the ``H(n+1)`` terms of a
+    coordinate loses at most ``2^-1074 · max(1, |v|)`` that way, and that much per coordinate
+    is added (it vanishes next to any error in the normal range).  So an ``ε`` taken from this
+    value is not below the model's error merely because the error underflowed.  ``upper=False``:
+    the float error alone (for a lower estimate; ``cache`` must then be another dict).
+    """
     cache = {} if cache is None else cache
     worst = 0.0
     for seq, t in targets:
         if seq not in cache:
             out, _ = model.forward(seq)
-            cache[seq] = stable_norm(out - model.task.targets(seq))
+            values = model.value_table
+            terms = values.shape[0] * out.shape[0] * math.sqrt(out.shape[1])
+            lost = math.ldexp(terms * max(1.0, float(np.abs(values).max(initial=0.0))),
+                              -1074) if upper else 0.0
+            cache[seq] = stable_norm(out - model.task.targets(seq)) + lost
         worst = max(worst, float(cache[seq][t]))
     return worst
 

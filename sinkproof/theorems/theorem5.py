@@ -61,7 +61,7 @@ class NormBoundInstance:
             raise ValueError(f"the model is not a {self.model_class} model on this task")
         task = self.task
         error = errors_at(model, [((c,) * task.T, n) for c in range(task.k)
-                                  for n in range(1, task.T + 1)])
+                                  for n in range(1, task.T + 1)], upper=False)
         return error >= eps_min(task, model.norm) * (1 - rtol)
 
     def __repr__(self) -> str:

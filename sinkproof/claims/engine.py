@@ -1,0 +1,88 @@
+"""The proof-engine route of ``check``: branch and bound over learned values.
+
+For a claim about one softmax head (learned or ``U_fix`` values, token-only, the
+task's positional scheme) with the error hypothesis on all of ``S_T`` and a numeric
+conclusion, :func:`certify_by_engine` runs :func:`sinkproof.bnb.prove` on the claimed
+positions at the claim's ε and b, within the claim's time budget, and saves the
+``bnb-learned-values`` certificate it verified.  The caller then verifies the saved
+file again with the trusted checker and decides the claim from the verified statement
+alone (:func:`sinkproof.claims.certified.prove_by_certificate`): the engine's own
+numbers are never read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..bnb import BnbResult, prove
+from ..modelclass import ModelClass
+from ..task import TRIG
+from .schema import Claim
+
+MAX_NODES = 200
+"""Nodes per target tree the route grows (the engine's ``max_nodes``)."""
+
+
+@dataclass(frozen=True)
+class EngineRun:
+    """What the engine did: the saved certificate (``None`` when it proved nothing) and
+    the run's summary (targets, nodes, seconds) for the outcome's detail."""
+
+    path: Path | None
+    result: BnbResult | None
+    note: str
+
+
+def engine_class(claim: Claim) -> ModelClass:
+    """The widest class the engine's statement covers for the claim's task."""
+    return ModelClass(kind="softmax", heads=1, values="learned",
+                      positions=claim.task.positions, value_features="token")
+
+
+def engine_targets(claim: Claim) -> tuple[list[tuple[int, ...]], str | None]:
+    """The claimed prefixes (each once, in order) the engine bounds, or ``([], why not)``."""
+    con = claim.conclusion
+    if con.theorem is not None:
+        return [], "the conclusion names a theorem, not a numeric bound"
+    if not claim.model_class.is_subclass_of(engine_class(claim)):
+        return [], (f"it covers {engine_class(claim)} (or U_fix values), not "
+                    f"{claim.model_class}")
+    if claim.hypothesis.family != "S_T":
+        return [], "it needs the error hypothesis on all of S_T"
+    prefixes: list[tuple[int, ...]] = []
+    for seq, t in con.at.pair_list(claim.task):
+        prefix = tuple(seq[:t])
+        if prefix[-1] == TRIG:
+            if con.positions == "every":
+                return [], "it bounds non-trigger positions only"
+            continue
+        if prefix not in prefixes:
+            prefixes.append(prefix)
+    if not prefixes:
+        return [], "no claimed non-trigger position"
+    return prefixes, None
+
+
+def certify_by_engine(claim: Claim, path: Path, budget: float,
+                      progress: bool | None = None) -> EngineRun:
+    """Run the engine on ``claim`` for at most ``budget`` seconds; save its certificate at
+    ``path`` when it proved the claimed bound.  A tree stopped by Ctrl-C re-raises
+    :class:`KeyboardInterrupt` (the check then answers Open, interrupted)."""
+    targets, why_not = engine_targets(claim)
+    if why_not is not None:
+        return EngineRun(None, None, f"not applicable: {why_not}")
+    values = "fixed" if claim.model_class.values == "fixed" else "learned"
+    result = prove(claim.task, eps=claim.hypothesis.eps_exact, targets=targets,
+                   min_bos_mass=claim.conclusion.b_exact, values=values,
+                   max_nodes=MAX_NODES, time_limit=budget, budget=budget,
+                   progress=progress, some=claim.conclusion.positions == "some")
+    if any(o.tree.status == "interrupted" for o in result.targets):
+        raise KeyboardInterrupt
+    note = (f"{len(result.targets)} of {len(targets)} target trees, {result.nodes} nodes, "
+            f"{result.seconds:.2f} s, {values} values, no norm bound assumed")
+    if result.status != "proved" or result.certificate is None:
+        return EngineRun(None, result, f"no proof within {MAX_NODES} nodes per target and "
+                         f"{budget:g} s ({note})")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return EngineRun(result.save(path), result, note)

@@ -1,0 +1,236 @@
+"""The paper's training protocol, in its own setting (float32, JAX).
+
+Models are the paper's stacks (every head full width, ``W_Q, W_K, W_V ∈ R^{n×n}`` per
+head, one ``W_O ∈ R^{n×Hn}`` per layer, no biases, no ``1/√d``, causal; residual
+connections when there is more than one layer).  Protocol: weights N(0, 0.02²); Adam
+with betas (0.9, 0.95), no weight decay; lr ``1e-3`` (one layer) or ``1e-4``;
+MSE; 128 fresh sequences per step (trigger position uniform in ``2..L-1``, content
+Uniform(-1, 1)); at most 50 000 steps; stop as soon as a batch's largest absolute
+error is below ``5e-3`` (measured before the update); seed 0.
+
+Evaluation: ``n_eval`` seeded test sequences with the trigger at index 7 (position 8
+counted from 1; ``L-1`` when ``L <= 8``): the largest absolute error, the mean and
+standard deviation of every head's attention map, ``bos_nontrigger[l][h]``, the
+mean BOS weight over the non-trigger rows ``i >= 1`` (row 0 sees BOS only), and
+``bos_trigger[l][h]``, the mean BOS weight of the trigger row.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..attention import MAPS
+from ..tasks.paper import BOS, PaperTask
+
+KINDS = ("softmax", "relu_length")
+SINK_LEVEL = 0.97
+"""A head *sinks* when its mean BOS weight over non-trigger rows is at least this."""
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """The paper's training protocol (defaults) and the evaluation set."""
+
+    n: int = 16
+    L: int = 16
+    batch: int = 128
+    max_steps: int = 50_000
+    tol: float = 5e-3
+    init_std: float = 0.02
+    betas: tuple[float, float] = (0.9, 0.95)
+    n_eval: int = 1000
+    eval_seed: int = 12345
+
+    def lr(self, layers: int) -> float:
+        """``1e-3`` for one layer, ``1e-4`` for several."""
+        return 1e-3 if layers == 1 else 1e-4
+
+    @property
+    def eval_trigger(self) -> int:
+        return min(7, self.L - 1)
+
+
+QUICK = Protocol(n=6, L=8, max_steps=40, n_eval=64)
+CONFIGS = ((1, 1), (2, 2), (4, 4))
+"""``(layers, heads)`` of the paper's figures."""
+
+
+@dataclass
+class Run:
+    """One trained model: its configuration, stop and evaluation figures, its weights."""
+
+    kind: str
+    layers: int
+    heads: int
+    seed: int
+    steps: int
+    stopped: bool
+    stop_batch_error: float
+    max_abs_error: float
+    bos_nontrigger: list[list[float]]
+    bos_trigger: list[list[float]]
+    sinks_per_layer: list[int]
+    wall_s: float
+    lr: float
+    params: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
+    mean_maps: np.ndarray | None = field(repr=False, default=None)
+    std_maps: np.ndarray | None = field(repr=False, default=None)
+    one_maps: np.ndarray | None = field(repr=False, default=None)
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON-friendly record (no arrays)."""
+        d = asdict(self)
+        for key in ("params", "mean_maps", "std_maps", "one_maps"):
+            d.pop(key)
+        return d
+
+
+def init_params(key: Any, layers: int, heads: int, n: int, std: float = 0.02) -> dict:
+    """Weights N(0, std²): ``wq, wk, wv`` ``(layers, heads, n, n)``, ``wo`` ``(layers, n, Hn)``."""
+    import jax
+
+    kq, kk, kv, ko = jax.random.split(key, 4)
+    shape = (layers, heads, n, n)
+    return {"wq": std * jax.random.normal(kq, shape), "wk": std * jax.random.normal(kk, shape),
+            "wv": std * jax.random.normal(kv, shape),
+            "wo": std * jax.random.normal(ko, (layers, n, heads * n))}
+
+
+def forward(params: dict, x: Any, kind: str, residual: bool) -> tuple[Any, Any]:
+    """The stack on token matrices ``x`` ``(B, L, n)``: ``(out (B, L, n), w (B, layers,
+    heads, L, L))``; the one JAX forward of the paper's models."""
+    import jax.numpy as jnp
+
+    amap = MAPS[kind]
+    L = x.shape[-2]
+    valid = jnp.tril(jnp.ones((L, L), dtype=bool))
+    t = jnp.arange(L, dtype=x.dtype)
+    weights = []
+    for layer in range(params["wq"].shape[0]):
+        q = jnp.einsum("hij,blj->bhli", params["wq"][layer], x)
+        k = jnp.einsum("hij,blj->bhli", params["wk"][layer], x)
+        v = jnp.einsum("hij,blj->bhli", params["wv"][layer], x)
+        s = jnp.einsum("bhid,bhkd->bhik", q, k)
+        w = amap.weights_jax(s, valid, t)
+        o = jnp.einsum("bhik,bhkd->bhid", w, v)
+        o = jnp.transpose(o, (0, 2, 1, 3)).reshape(x.shape[0], L, -1)
+        y = o @ params["wo"][layer].T
+        x = x + y if residual else y
+        weights.append(w)
+    return x, jnp.stack(weights, axis=1)
+
+
+def batch(key: Any, size: int, n: int, L: int, residual: bool) -> tuple[Any, Any]:
+    """``size`` fresh sequences and their targets (JAX): trigger uniform in ``2..L-1``."""
+    import jax
+
+    kj, kc = jax.random.split(key)
+    j = jax.random.randint(kj, (size,), 2, L)
+    content = jax.random.uniform(kc, (size, L - 1, n - 3), minval=-1.0, maxval=1.0)
+    return assemble(content, j, n, L, residual)
+
+
+def assemble(content: Any, j: Any, n: int, L: int, residual: bool) -> tuple[Any, Any]:
+    """Token matrices and targets from content ``(B, L-1, n-3)`` and trigger positions."""
+    import jax.numpy as jnp
+
+    B = content.shape[0]
+    is_trig = (jnp.arange(1, L)[None, :] == j[:, None]).astype(content.dtype)
+    body = jnp.concatenate([jnp.zeros((B, L - 1, 1), content.dtype), is_trig[..., None],
+                            content, (1.0 - is_trig)[..., None]], axis=-1)
+    bos = jnp.zeros((B, 1, n), content.dtype).at[:, 0, BOS].set(1.0)
+    x = jnp.concatenate([bos, body], axis=1)
+    mean = jnp.cumsum(body, axis=1) / jnp.arange(1, L, dtype=content.dtype)[None, :, None]
+    y_body = mean * is_trig[..., None]
+    y = jnp.concatenate([jnp.zeros((B, 1, n), content.dtype), y_body], axis=1)
+    return x, (x + y if residual else y)
+
+
+def train(kind: str, layers: int, heads: int, seed: int = 0,
+          protocol: Protocol = Protocol()) -> Run:
+    """Train one model with the paper's protocol and evaluate it."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    p = protocol
+    residual = layers > 1
+    lr = p.lr(layers)
+    opt = optax.adam(lr, b1=p.betas[0], b2=p.betas[1])
+    key = jax.random.PRNGKey(seed)
+    key, kinit = jax.random.split(key)
+    params = init_params(kinit, layers, heads, p.n, p.init_std)
+
+    def loss_fn(prm, x, y):
+        out, _ = forward(prm, x, kind, residual)
+        err = out - y
+        return jnp.mean(err**2), jnp.max(jnp.abs(err))
+
+    grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+    def body(carry):
+        prm, state, k, step, _, _ = carry
+        k, kb = jax.random.split(k)
+        x, y = batch(kb, p.batch, p.n, p.L, residual)
+        (_, err), grads = grad_fn(prm, x, y)
+        done = err < p.tol
+        updates, new_state = opt.update(grads, state, prm)
+        new_prm = optax.apply_updates(prm, updates)
+        keep = lambda a, b: jax.tree_util.tree_map(  # noqa: E731
+            lambda u, v: jnp.where(done, u, v), a, b)
+        return (keep(prm, new_prm), keep(state, new_state), k,
+                step + jnp.where(done, 0, 1), done, err)
+
+    def cond(carry):
+        return (~carry[4]) & (carry[3] < p.max_steps)
+
+    start = time.perf_counter()
+    init = (params, opt.init(params), key, jnp.asarray(0), jnp.asarray(False),
+            jnp.asarray(jnp.inf, dtype=jnp.float32))
+    params, _, _, steps, done, err = jax.jit(lambda c: jax.lax.while_loop(cond, body, c))(init)
+    steps = int(steps)
+    wall = time.perf_counter() - start
+    host = {k: np.asarray(v) for k, v in params.items()}
+    return evaluate(kind, layers, heads, seed, host, protocol, steps=steps,
+                    stopped=bool(done), stop_error=float(err), wall_s=wall, lr=lr)
+
+
+def eval_set(protocol: Protocol) -> np.ndarray:
+    """The seeded test sequences, float32 ``(n_eval, L, n)``, trigger at ``eval_trigger``."""
+    task = PaperTask(n=protocol.n, L=protocol.L)
+    return task.sample(protocol.n_eval, seed=protocol.eval_seed,
+                       trigger_at=protocol.eval_trigger).astype(np.float32)
+
+
+def evaluate(kind: str, layers: int, heads: int, seed: int, params: dict[str, np.ndarray],
+             protocol: Protocol, *, steps: int, stopped: bool, stop_error: float,
+             wall_s: float, lr: float) -> Run:
+    """Error, attention maps and BOS statistics of trained weights on the test set."""
+    import jax.numpy as jnp
+
+    residual = layers > 1
+    x = eval_set(protocol)
+    task = PaperTask(n=protocol.n, L=protocol.L, residual=residual)
+    y = task.row_targets(x.astype(float))
+    out, w = forward({k: jnp.asarray(v) for k, v in params.items()}, jnp.asarray(x), kind,
+                     residual)
+    out, w = np.asarray(out, dtype=float), np.asarray(w, dtype=float)
+    rows = [i for i in range(1, protocol.L) if i != protocol.eval_trigger]
+    bos = w[:, :, :, rows, 0].mean(axis=(0, 3))
+    return Run(kind=kind, layers=layers, heads=heads, seed=seed, steps=steps, stopped=stopped,
+               stop_batch_error=stop_error, max_abs_error=float(np.abs(out - y).max()),
+               bos_nontrigger=bos.tolist(),
+               bos_trigger=w[:, :, :, protocol.eval_trigger, 0].mean(axis=0).tolist(),
+               sinks_per_layer=[int(np.sum(b >= SINK_LEVEL)) for b in bos],
+               wall_s=wall_s, lr=lr, params=params, mean_maps=w.mean(axis=0),
+               std_maps=w.std(axis=0), one_maps=w[0])
+
+
+__all__ = ["CONFIGS", "KINDS", "QUICK", "SINK_LEVEL", "Protocol", "Run", "assemble", "batch",
+           "eval_set", "evaluate", "forward", "init_params", "train"]

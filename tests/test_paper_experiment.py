@@ -1,0 +1,73 @@
+"""The paper's training protocol: the JAX forward against the NumPy stack, and the command."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import sinkproof as sp
+from sinkproof.cli import main
+from sinkproof.experiment.paper import QUICK, assemble, forward, init_params
+
+
+@pytest.mark.parametrize("kind", ["softmax", "relu_length"])
+@pytest.mark.parametrize("layers,heads", [(1, 1), (2, 3)])
+def test_jax_forward_matches_the_numpy_stack(kind, layers, heads):
+    import jax
+
+    task = sp.PaperTask(n=6, L=7)
+    params = {k: np.asarray(v, dtype=float) for k, v in
+              init_params(jax.random.PRNGKey(3), layers, heads, 6, std=0.7).items()}
+    model = sp.paper_model(task, kind, W_Q=params["wq"], W_K=params["wk"], W_V=params["wv"],
+                           W_O=params["wo"])
+    x = task.sample(4, seed=1)
+    with jax.enable_x64(True):
+        out, w = forward({k: jax.numpy.asarray(v) for k, v in params.items()},
+                         jax.numpy.asarray(x), kind, residual=layers > 1)
+    for b in range(x.shape[0]):
+        ref_out, ref_w = model.forward(x[b])
+        np.testing.assert_allclose(np.asarray(out[b]), ref_out, atol=1e-10)
+        np.testing.assert_allclose(np.asarray(w[b]), ref_w, atol=1e-10)
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_batch_targets_match_the_task(residual):
+    import jax
+
+    task = sp.PaperTask(n=5, L=9, residual=residual)
+    x_np = task.sample(6, seed=2)
+    j = np.array([task.trigger_position(s) for s in x_np])
+    with jax.enable_x64(True):
+        x, y = assemble(jax.numpy.asarray(x_np[:, 1:, 2:4]), jax.numpy.asarray(j), 5, 9,
+                        residual)
+    np.testing.assert_array_equal(np.asarray(x), x_np)
+    np.testing.assert_allclose(np.asarray(y), task.row_targets(x_np), atol=1e-12)
+
+
+def test_paper_quick_writes_results(tmp_path, capsys):
+    assert main(["paper", "--quick", "--out", str(tmp_path)]) == 0
+    runs = json.loads((tmp_path / "results.json").read_text())
+    assert {(r["kind"], r["layers"], r["heads"]) for r in runs} == {
+        (k, n, n) for k in ("softmax", "relu_length") for n in (1, 2)}
+    for r in runs:
+        bos = np.asarray(r["bos_nontrigger"])
+        assert bos.shape == (r["layers"], r["heads"]) and r["seed"] == 0
+        assert np.all((bos >= 0) & (bos <= 1 + 1e-6))
+        assert 0 <= r["steps"] <= QUICK.max_steps and r["max_abs_error"] >= 0
+    relu = [r for r in runs if r["kind"] == "relu_length"]
+    soft = [r for r in runs if r["kind"] == "softmax"]
+    # at a small init the softmax rows are near uniform (1/(i+1) on BOS); ReLU/length
+    # puts max(0, q.k)/i, about 0.02^2-sized scores: far below softmax's BOS share
+    assert min(np.min(r["bos_nontrigger"]) for r in soft) > max(
+        np.max(r["bos_nontrigger"]) for r in relu)
+    table = (tmp_path / "table.md").read_text()
+    assert "| softmax | 2×2 | 0 |" in table
+    for name in ("fig3_1x1_mean_std.png", "fig4_2x2_softmax.png", "fig5_2x2_relu_length.png"):
+        assert (tmp_path / name).stat().st_size > 1000
+
+
+def test_bad_config_is_one_line_error(capsys):
+    assert main(["paper", "--configs", "2y2"]) == 2
+    assert "LAYERSxHEADS" in capsys.readouterr().err
