@@ -10,5 +10,6 @@ from __future__ import annotations
 
 from .core import SUBFAMILIES, parse_eps, sink_map
 from .result import Entry, SinkMap
+from .work import sink_map_work
 
-__all__ = ["SUBFAMILIES", "Entry", "SinkMap", "parse_eps", "sink_map"]
+__all__ = ["SUBFAMILIES", "Entry", "SinkMap", "parse_eps", "sink_map", "sink_map_work"]

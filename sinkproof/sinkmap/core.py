@@ -31,6 +31,7 @@ import numpy as np
 from .._validate import as_int, choice
 from ..checker.socp import Instance
 from ..convex.values import ValueTable, check_eps, value_table
+from ..errors import Interrupted
 from ..progress import Progress
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
@@ -122,7 +123,7 @@ class _Planner:
                  all_triggers: bool = False) -> None:
         self.task, self.V, self.eps = task, V, eps
         self.subfamily, self.radius, self.listed, self.solver = subfamily, radius, listed, solver
-        self.trigger_matters = all_triggers or bool(np.linalg.norm(V[task.trig_code]) > 0)
+        self.trigger_matters = all_triggers or bool(np.any(V[task.trig_code] != 0))
         self._full: dict[tuple[int, int, float, bool], BlockSolver] = {}
 
     def _allowed(self, keys: tuple[int, ...], with_trigger: bool) -> bool:
@@ -289,7 +290,9 @@ def sink_map(
 
     ``subfamily``/``radius``: which constraints of each block to keep (module docstring);
     ``all_triggers``: keep prefixes holding a trigger even where they cannot bind (to
-    measure that leaving them out costs nothing).
+    measure that leaving them out costs nothing).  Ctrl-C raises
+    :class:`~sinkproof.errors.Interrupted` whose ``partial`` is the map of the targets
+    settled so far (their entries only: its ``certificate`` is left empty, unbuilt).
     """
     require_setting(task, "trigger")
     eps_q = parse_eps(eps)
@@ -306,13 +309,25 @@ def sink_map(
     inst = Instance(inst_d)
     planner = _Planner(task, V, float(eps_q), subfamily, radius, listed, solver, all_triggers)
 
-    orbits = {tgt: canonical(tgt, syms) if symmetric else None for tgt in targets}
-    reps = list(dict.fromkeys(o.rep if o is not None else tgt for tgt, o in orbits.items()))
+    orbits: dict[tuple[int, ...], Any] = {}
     solved: dict[tuple[int, ...], tuple[dict[str, Any], Entry]] = {}
-    with Progress(len(reps), "sink map", progress) as bar:
-        for rep in reps:
-            solved[rep] = _solve_target(planner, inst, rep)
-            bar.update(1)
+    try:
+        orbits.update((tgt, canonical(tgt, syms) if symmetric else None) for tgt in targets)
+        reps = list(dict.fromkeys(o.rep if o is not None else tgt for tgt, o in orbits.items()))
+        with Progress(len(reps), "sink map", progress) as bar:
+            for rep in reps:
+                solved[rep] = _solve_target(planner, inst, rep)
+                bar.update(1)
+    except KeyboardInterrupt:  # Ctrl-C: the map of the targets settled so far
+        planned = len(targets)
+        targets = [tgt for tgt in targets if tgt in orbits and (
+            orbits[tgt].rep if orbits[tgt] is not None else tgt) in solved]
+        entries = {task.decode(tgt): solved[orbits[tgt].rep if orbits[tgt] is not None
+                                            else tgt][1] for tgt in targets}
+        raise Interrupted(SinkMap(task=task, eps=eps_q, U=U, entries=entries, certificate={},
+                                  subfamily=subfamily, radius=radius,
+                                  family="S_T" if symmetric else "listed"),
+                          f"{len(targets)} of {planned} positions settled") from None
 
     certificates: list[dict[str, Any]] = []
     index: dict[tuple[int, ...], int] = {}

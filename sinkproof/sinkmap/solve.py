@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
+from ..convex.interruptible import solver_for
 from .blocks import Block
 
 DEFAULT_SOLVER = "CLARABEL"
@@ -72,7 +73,7 @@ class BlockSolver:
             return DualSolution("unbounded", np.inf)  # a target variable no constraint limits
         self.target.value = target
         try:
-            self.problem.solve(solver=self.solver)
+            self.problem.solve(solver=solver_for(self.solver))
         except cp.error.SolverError:
             return DualSolution("failed", np.nan)
         status = self.problem.status
@@ -95,7 +96,7 @@ class BlockSolver:
         prob = cp.Problem(cp.Maximize(target @ d),
                           [cp.SOC(block.eps * (block.A @ d), res, axis=0), cp.sum(d) <= 1])
         try:
-            prob.solve(solver=self.solver)
+            prob.solve(solver=solver_for(self.solver))
         except cp.error.SolverError:
             return None
         if prob.status != cp.OPTIMAL or prob.value is None or prob.value < 1e-6:
