@@ -23,6 +23,7 @@ from typing import Any
 
 from .. import checker
 from ..convex.certfile import envelope, save_json
+from ..convex.values import check_eps
 from ..task import TRIG, TriggerTask
 from .dual import _fmt
 from .heads import HeadsProgram, Lemma, instance_dict
@@ -104,9 +105,9 @@ def helpers(task: TriggerTask, targets: list[tuple[int, ...]]) -> list[tuple[int
             if pre[-1] != TRIG and wanted & set(prefix_classes(task, pre))]
 
 
-def prove_heads(task: TriggerTask, eps: Fraction, heads: int,
+def prove_heads(task: TriggerTask, eps: Any, heads: int,
                 targets: list[tuple[int, ...]], *, values: str = "fixed",
-                min_bos_mass: Fraction | None = None, some: bool = False, rounds: int = 2,
+                min_bos_mass: Any = None, some: bool = False, rounds: int = 2,
                 time_limit: float = 120.0, parametrised: bool = True) -> HeadsResult:
     """Bound the least BOS mass in **every** one of ``heads`` softmax heads at each target.
 
@@ -115,6 +116,26 @@ def prove_heads(task: TriggerTask, eps: Fraction, heads: int,
     between solves); Ctrl-C returns what was certified so far (``interrupted``).
     """
     start = time.perf_counter()
+    try:
+        eps = check_eps(eps)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"eps: {exc}") from None
+    if eps <= 0:
+        raise ValueError(f"eps must be > 0, got {eps}")
+    if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
+        raise ValueError(f"heads must be an integer >= 1, got {heads!r}")
+    if min_bos_mass is not None:
+        try:
+            min_bos_mass = check_eps(min_bos_mass)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"min_bos_mass: {exc}") from None
+        if not 0 < min_bos_mass <= 1:
+            raise ValueError(f"min_bos_mass must lie in (0, 1], got {min_bos_mass}")
+    targets = [tuple(int(x) for x in t) for t in targets]
+    for t in targets:
+        task.encode(t)
+    if not targets:
+        raise ValueError("no target positions")
     outcomes = [HeadsOutcome(t) for t in targets]
 
     def finish(status_note: str = "", solves: int = 0, done_rounds: int = 0,
