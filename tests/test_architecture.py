@@ -311,11 +311,20 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     task = sinkproof.TriggerTask(p=1, T=3)
     files = {kind: out / f"{kind}.json" for kind in ("hull-family", "hull", "witness",
                                                      "sinkmap-socp", "bnb-learned-values",
-                                                     "paper-hull-family", "bnb-heads")}
+                                                     "paper-hull-family", "bnb-heads",
+                                                     "paper-witness")}
     # a new certificate kind needs a line here: the test below runs on every kind
     family_certificate(task, "1/100", "fixed").save(files["hull-family"])
     paper = sinkproof.PaperTask(n=4, L=5, content="grid", grid=2)
     paper_family_certificate(paper, "1/100").save(files["paper-hull-family"])
+    from sinkproof.claims import claim_from_dict
+    from sinkproof.claims.paperwitness import witness_document as paper_witness
+    pclaim = claim_from_dict({"task": {"setting": "paper", "n": 4, "L": 4, "content": [[1.0]]},
+                              "model": {"kind": "relu_length"},
+                              "hypothesis": {"max_error": "1/100"},
+                              "conclusion": {"min_bos_mass": "1/2"}})
+    model = sinkproof.constructions.paper_relu_solution(pclaim.task)
+    files["paper-witness"].write_text(json.dumps(paper_witness(pclaim, model)[0]))
     position_certificate(task, (0, 0), 2, "1/100").save(files["hull"])
     doc = witness_document(sinkproof.constructions.relu_solution(task), 1e-3, 0.0, "all")
     files["witness"].write_text(json.dumps(doc))

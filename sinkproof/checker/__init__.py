@@ -35,6 +35,7 @@ KIND_MODULES: dict[str, str] = {
     "hull": "sinkproof.checker.hull",
     "hull-family": "sinkproof.checker.hull",
     "paper-hull-family": "sinkproof.checker.paperhull",
+    "paper-witness": "sinkproof.checker.paperwitness",
     "witness": "sinkproof.checker.witness",
     "sinkmap-socp": "sinkproof.checker.socp",
     "bnb-learned-values": "sinkproof.checker.bnb",

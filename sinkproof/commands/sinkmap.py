@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli_common import add_task_options, add_work_option, count, eps_arg, task_from_args
+from ..cli_common import (
+    add_setting_option,
+    add_task_options,
+    add_work_option,
+    count,
+    eps_arg,
+    require_setting_arg,
+    task_from_args,
+)
 from ..errors import EXIT_OK, EXIT_OPEN, check_work
 
 MAX_PREFIXES = 20_000
@@ -55,10 +63,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="bridge to search: build accurate models aimed at the lowest bounds "
                         "(and where there is none) and print bound, realised mass and gap")
     add_work_option(p, MAX_PREFIXES, "prefixes of S_T (the programs' constraints)")
+    add_setting_option(p, "sinkmap")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    require_setting_arg(args, "sinkmap")
     from ..sinkmap import sink_map
     from .certify import _values as values_from_arg
 
