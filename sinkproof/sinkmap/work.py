@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import SINK_MAP_MAX_WORK as MAX_WORK
 from ..task import TriggerTask
+from . import learned
 from .core import AUTO_FULL_PREFIXES, known_values
 from .symmetry import token_symmetries
 
@@ -78,7 +79,13 @@ def sink_map_work(task: TriggerTask, symmetries: int, subfamily: str = "auto",
 def estimate(task: TriggerTask, values: object = "fixed", subfamily: str = "auto",
              radius: int = 2, lengths: Sequence[int] | None = None) -> int:
     """:func:`sink_map_work` of ``sink_map(task, eps, values, ...)``: the value symmetries
-    and whether the trigger's value is zero are read off the values (no program built)."""
+    and whether the trigger's value is zero are read off the values (no program built).
+    With ``values="learned"`` (the branch-and-bound route): tree nodes times the family's
+    prefixes (each node's programs range over them), for at most
+    :data:`~sinkproof.sinkmap.learned.MAX_TARGETS` targets."""
+    if isinstance(values, str) and values == "learned":
+        targets = len(lengths) if lengths is not None else learned.MAX_TARGETS
+        return min(targets, learned.MAX_TARGETS) * learned.MAX_NODES * task.n_sequences
     V = task.token_table @ known_values(task, values).U.T
     return sink_map_work(task, len(token_symmetries(task, V)), subfamily, radius, lengths,
                          trigger_matters=bool(np.any(V[task.trig_code] != 0)))
