@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from ..experiment.paper import CONFIGS, KINDS, QUICK, Protocol, train
+    from ..experiment.paper import CONFIGS, PAPER_KINDS, QUICK, Protocol, train
     from ..experiment.paperfigs import write
 
     protocol = QUICK if args.quick else Protocol()
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--max-steps must be >= 0, got {args.max_steps}")
         protocol = replace(protocol, max_steps=args.max_steps)
     configs = args.configs or (CONFIGS[:2] if args.quick else CONFIGS)
-    kinds = args.kinds or list(KINDS)
+    kinds = args.kinds or list(PAPER_KINDS)
     start = time.perf_counter()
     runs = []
     for seed in args.seeds:

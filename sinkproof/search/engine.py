@@ -27,7 +27,7 @@ from ..tasks.protocol import require_setting
 from ..workers import available_cores as _cores
 from ..workers import pool as _pool
 from ..workers import shared_counter as _context_value
-from .objective import prefix_batch
+from .objective import bos_measure_kind, prefix_batch, witness_measure
 from .restart import RestartOutcome, SearchSettings, pareto, run_restart
 from .result import SearchResult, TracePoint
 from .verify import verify_witness
@@ -158,8 +158,8 @@ def search(
     # the search works in floats; the range checks are exact and shared with claims and CLI
     max_error = float(error_level(max_error, "max_error", positive=True))
     max_bos_mass = float(bos_mass(max_bos_mass, "max_bos_mass"))
-    if kind == "softmax" and max_bos_mass == 0.0:
-        raise ValueError("max_bos_mass must be > 0 for softmax: its BOS weight is never 0")
+    if bos_measure_kind(kind) == "log_odds" and max_bos_mass == 0.0:
+        raise ValueError(f"max_bos_mass must be > 0 for {kind}: its BOS weight is never 0")
     restarts = as_int("restarts", restarts, minimum=1)
     seed = as_int("seed", seed, minimum=0)
     maxiter = as_int("maxiter", maxiter, minimum=1)
@@ -196,7 +196,8 @@ def search(
                     candidates += 1
                     try:
                         report = verify_witness(_model(settings, outcome), max_error,
-                                                max_bos_mass, where, dps)
+                                                max_bos_mass, where, dps,
+                                                measure=witness_measure(kind))
                     except CertificateError:  # outside the checker's range (huge logits)
                         rejected += 1
                         continue
@@ -232,4 +233,5 @@ def search(
 
 
 def _model(settings: SearchSettings, outcome: RestartOutcome) -> AttentionModel:
-    return AttentionModel(settings.task, settings.kind, A=outcome.A, U=outcome.U)
+    return AttentionModel(settings.task, settings.kind, A=outcome.A, U=outcome.U,
+                          **outcome.extra)
