@@ -82,8 +82,9 @@ def test_the_search_measure_is_the_claims_measure(kind):
     assert m.max_error == pytest.approx(ev.max_error, abs=1e-9)
 
 
-@pytest.mark.parametrize("kind", ["sink_logit", "sigmoid", "gated_softmax", "entmax15",
-                                  "relu_length"])
+@pytest.mark.parametrize("kind", ["sink_logit", "gated_softmax",
+                                  *(pytest.param(k, marks=pytest.mark.slow)
+                                    for k in ("sigmoid", "entmax15", "relu_length"))])
 def test_gradients_in_every_head_parameter_match_finite_differences(kind):
     model = _random_head(kind, 2)
     batch = prefix_batch(TASK, where="all")
@@ -191,7 +192,8 @@ def test_the_checker_refuses_malformed_head_parameters():
         checker.verify(bad)
 
 
-@pytest.mark.parametrize("kind", ["sink_logit", "relu_length"])
+@pytest.mark.parametrize("kind", ["sink_logit", pytest.param("relu_length",
+                                                             marks=pytest.mark.slow)])
 def test_search_finds_a_verified_sink_free_witness(kind):
     r = search(TASK, kind, heads=1, values="fixed", max_error=0.1, max_bos_mass=0.3,
                restarts=4, processes=1, maxiter=200, seed=0)
@@ -210,6 +212,7 @@ def test_search_finds_sink_free_witnesses_for_the_other_maps_off_the_simplex(kin
     assert r.found and checker.verify(r.witness.document).ok
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["softmax", "sparsemax"])
 def test_search_never_reports_a_sink_free_simplex_head(kind):
     """On the simplex Theorem 3 forbids the witness: the search must not find one."""
@@ -226,3 +229,82 @@ def test_measure_kinds_follow_the_properties():
             assert witness_measure(name) == "weight"
     with pytest.raises(ValueError, match="never 0"):
         search(TASK, "sigmoid", max_bos_mass=0.0, restarts=1)
+
+
+def test_a_simplex_claim_is_proved_by_the_theorem_route():
+    outcome = sp.check("examples/claims/sparsemax_homogeneous.toml", search=False, bnb=False)
+    assert outcome.status == "proved", outcome
+    assert "theorem" in outcome.by
+
+
+@pytest.mark.slow
+def test_a_sink_logit_claim_is_refuted_by_a_checker_verified_witness(tmp_path):
+    outcome = sp.check("examples/claims/sink_logit_homogeneous.toml", bnb=False,
+                       witness=tmp_path / "w.json", certificate_out=tmp_path / "c.json")
+    assert outcome.status == "refuted", outcome
+    verdict = checker.verify_file(outcome.witness)
+    assert verdict.ok
+    statement = verdict.statement
+    assert statement["model"]["kind"] == "sink_logit" and statement["bos_measure"] == "share"
+    assert "map_params" in statement["model"]
+
+
+def test_training_learns_the_sink_logit():
+    from sinkproof.experiment.config import ExperimentConfig
+    from sinkproof.experiment.train import train
+
+    cfg = ExperimentConfig.smoke().replace(steps=20)
+    trained = train(cfg.task("signed"), "sink_logit", 2, 0, cfg)
+    assert trained.model.kind == "sink_logit"
+    assert np.all(trained.model.map_params != 0.0)  # b moved off its start 0
+
+
+@pytest.mark.slow
+def test_training_learns_the_gate():
+    from sinkproof.experiment.config import ExperimentConfig
+    from sinkproof.experiment.train import train
+
+    cfg = ExperimentConfig.smoke().replace(steps=20)
+    trained = train(cfg.task("signed"), "gated_softmax", 1, 0, cfg)
+    assert np.any(trained.model.gate_w != 0.0) and np.all(trained.model.gate_c != 0.0)
+
+
+def test_paper_training_learns_map_parameters_and_reports_null_mass():
+    from sinkproof.experiment import paper
+
+    run = paper.train("sink_logit", 1, 2, 0, paper.Protocol(n=5, L=5, max_steps=5, n_eval=16))
+    assert np.all(np.asarray(run.params["mp"]) != 0.0)
+    null, bos = np.asarray(run.null_nontrigger), np.asarray(run.bos_nontrigger)
+    share = np.asarray(run.bos_share_nontrigger)
+    assert null.shape == bos.shape == share.shape == (1, 2)
+    assert np.all((null >= 0) & (null <= 1 + 1e-6))
+    assert np.all(share >= bos - 1e-6)  # the slot takes some mass: Σ_k α_k < 1
+
+
+def test_null_figures_follow_the_properties():
+    from sinkproof.experiment.paper import null_figures
+
+    # one sequence, one layer, one head, one row, three keys; key 2's value is zero
+    w = np.array([0.2, 0.3, 0.1]).reshape(1, 1, 1, 1, 3)
+    vnorm = np.array([1.0, 1.0, 0.0]).reshape(1, 1, 1, 3)
+    share, null = null_figures("sink_logit", w, vnorm)  # slot 0.4 + zero-valued key 0.1
+    assert share[0, 0] == pytest.approx(1 / 3) and null[0, 0] == pytest.approx(0.5)
+    share, null = null_figures("sigmoid", w, vnorm)  # no slot: a share of the total
+    assert null[0, 0] == pytest.approx(1 / 6)
+    share, null = null_figures("softmax", w / w.sum(), vnorm)
+    assert null[0, 0] == pytest.approx(1 / 6)
+
+
+def test_the_trained_table_has_a_row_per_setting_map_and_heads():
+    from sinkproof.variants.trained import render_trained, train_variants
+
+    rows = train_variants(kinds=["relu"], settings=("ours",), heads=(1, 2), seeds=(0, 1),
+                          quick=True)
+    assert [(r.setting, r.kind, r.heads) for r in rows] == [("ours", "relu", 1),
+                                                             ("ours", "relu", 2)]
+    assert all(len(r.runs) == 2 and r.sink.shape == (r.heads,) for r in rows)
+    assert np.all(np.diff(rows[1].runs[0].sorted_heads()[0]) <= 0)
+    text = render_trained(rows)
+    assert "relu" in text and "null score per head" in text
+    with pytest.raises(ValueError, match="unknown attention map"):
+        train_variants(kinds=["cosine"])
