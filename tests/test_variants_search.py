@@ -308,3 +308,15 @@ def test_the_trained_table_has_a_row_per_setting_map_and_heads():
     assert "relu" in text and "null score per head" in text
     with pytest.raises(ValueError, match="unknown attention map"):
         train_variants(kinds=["cosine"])
+
+
+def test_a_budget_too_small_for_any_restart_is_reported_not_called_ctrl_c(monkeypatch):
+    import importlib
+
+    engine = importlib.import_module("sinkproof.search.engine")
+    def no_restart_finishes(settings, restarts, processes):
+        yield from [None] * restarts
+
+    monkeypatch.setattr(engine, "_outcomes", no_restart_finishes)
+    with pytest.raises(engine.SearchBudgetError, match="no restart finished"):
+        search(TASK, "relu", restarts=2, processes=1, budget=0.5)

@@ -27,6 +27,7 @@ from ..convex.certfile import instance_difference, save_json, task_instance
 from ..errors import CertificateError
 from ..modelclass import ModelClass
 from ..progress import Progress
+from ..search.engine import SearchBudgetError
 from ..search.restart import pareto
 from ..search.verify import witness_document
 from .positions import PositionMass, scan
@@ -109,7 +110,12 @@ def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None,
                 bar.update(1)
                 continue
             seed = ATTEMPT_SEEDS * claim.options.seed + i
-            result = _run_search(claim, where, threshold, budget, seed)
+            try:
+                result = _run_search(claim, where, threshold, budget, seed)
+            except SearchBudgetError as exc:
+                record.notes.append(f"search attempt {i + 1}: {exc}; raise [check] budget")
+                bar.update(1)
+                continue
             bar.update(1)
             record.results.append(result)
             record.restarts += int(result.restarts)

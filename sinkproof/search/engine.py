@@ -18,7 +18,7 @@ from multiprocessing.pool import Pool
 from typing import Any
 
 from .._validate import as_int, as_real, choice
-from ..errors import CertificateError
+from ..errors import CertificateError, SinkproofError
 from ..exact_numbers import bos_mass, error_level
 from ..model import KINDS, AttentionModel
 from ..progress import Progress
@@ -33,6 +33,10 @@ from .result import SearchResult, TracePoint
 from .verify import verify_witness
 
 VALUES = ("learned", "fixed")
+
+
+class SearchBudgetError(SinkproofError):
+    """The time budget ran out before any restart finished (nothing to report)."""
 
 _WORKER: dict[str, Any] = {}
 
@@ -209,6 +213,9 @@ def search(
             interrupted = True
     if chosen is None and done:
         chosen = min(done, key=lambda o: (o.penalty, o.index))
+    if chosen is None and not interrupted:
+        raise SearchBudgetError(f"no restart finished within the budget of {budget:g} s "
+                                "(the workers' start-up and compilation count against it)")
     if chosen is None:
         raise KeyboardInterrupt("search interrupted before any restart finished")
     points = pareto([p for o in done for p in o.points])
