@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..checker.maps import MAP_NAMES
-from ..cli_common import write_json
+from ..cli_common import add_setting_option, require_setting_arg, write_json
 from ..errors import EXIT_OK
 from ..variants.questions import QUESTIONS
 from . import COMMANDS
@@ -41,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "minutes: --quick trains briefly)")
     p.add_argument("--processes", type=int, default=1, metavar="N",
                    help="worker processes for --trained (default 1)")
+    add_setting_option(p, "variants")
     p.set_defaults(func=run)
 
 
@@ -64,6 +65,7 @@ def _render(table: object, full: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_setting_arg(args, "variants")
     from ..variants import build_table
 
     if args.sandwich:

@@ -33,7 +33,10 @@ from typing import Any
 import numpy as np
 
 from ..attention import MAPS
+from ..search.paper import paper_forward as forward
+from ..search.paper import paper_forward_details as forward_details
 from ..tasks.paper import BOS, PaperTask
+from .paperbounds import bound_check
 
 KINDS = tuple(MAPS)
 """Every map trains in the paper's setting; the paper's own are :data:`PAPER_KINDS`."""
@@ -89,6 +92,7 @@ class Run:
     sinks_per_layer: list[int]
     wall_s: float
     lr: float
+    bound_check: dict[str, Any] = field(default_factory=dict)
     bos_share_nontrigger: list[list[float]] = field(default_factory=list)
     null_nontrigger: list[list[float]] = field(default_factory=list)
     params: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
@@ -125,43 +129,6 @@ def init_params(key: Any, layers: int, heads: int, n: int, std: float = 0.02,
         params["gw"] = std * jax.random.normal(kg, (layers, heads, n))
         params["gc"] = jnp.zeros((layers, heads))
     return params
-
-
-def forward_details(params: dict, x: Any, kind: str, residual: bool) -> tuple[Any, Any, Any]:
-    """:func:`forward` plus the value norms ``||W_V x_k||`` ``(B, layers, heads, L)``."""
-    import jax
-    import jax.numpy as jnp
-
-    amap = MAPS[kind]
-    L = x.shape[-2]
-    valid = jnp.tril(jnp.ones((L, L), dtype=bool))
-    t = jnp.arange(L, dtype=x.dtype)
-    weights, norms = [], []
-    for layer in range(params["wq"].shape[0]):
-        q = jnp.einsum("hij,blj->bhli", params["wq"][layer], x)
-        k = jnp.einsum("hij,blj->bhli", params["wk"][layer], x)
-        v = jnp.einsum("hij,blj->bhli", params["wv"][layer], x)
-        s = jnp.einsum("bhid,bhkd->bhik", q, k)
-        mp = params["mp"][layer][None, :, None, :] if "mp" in params else None
-        w = amap.weights_jax(s, valid, t, mp)
-        if "gw" in params:  # g_i = σ(w_h·x_i + c_h) scales head h's output at row i
-            g = jax.nn.sigmoid(jnp.einsum("hj,blj->bhl", params["gw"][layer], x)
-                               + params["gc"][layer][None, :, None])
-            w = w * g[..., None]
-        o = jnp.einsum("bhik,bhkd->bhid", w, v)
-        o = jnp.transpose(o, (0, 2, 1, 3)).reshape(x.shape[0], L, -1)
-        y = o @ params["wo"][layer].T
-        x = x + y if residual else y
-        weights.append(w)
-        norms.append(jnp.sqrt((v * v).sum(axis=-1)))
-    return x, jnp.stack(weights, axis=1), jnp.stack(norms, axis=1)
-
-
-def forward(params: dict, x: Any, kind: str, residual: bool) -> tuple[Any, Any]:
-    """The stack on token matrices ``x`` ``(B, L, n)``: ``(out (B, L, n), w (B, layers,
-    heads, L, L))`` (effective weights); the one JAX forward of the paper's models."""
-    out, w, _ = forward_details(params, x, kind, residual)
-    return out, w
 
 
 def batch(key: Any, size: int, n: int, L: int, residual: bool) -> tuple[Any, Any]:
@@ -279,12 +246,14 @@ def evaluate(kind: str, layers: int, heads: int, seed: int, params: dict[str, np
     rows = [i for i in range(1, protocol.L) if i != protocol.eval_trigger]
     bos = w[:, :, :, rows, 0].mean(axis=(0, 3))
     share, null = null_figures(kind, w[:, :, :, rows], vnorm)
+    held = bound_check(kind, layers, heads, params, x.astype(float), out, w, y,
+                       protocol.eval_trigger)
     return Run(kind=kind, layers=layers, heads=heads, seed=seed, steps=steps, stopped=stopped,
                stop_batch_error=stop_error, max_abs_error=float(np.abs(out - y).max()),
                bos_nontrigger=bos.tolist(),
                bos_trigger=w[:, :, :, protocol.eval_trigger, 0].mean(axis=0).tolist(),
                sinks_per_layer=[int(np.sum(b >= SINK_LEVEL)) for b in bos],
-               wall_s=wall_s, lr=lr, bos_share_nontrigger=share.tolist(),
+               wall_s=wall_s, lr=lr, bound_check=held, bos_share_nontrigger=share.tolist(),
                null_nontrigger=null.tolist(), params=params, mean_maps=w.mean(axis=0),
                std_maps=w.std(axis=0), one_maps=w[0])
 
