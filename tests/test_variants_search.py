@@ -239,7 +239,7 @@ def test_a_simplex_claim_is_proved_by_the_theorem_route():
 
 @pytest.mark.slow
 def test_a_sink_logit_claim_is_refuted_by_a_checker_verified_witness(tmp_path):
-    outcome = sp.check("examples/claims/sink_logit_homogeneous.toml", bnb=False,
+    outcome = sp.check("examples/claims/sink_logit_homogeneous.toml", bnb=False, budget=480,
                        witness=tmp_path / "w.json", certificate_out=tmp_path / "c.json")
     assert outcome.status == "refuted", outcome
     verdict = checker.verify_file(outcome.witness)
