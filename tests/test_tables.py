@@ -110,6 +110,7 @@ def test_report_tables_keep_their_column_order():
 
 
 def test_every_result_table_class_shares_the_protocol():
+    from sinkproof.bnb.multihead import HeadsResult
     from sinkproof.bnb.result import BnbResult
     from sinkproof.claims.outcome import Open, Proved, Refuted
     from sinkproof.convex.family import FamilyCertificate
@@ -121,7 +122,7 @@ def test_every_result_table_class_shares_the_protocol():
     from sinkproof.sweep.runner import SweepResult
     from sinkproof.variants.table import VariantsTable
 
-    classes = [BnbResult, Open, Proved, Refuted, FamilyCertificate, ExperimentResult, Table,
+    classes = [BnbResult, HeadsResult, Open, Proved, Refuted, FamilyCertificate, ExperimentResult, Table,
                Frontier, SearchResult, SinkMap, SweepResult, VariantsTable]
     for cls in classes:
         assert issubclass(cls, Tabular), cls

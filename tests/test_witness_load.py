@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 
 import sinkproof as sp
+from sinkproof.attention import MAPS
 from sinkproof import strategies as sps
 from sinkproof.cli import main
 from sinkproof.errors import CertificateError
@@ -54,14 +55,19 @@ def test_the_file_of_check_witness_loads_back_as_the_refuting_model(tmp_path, ca
     sp.testing.assert_no_sink(model, max_bos_mass="1/2")
 
 
-@settings(max_examples=8, deadline=None)
-@given(sps.tasks(max_p=2, max_T=2).flatmap(lambda t: sps.models(t, kind=["softmax", "relu"],
-                                                                  values=["fixed", "learned"])))
+@settings(max_examples=12, deadline=None)
+@given(sps.models(sps.tasks(max_p=2, max_T=2), kind=["softmax", "relu", *sorted(MAPS)],
+                  values=["fixed", "learned"]))
 def test_round_trip_keeps_every_parameter_and_the_task(tmp_path_factory, model):
     path = tmp_path_factory.mktemp("w") / "w.json"
     _save(witness_document(model, 1e6, 1e6, "all"), path)  # ReLU weights exceed 1
     loaded, info = sp.load_witness(path)
     assert np.array_equal(loaded.A, model.A) and np.array_equal(loaded.U, model.U)
+    assert np.array_equal(loaded.map_params, model.map_params)
+    assert (loaded.gate_w is None) == (model.gate_w is None)
+    if model.gate_w is not None:
+        assert np.array_equal(loaded.gate_w, model.gate_w)
+        assert np.array_equal(loaded.gate_c, model.gate_c)
     assert loaded.kind == model.kind and loaded.values == model.values
     assert loaded.task.describe() == model.task.describe()
     assert np.array_equal(loaded.task.content, model.task.content)

@@ -2,7 +2,8 @@
 
 A witness file (kind ``witness``, written by ``sinkproof check --witness FILE`` when a
 claim is refuted, or by :meth:`SearchResult.save`) holds a model's score
-matrices ``A_h`` and values (``U_h`` or ``U_fix``) as exact rationals, with the claim
+matrices ``A_h``, values (``U_h`` or ``U_fix``) and, for the maps that have them, the
+map's parameters and gate, as exact rationals, with the claim
 that the model has error ``<= ε`` on the task's family and BOS mass ``<= b`` at the
 named positions.  :func:`load_witness` reads the file with the trusted checker's
 strict parser, rebuilds the task and the :class:`~sinkproof.AttentionModel`, and (by
@@ -51,17 +52,16 @@ class WitnessInfo:
     exact: bool
 
 
-def _floats(matrices: list[list[list[Fraction]]]) -> tuple[list[list[list[float]]], bool]:
-    exact = True
-    out = []
-    for m in matrices:
-        rows = []
-        for row in m:
-            floats = [float(x) for x in row]
-            exact = exact and all(Fraction(f) == x for f, x in zip(floats, row))
-            rows.append(floats)
-        out.append(rows)
-    return out, exact
+def _floats(values: Any) -> tuple[Any, bool]:
+    """Nested lists of rationals as floats, and whether every float is the rational exactly
+    (``None`` stays ``None``)."""
+    if values is None:
+        return None, True
+    if isinstance(values, Fraction):
+        f = float(values)
+        return f, Fraction(f) == values
+    pairs = [_floats(v) for v in values]
+    return [f for f, _ in pairs], all(ok for _, ok in pairs)
 
 
 def _trigger_prefixes(where: Any) -> Any:
@@ -96,9 +96,11 @@ def load_witness(path: str | Path, *, verify: bool = True
     if differs is not None:
         raise CertificateError(f"{path}: the task description and the listed content "
                                f"vectors disagree ({differs})")
-    A, exact_a = _floats(witness.A)
-    U, exact_u = (None, True) if witness.U is None else _floats(witness.U)
-    model = AttentionModel(task, witness.kind, A, U)
+    converted = [_floats(part) for part in (witness.A, witness.U, witness.map_params,
+                                            witness.gate_w, witness.gate_c)]
+    (A, U, map_params, gate_w, gate_c) = (f for f, _ in converted)
+    model = AttentionModel(task, witness.kind, A, U, map_params=map_params, gate_w=gate_w,
+                           gate_c=gate_c)
     verified = digest = None
     if verify:
         verdict = checker.verify(doc)
@@ -108,5 +110,6 @@ def load_witness(path: str | Path, *, verify: bool = True
     info = WitnessInfo(path=path, statement=str(doc["claim"].get("statement", "")),
                        max_error=witness.max_error, max_bos_mass=witness.max_bos_mass,
                        where=_trigger_prefixes(witness.where), bos_measure=witness.measure,
-                       verified=verified, digest=digest, exact=exact_a and exact_u)
+                       verified=verified, digest=digest,
+                       exact=all(ok for _, ok in converted))
     return model, info
