@@ -30,8 +30,9 @@ import numpy as np
 
 from .._validate import as_int, choice
 from ..checker.socp import Instance
-from ..convex.values import ValueTable, check_eps, value_table
+from ..convex.values import ValueTable, value_table
 from ..errors import Interrupted
+from ..exact_numbers import error_level
 from ..progress import Progress
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
@@ -61,12 +62,10 @@ MARGINS = (1e-7, 1e-5, 1e-3)
 
 
 def parse_eps(eps: Any) -> Fraction:
-    """``eps > 0`` as an exact rational (:func:`sinkproof.convex.values.check_eps`: a float is
-    read by its shortest decimal form, ``0.1`` means 1/10)."""
-    value = check_eps(eps)
-    if value <= 0:
-        raise ValueError(f"eps must be > 0, got {value}")
-    return value
+    """``0 < eps < 1`` as an exact rational (:func:`sinkproof.exact_numbers.error_level`: a
+    float is read by its shortest decimal form, ``0.1`` means 1/10); from ``eps = 1`` on
+    every bound of the map would be vacuous, so it is refused."""
+    return error_level(eps, "eps", positive=True)
 
 
 def known_values(task: TriggerTask, values: Any) -> ValueTable:
