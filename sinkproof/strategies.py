@@ -35,7 +35,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from ._validate import as_int, as_real
 from .attention import MAPS
 from .constructions import relu_solution, softmax_solution
-from .model import KINDS, AttentionModel
+from .model import AttentionModel
 from .modelclass import ModelClass
 from .task import POSITION_SCHEMES, TRIG, TRIGGER_FAMILIES, TriggerTask
 from .tasks.protocol import require_setting
@@ -59,6 +59,9 @@ VALUE_OPTIONS = ("learned", "fixed")
 """Value maps ``models`` can draw: any bounded ``U``, or ``U_fix`` in every head."""
 
 Option = str | Iterable[str] | st.SearchStrategy | None
+
+CLASSIC_KINDS = ("softmax", "relu")
+"""The default kinds drawn (the two maps of the main result; pass ``kind`` for others)."""
 
 
 def _option(name: str, value: Option, allowed: Sequence[str]) -> st.SearchStrategy:
@@ -215,7 +218,8 @@ def models(
         raise ValueError("scale: give at least one bound")
     scales = [as_real("scale", s, minimum=0.0) for s in scales]
     value_scale = as_real("value_scale", value_scale, minimum=0.0)
-    the_kind = draw(_option("attention kind", KINDS if kind is None else kind, tuple(MAPS)))
+    the_kind = draw(_option("attention kind", CLASSIC_KINDS if kind is None else kind,
+                            tuple(MAPS)))
     the_values = draw(_option("values", values, VALUE_OPTIONS))
     H = draw(st.integers(lo, hi))
     bound = draw(st.sampled_from(scales))
@@ -240,7 +244,7 @@ def model_classes(
     lo, hi = _int_range("heads", heads)
     return st.builds(
         ModelClass,
-        kind=_option("attention kind", kind, KINDS),
+        kind=_option("attention kind", kind, CLASSIC_KINDS),
         heads=st.integers(lo, hi),
         values=_option("values", values, VALUE_OPTIONS),
         positions=_option("positions", positions, (*POSITION_SCHEMES, "any")),
@@ -263,7 +267,7 @@ def near_solutions(
     """
     noise = as_real("noise", noise, minimum=0.0)
     max_L = as_real("max_L", max_L, minimum=0.0)
-    allowed = KINDS if task.positions != "none" else ("softmax",)
+    allowed = CLASSIC_KINDS if task.positions != "none" else ("softmax",)
     the_kind = draw(_option("attention kind", kind, allowed))
     if the_kind == "relu":
         base = relu_solution(task)

@@ -33,11 +33,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("forward", "autodiff"), ("kernel", "stackeval"), ("treekernel",),
     ("modelclass",), ("objective",), ("measures",),
     ("constructions",),
-    ("symbolic",), ("convex",), ("sinkmap", "bnb"),
+    ("symbolic",), ("convex",), ("bnb",), ("sinkmap",),
     ("theorems",),
     ("search",),
     ("claims",),
-    ("experiment", "variants"), ("sweep",),
+    ("experiment",), ("variants",), ("sweep",),
     ("report",),
     ("strategies", "testing", "pytest_plugin"),
     ("cli_common",), ("commands",), ("cli",), ("__main__",),
@@ -303,7 +303,7 @@ def test_import_and_help_load_no_numerical_layer():
 @pytest.fixture(scope="module")
 def certificates(tmp_path_factory) -> dict[str, Path]:
     """One real certificate of every kind, written by the producer."""
-    from sinkproof.bnb import prove
+    from sinkproof.bnb import prove, prove_heads
     from sinkproof.convex import family_certificate, paper_family_certificate, position_certificate
     from sinkproof.search import witness_document
 
@@ -311,7 +311,8 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     task = sinkproof.TriggerTask(p=1, T=3)
     files = {kind: out / f"{kind}.json" for kind in ("hull-family", "hull", "witness",
                                                      "sinkmap-socp", "bnb-learned-values",
-                                                     "paper-hull-family", "paper-witness")}
+                                                     "paper-hull-family", "bnb-heads",
+                                                     "paper-witness")}
     # a new certificate kind needs a line here: the test below runs on every kind
     family_certificate(task, "1/100", "fixed").save(files["hull-family"])
     paper = sinkproof.PaperTask(n=4, L=5, content="grid", grid=2)
@@ -330,6 +331,7 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     sinkproof.sink_map(task, 0.1).save_certificate(files["sinkmap-socp"])
     claim = ROOT.parent / "examples" / "claims" / "learned_values_homogeneous.toml"
     files["bnb-learned-values"].write_text(json.dumps(prove(str(claim)).certificate))
+    prove_heads(task, "1/20", 2, [(0, 1)]).save(files["bnb-heads"])
     return files
 
 

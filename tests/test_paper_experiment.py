@@ -8,20 +8,27 @@ import numpy as np
 import pytest
 
 import sinkproof as sp
+from sinkproof.attention import MAPS
 from sinkproof.cli import main
 from sinkproof.experiment.paper import QUICK, assemble, forward, init_params
 
 
-@pytest.mark.parametrize("kind", ["softmax", "relu_length"])
+@pytest.mark.parametrize("kind", list(MAPS))
 @pytest.mark.parametrize("layers,heads", [(1, 1), (2, 3)])
 def test_jax_forward_matches_the_numpy_stack(kind, layers, heads):
     import jax
 
     task = sp.PaperTask(n=6, L=7)
     params = {k: np.asarray(v, dtype=float) for k, v in
-              init_params(jax.random.PRNGKey(3), layers, heads, 6, std=0.7).items()}
+              init_params(jax.random.PRNGKey(3), layers, heads, 6, std=0.7, kind=kind).items()}
+    rng = np.random.default_rng(4)
+    if "mp" in params:  # a nonzero sink logit / sigmoid bias
+        params["mp"] = rng.normal(0.0, 1.0, params["mp"].shape)
+    if "gc" in params:
+        params["gc"] = rng.normal(0.0, 1.0, params["gc"].shape)
     model = sp.paper_model(task, kind, W_Q=params["wq"], W_K=params["wk"], W_V=params["wv"],
-                           W_O=params["wo"])
+                           W_O=params["wo"], map_params=params.get("mp"),
+                           gate_w=params.get("gw"), gate_c=params.get("gc"))
     x = task.sample(4, seed=1)
     with jax.enable_x64(True):
         out, w = forward({k: jax.numpy.asarray(v) for k, v in params.items()},

@@ -39,6 +39,7 @@ KIND_MODULES: dict[str, str] = {
     "witness": "sinkproof.checker.witness",
     "sinkmap-socp": "sinkproof.checker.socp",
     "bnb-learned-values": "sinkproof.checker.bnb",
+    "bnb-heads": "sinkproof.checker.bnbheads",
 }
 """Certificate kind -> module (with ``verify(cert) -> Verdict``) that checks it."""
 

@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..checker.maps import MAP_NAMES
+
 
 def _configs(text: str) -> tuple[tuple[int, int], ...]:
     out = []
@@ -39,8 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="training seeds (default 0)")
     p.add_argument("--configs", type=_configs, default=None, metavar="LxH,...",
                    help="layer x head configurations (default 1x1,2x2,4x4)")
-    p.add_argument("--kinds", nargs="+", default=None, choices=("softmax", "relu_length"),
-                   help="attention maps (default both)")
+    p.add_argument("--kinds", nargs="+", default=None, choices=MAP_NAMES,
+                   help="attention maps (default the paper's: softmax relu_length; every "
+                        "map trains, its parameters and gate learned)")
     p.add_argument("--max-steps", type=int, default=None, metavar="N",
                    help="override the step limit (default 50000; --quick 40)")
     p.add_argument("--out", default="paper-out", metavar="DIR",
@@ -51,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from ..experiment.paper import CONFIGS, KINDS, QUICK, Protocol, train
+    from ..experiment.paper import CONFIGS, PAPER_KINDS, QUICK, Protocol, train
     from ..experiment.paperfigs import write
 
     protocol = QUICK if args.quick else Protocol()
@@ -60,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--max-steps must be >= 0, got {args.max_steps}")
         protocol = replace(protocol, max_steps=args.max_steps)
     configs = args.configs or (CONFIGS[:2] if args.quick else CONFIGS)
-    kinds = args.kinds or list(KINDS)
+    kinds = args.kinds or list(PAPER_KINDS)
     start = time.perf_counter()
     runs = []
     for seed in args.seeds:

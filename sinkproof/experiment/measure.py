@@ -84,7 +84,7 @@ def longer_model(model: AttentionModel, T: int) -> AttentionModel:
     """The same parameters on the task with maximum length ``T`` (inverse positions: same D)."""
     if model.task.positions != "inverse":
         raise ValueError("length generalisation needs positions='inverse' (D independent of T)")
-    return AttentionModel(model.task.replace(T=T), model.kind, model.A, model.U)
+    return model.replace(task=model.task.replace(T=T))
 
 
 def longer_sequences(task: TriggerTask, T: int, n: int, seed: int) -> list[tuple[int, ...]]:

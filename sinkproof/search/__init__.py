@@ -11,7 +11,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from .engine import available_cores, search
+from .engine import SearchBudgetError, available_cores, search
 from .frontier import CertifiedBound, Frontier, FrontierPoint, certified_bound, frontier
 from .objective import (
     BatchMeasures,
@@ -30,6 +30,7 @@ from .verify import WitnessReport, rigorous_measures, verify_witness, witness_do
 search.search = search  # type: ignore[attr-defined]
 
 __all__ = [
+    "SearchBudgetError",
     "BatchMeasures",
     "CertifiedBound",
     "Frontier",

@@ -28,11 +28,14 @@ import numpy as np
 import sympy
 
 from .._validate import choice
-from ..model import KINDS, AttentionModel
+from ..model import AttentionModel
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
 
 Vector = tuple[Fraction, ...]
+
+EXACT_KINDS = ("softmax", "relu")
+"""The maps this exact evaluator implements."""
 
 
 def as_fraction(x: Any) -> Fraction:
@@ -81,7 +84,7 @@ class ExactModel:
     def __init__(self, task: TriggerTask, kind: str, A: Any, U: Any = None) -> None:
         require_setting(task, "trigger")
         self.task = task
-        self.kind = choice("attention kind", kind, KINDS)
+        self.kind = choice("attention kind", kind, EXACT_KINDS)
         a = np.array(A, dtype=object)
         H = a.shape[0] if a.ndim == 3 else 1
         self.A = _matrix("A", A, (H, task.D, task.D))
