@@ -11,6 +11,7 @@ that is not already a package of the importer.
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import subprocess
 import sys
@@ -25,21 +26,22 @@ from sinkproof import checker
 ROOT = Path(sinkproof.__file__).resolve().parent
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors",), ("workers",),
+    ("errors", "interrupts"), ("workers",),
     ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats"),
+    ("tables",),
     ("checker",),                    # TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),
     ("attention",), ("models", "stack"), ("model", "adversary"),
     ("forward", "autodiff"), ("kernel", "stackeval"), ("treekernel",),
     ("modelclass",), ("objective",), ("measures",),
     ("constructions",),
-    ("symbolic",), ("convex",), ("sinkmap", "bnb"),
+    ("symbolic",), ("convex",), ("bnb",), ("sinkmap",),
     ("theorems",),
     ("search",),
     ("claims",),
-    ("experiment", "variants"), ("sweep",),
+    ("experiment",), ("variants",), ("sweep",),
     ("report",),
-    ("strategies", "testing", "pytest_plugin"),
+    ("strategies", "testing"), ("pytest_plugin",),
     ("cli_common",), ("commands",), ("cli",), ("__main__",),
 ]
 """The floors of the package, from the ground up.  A unit (a top-level module or
@@ -52,6 +54,8 @@ TRUSTED = ("sinkproof.checker", "sinkproof.errors")
 LAZY_ALLOWED = {
     "sinkproof.theorems.theorem6": "the sink map needs CVXPY: loaded when Theorem 6 is used",
     "sinkproof.sweep.jobs": "a job kind loads its own layer, in the worker that runs it",
+    "sinkproof.pytest_plugin": "pytest loads the plugin in every run of the environment: "
+                               "each fixture imports its layer when a test uses it",
 }
 """Modules outside ``sinkproof.commands`` that may import sinkproof modules inside functions,
 and why.  Commands import their layers when they run, so that ``COMMAND --help`` stays
@@ -267,6 +271,13 @@ def test_lazy_names_resolve_and_dir_lists_the_entry_points():
     assert sinkproof.TriggerTask(p=1, T=2).n_sequences > 0
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         sinkproof.nope  # noqa: B018
+    importlib.import_module("sinkproof.kernel")  # a submodule, bound on the package
+
+    listed = dir(sinkproof)
+    assert {"check", "search", "sink_map", "convex", "load_witness", "evaluate",
+            "TriggerTask", "AttentionModel", "testing", "strategies"} <= set(listed)
+    # the package's own machinery and its submodules are not entry points
+    assert not {"annotations", "import_module", "Any", "kernel", "task", "_LAZY"} & set(listed)
 
 
 def test_the_command_table_matches_the_command_modules():
@@ -303,7 +314,7 @@ def test_import_and_help_load_no_numerical_layer():
 @pytest.fixture(scope="module")
 def certificates(tmp_path_factory) -> dict[str, Path]:
     """One real certificate of every kind, written by the producer."""
-    from sinkproof.bnb import prove
+    from sinkproof.bnb import prove, prove_heads
     from sinkproof.convex import family_certificate, paper_family_certificate, position_certificate
     from sinkproof.search import witness_document
 
@@ -311,17 +322,27 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     task = sinkproof.TriggerTask(p=1, T=3)
     files = {kind: out / f"{kind}.json" for kind in ("hull-family", "hull", "witness",
                                                      "sinkmap-socp", "bnb-learned-values",
-                                                     "paper-hull-family")}
+                                                     "paper-hull-family", "bnb-heads",
+                                                     "paper-witness")}
     # a new certificate kind needs a line here: the test below runs on every kind
     family_certificate(task, "1/100", "fixed").save(files["hull-family"])
     paper = sinkproof.PaperTask(n=4, L=5, content="grid", grid=2)
     paper_family_certificate(paper, "1/100").save(files["paper-hull-family"])
+    from sinkproof.claims import claim_from_dict
+    from sinkproof.claims.paperwitness import witness_document as paper_witness
+    pclaim = claim_from_dict({"task": {"setting": "paper", "n": 4, "L": 4, "content": [[1.0]]},
+                              "model": {"kind": "relu_length"},
+                              "hypothesis": {"max_error": "1/100"},
+                              "conclusion": {"min_bos_mass": "1/2"}})
+    model = sinkproof.constructions.paper_relu_solution(pclaim.task)
+    files["paper-witness"].write_text(json.dumps(paper_witness(pclaim, model)[0]))
     position_certificate(task, (0, 0), 2, "1/100").save(files["hull"])
     doc = witness_document(sinkproof.constructions.relu_solution(task), 1e-3, 0.0, "all")
     files["witness"].write_text(json.dumps(doc))
     sinkproof.sink_map(task, 0.1).save_certificate(files["sinkmap-socp"])
     claim = ROOT.parent / "examples" / "claims" / "learned_values_homogeneous.toml"
     files["bnb-learned-values"].write_text(json.dumps(prove(str(claim)).certificate))
+    prove_heads(task, "1/20", 2, [(0, 1)]).save(files["bnb-heads"])
     return files
 
 

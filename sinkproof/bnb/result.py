@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import checker
 from ..convex.certfile import envelope, save_json
+from ..tables import Tabular
 from ..task import TriggerTask
 from .tree import Node, TreeResult
 
@@ -53,7 +54,7 @@ class TargetOutcome:
 
 
 @dataclass
-class BnbResult:
+class BnbResult(Tabular):
     """Outcome of the engine on a set of targets.
 
     ``status``: ``"proved"`` (every target certified at ``>= min_bos_mass``, certificate
@@ -78,9 +79,20 @@ class BnbResult:
         got = [t.certified for t in self.targets]
         return None if any(b is None for b in got) or not got else min(got)
 
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per target prefix: its certified exact bound (``None``: not certified),
+        the tree's node count and its certified leaves."""
+        return [dict(target=list(t.target), certified=t.certified, nodes=t.tree.nodes,
+                     certified_leaves=len(t.leaves)) for t in self.targets]
+
     @property
     def nodes(self) -> int:
         return sum(t.tree.nodes for t in self.targets)
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether Ctrl-C stopped a tree."""
+        return any(t.tree.status == "interrupted" for t in self.targets)
 
     def save(self, path: str | Path) -> Path:
         """Write the certificate (only when there is one)."""

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli_common import add_task_options, add_work_option, task_from_args, write_json
-from ..errors import check_work
+from ..cli_common import (
+    add_setting_option,
+    add_task_options,
+    add_work_option,
+    require_setting_arg,
+    task_from_args,
+    write_json,
+)
+from ..errors import EXIT_INTERRUPTED, Interrupted, check_work
 
 MAX_POSITIONS = 2_000_000
 """Default limit on the (sequence, position) pairs the report evaluates exhaustively."""
@@ -18,15 +25,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_task_options(p)
     p.add_argument("--json", metavar="FILE", help="also write the figures as JSON ('-' = stdout)")
     add_work_option(p, MAX_POSITIONS, "(sequence, position) pairs evaluated")
+    add_setting_option(p, "report")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    require_setting_arg(args, "report")
     from ..report import build_report
 
     task = task_from_args(args)
     check_work("(sequence, position) pairs to evaluate", task.n_positions, args.max_work)
-    report = build_report(task)
+    try:
+        report = build_report(task)
+    except Interrupted as exc:
+        print(f"report interrupted: {exc.progress}; the finished ones:")
+        print(exc.partial.render())  # type: ignore[attr-defined]
+        return EXIT_INTERRUPTED
     if args.json != "-":
         print(report.render())
     if args.json:

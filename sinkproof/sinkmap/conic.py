@@ -10,7 +10,8 @@ The program (see :mod:`sinkproof.sinkmap.solve`) over ``x = (w, z)``, ``w`` ``(m
 which is Clarabel's ``min qᵀx s.t. Gx + s = h, s in K``.  Only ``h`` depends on the target
 ``a*`` and the margin ``η``, so ``G``, ``q`` and the cones are built once per block and
 every target costs one solve -- no modelling layer compiles anything.  The multipliers of
-the first ``n`` rows are the primal shared variables ``u``.
+the first ``n`` rows are the primal shared variables ``u``.  A Ctrl-C stops the solve at
+its next iteration (:func:`sinkproof.interrupts.deferred`) and raises ``KeyboardInterrupt``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import clarabel
 import numpy as np
 import scipy.sparse as sp_sparse
 
+from .. import interrupts
 from .blocks import Block
 
 SOLVED = ("Solved",)
@@ -29,6 +31,10 @@ SETTINGS = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10}
 """Duality-gap tolerances of the direct solve: Clarabel's defaults (1e-8) stop ~2e-8 short
 of the optimal bound on this unscaled form (through CVXPY they stopped closer); these keep
 every bound at least as tight as the CVXPY path's on the reference instances."""
+
+
+def _stop_requested(info: object) -> bool:
+    return interrupts.pending()
 
 
 class ConicDual:
@@ -64,7 +70,10 @@ class ConicDual:
             setattr(opts, key, value)
         h = np.concatenate([rhs, np.zeros(self.m * (self.p + 1))])
         try:
-            sol = clarabel.DefaultSolver(self.P, self.q, self.G, h, self.cones, opts).solve()
+            solver = clarabel.DefaultSolver(self.P, self.q, self.G, h, self.cones, opts)
+            solver.set_termination_callback(_stop_requested)  # Ctrl-C between iterations
+            with interrupts.deferred():
+                sol = solver.solve()
         except BaseException as exc:  # a Rust panic surfaces as PanicException(BaseException)
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise

@@ -31,7 +31,9 @@ import numpy as np
 
 from .._validate import as_int, choice
 from ..checker.socp import Instance
-from ..convex.values import ValueTable, check_eps, value_table
+from ..convex.values import ValueTable, value_table
+from ..errors import Interrupted
+from ..exact_numbers import error_level
 from ..progress import Progress
 from ..task import TRIG, TriggerTask
 from ..tasks.protocol import require_setting
@@ -46,6 +48,7 @@ from .certify import (
     token_images,
     transport_ray,
 )
+from .learned import learned_sink_map
 from .result import Entry, SinkMap
 from .solve import DEFAULT_SOLVER, BlockSolver
 from .symmetry import Orbits, canonical_all, identity_symmetry, token_symmetries
@@ -61,12 +64,10 @@ MARGINS = (1e-7, 1e-5, 1e-3)
 
 
 def parse_eps(eps: Any) -> Fraction:
-    """``eps > 0`` as an exact rational (:func:`sinkproof.convex.values.check_eps`: a float is
-    read by its shortest decimal form, ``0.1`` means 1/10)."""
-    value = check_eps(eps)
-    if value <= 0:
-        raise ValueError(f"eps must be > 0, got {value}")
-    return value
+    """``0 < eps < 1`` as an exact rational (:func:`sinkproof.exact_numbers.error_level`: a
+    float is read by its shortest decimal form, ``0.1`` means 1/10); from ``eps = 1`` on
+    every bound of the map would be vacuous, so it is refused."""
+    return error_level(eps, "eps", positive=True)
 
 
 def known_values(task: TriggerTask, values: Any) -> ValueTable:
@@ -127,7 +128,7 @@ class _Planner:
                  all_triggers: bool = False) -> None:
         self.task, self.V, self.eps = task, V, eps
         self.subfamily, self.radius, self.listed, self.solver = subfamily, radius, listed, solver
-        self.trigger_matters = all_triggers or bool(np.linalg.norm(V[task.trig_code]) > 0)
+        self.trigger_matters = all_triggers or bool(np.any(V[task.trig_code] != 0))
         self._full: dict[tuple[int, int, float, bool], BlockSolver] = {}
 
     def _allowed(self, keys: tuple[int, ...], with_trigger: bool) -> bool:
@@ -287,6 +288,16 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _settled(task: TriggerTask, targets: list[tuple[int, ...]], orbits: Orbits | None,
+             solved: list[tuple[dict[str, Any], Entry]]) -> dict[tuple[int, ...], Entry]:
+    """Entries of the targets whose representative was solved before an interruption (the
+    first ``len(solved)`` representatives; none if the orbits were not all found yet)."""
+    if orbits is None:  # targets are their own representatives, solved in order
+        return {task.decode(t): e for t, (_, e) in zip(targets, solved)} if solved else {}
+    return {task.decode(t): solved[r][1] if own else solved[r][1].detached()
+            for t, r, own in zip(targets, orbits.rep_id, orbits.is_rep) if r < len(solved)}
+
+
 def _spread(task: TriggerTask, targets: list[tuple[int, ...]], orbits: Orbits | None,
             solved: list[tuple[dict[str, Any], Entry]], index: dict[int, int],
             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[tuple[int, ...], Entry]]:
@@ -349,11 +360,17 @@ def sink_map(
     (Theorem 6 of docs/theory.md), each backed by an exact rational certificate
     (:attr:`SinkMap.certificate`), or "no bound" with the reason.
 
+    ``values="learned"``: bounds for every value map, from the branch-and-bound engine on
+    small instances (:func:`sinkproof.sinkmap.learned.learned_sink_map`).
     ``subfamily``/``radius``: which constraints of each block to keep (module docstring);
     ``all_triggers``: keep prefixes holding a trigger even where they cannot bind (to
-    measure that leaving them out costs nothing).
+    measure that leaving them out costs nothing).  Ctrl-C raises
+    :class:`~sinkproof.errors.Interrupted` whose ``partial`` is the map of the targets
+    settled so far (their entries only: its ``certificate`` is left empty, unbuilt).
     """
     require_setting(task, "trigger")
+    if isinstance(values, str) and values == "learned":  # bilinear: the bnb engine's route
+        return learned_sink_map(task, eps, positions, family, progress=progress)
     eps_q = parse_eps(eps)
     choice("subfamily", subfamily, SUBFAMILIES)
     radius = as_int("radius", radius, minimum=0)
@@ -369,14 +386,23 @@ def sink_map(
     inst = Instance(inst_d)
     planner = _Planner(task, V, float(eps_q), subfamily, radius, listed, solver, all_triggers)
 
+    solved: list[tuple[dict[str, Any], Entry]] = []
+    orbits: Orbits | None = None
+    try:
+        with _gc_paused():
+            orbits = canonical_all(targets, syms) if symmetric else None
+            reps = orbits.reps if orbits is not None else targets
+            with Progress(len(reps), "sink map", progress) as bar:
+                for rep in reps:
+                    solved.append(_solve_target(planner, inst, rep))
+                    bar.update(1)
+    except KeyboardInterrupt:  # Ctrl-C: the map of the targets settled so far
+        entries = _settled(task, targets, orbits if symmetric else None, solved)
+        raise Interrupted(SinkMap(task=task, eps=eps_q, U=U, entries=entries, certificate={},
+                                  subfamily=subfamily, radius=radius,
+                                  family="S_T" if symmetric else "listed"),
+                          f"{len(entries)} of {len(targets)} positions settled") from None
     with _gc_paused():
-        orbits = canonical_all(targets, syms) if symmetric else None
-        reps = orbits.reps if orbits is not None else targets
-        solved: list[tuple[dict[str, Any], Entry]] = []
-        with Progress(len(reps), "sink map", progress) as bar:
-            for rep in reps:
-                solved.append(_solve_target(planner, inst, rep))
-                bar.update(1)
         certificates: list[dict[str, Any]] = []
         index: dict[int, int] = {}
         for r, (data, _) in enumerate(solved):

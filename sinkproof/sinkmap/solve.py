@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cvxpy as cp
 import numpy as np
 
+from ..convex.interruptible import solver_for
 from .blocks import Block
 from .conic import ConicDual
 
@@ -60,9 +62,6 @@ class CvxpyDual:
     first solve, re-solved with new parameter values after that)."""
 
     def __init__(self, block: Block, margin_cols: np.ndarray) -> None:
-        import cvxpy as cp  # only here and for rays: the default path never loads CVXPY
-
-        self.cp = cp
         m, n = block.m, block.n
         p = block.R.shape[0] // m
         self.target = cp.Parameter(n)
@@ -80,10 +79,9 @@ class CvxpyDual:
     def solve(self, target: np.ndarray, margin: float, solver: str,
               ) -> tuple[str, float, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
         """``(status, value, w, z (m, p), u)`` with CVXPY's status names."""
-        cp = self.cp
         self.target.value, self.margin.value = target, margin
         try:
-            self.problem.solve(solver=solver)
+            self.problem.solve(solver=solver_for(solver))
         except cp.error.SolverError:
             return cp.SOLVER_ERROR, np.nan, None, None, None
         status = self.problem.status
@@ -144,8 +142,6 @@ class BlockSolver:
 
     def ray(self, target: np.ndarray) -> np.ndarray | None:
         """A direction ``d >= 0`` with ``a*·d = 1`` keeping every cone constraint, or ``None``."""
-        import cvxpy as cp
-
         block = self.block
         m, n = block.m, block.n
         p = block.R.shape[0] // m
@@ -154,7 +150,7 @@ class BlockSolver:
         prob = cp.Problem(cp.Maximize(target @ d),
                           [cp.SOC(block.eps * (block.A @ d), res, axis=0), cp.sum(d) <= 1])
         try:
-            prob.solve(solver=self.solver)
+            prob.solve(solver=solver_for(self.solver))
         except cp.error.SolverError:
             return None
         if prob.status != cp.OPTIMAL or prob.value is None or prob.value < 1e-6:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import SINK_MAP_MAX_WORK, InputError, check_work
 
 TASK_SETTINGS = {"p": 2, "T": 4, "content": "signed", "positions": "inverse",
                  "triggers": "single", "k": None, "content_seed": 0}
@@ -137,8 +137,13 @@ def run_certify(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
 def run_sinkmap(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
     """A Theorem 6 sink map (least certified BOS mass per non-trigger position)."""
     from ..sinkmap import sink_map
+    from ..sinkmap.work import estimate
 
-    result = sink_map(_task(s), s["eps"], values=s["values"], subfamily=s["subfamily"],
+    task = _task(s)
+    check_work("work units of the sink map", estimate(task, s["values"], s["subfamily"],
+                                                      int(s["radius"])),
+               SINK_MAP_MAX_WORK, flag="'sinkproof sinkmap --max-work'")
+    result = sink_map(task, s["eps"], values=s["values"], subfamily=s["subfamily"],
                       radius=int(s["radius"]), progress=False)
     certified = [e for e in result.entries.values() if e.status == "certified"]
     bounds = [e.bound for e in certified]
@@ -163,6 +168,23 @@ def run_search(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
     return {"found": bool(result.found), "verified": bool(result.verified),
             "error": float(result.error), "bos_mass": float(result.bos_mass),
             "restarts_done": int(result.restarts)}
+
+
+# ------------------------------------------------------------------- variant
+YES_SCORE = {"yes": 1.0, "no": 0.0}
+"""The ``yes`` outcome of a variant cell: 1 for yes, 0 for no, NaN for open (so its mean
+over a group of cells is the share of yes among the decided ones)."""
+
+
+def run_variant(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
+    """One cell of the variants table: attention map ``map``, question ``question``, on
+    the trigger task of the settings; its answer (yes/no/open), how it was settled
+    (certificate/construction/theorem/none) and the detail of the evidence."""
+    from ..variants import cell
+
+    answer = cell(str(s["map"]), str(s["question"]), task=_task(s))
+    return {"answer": answer.answer, "how": answer.how, "detail": answer.detail,
+            "yes": YES_SCORE.get(answer.answer, float("nan"))}
 
 
 def _exact(value: Any) -> Any:
@@ -211,5 +233,8 @@ JOB_KINDS: dict[str, JobKind] = {
                                "longer_T": 6, "n_longer": 32, "n_probe": 16,
                                "record_every": 25}, "error", run_train,
                      help="train one model and measure its sinks"),
+    "variant": JobKind("variant", {**_TASK, "T": 3, "map": REQUIRED, "question": REQUIRED},
+                       "yes", run_variant,
+                       help="one cell of the variants table (one map, one question)"),
 }
 """Every job kind, by name."""
