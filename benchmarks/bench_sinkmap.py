@@ -121,10 +121,17 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small instances only")
     ap.add_argument("--verify", action="store_true", help="re-check new certificates exactly")
     ap.add_argument("--eps", type=float, default=0.1)
+    ap.add_argument("--only-before", metavar="P:T,...",
+                    help="only the comparison with the previous implementation, on these")
     args = ap.parse_args()
     print(f"against the previous implementation (subfamily auto), eps={args.eps}:")
-    for p, T in BEFORE_QUICK if args.quick else BEFORE:
+    chosen = BEFORE_QUICK if args.quick else BEFORE
+    if args.only_before:
+        chosen = [tuple(int(v) for v in item.split(":")) for item in args.only_before.split(",")]
+    for p, T in chosen:
         before_after(p, T, args.eps, args.verify)
+    if args.only_before:
+        return
     for p, T in COMPARE[:1] if args.quick else COMPARE:
         compare(p, T, args.eps)
     if not args.quick:
