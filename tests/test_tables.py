@@ -122,8 +122,9 @@ def test_every_result_table_class_shares_the_protocol():
     from sinkproof.sweep.runner import SweepResult
     from sinkproof.variants.table import VariantsTable
 
-    classes = [BnbResult, HeadsResult, Open, Proved, Refuted, FamilyCertificate, ExperimentResult, Table,
-               Frontier, SearchResult, SinkMap, SweepResult, VariantsTable]
+    classes = [BnbResult, HeadsResult, Open, Proved, Refuted, FamilyCertificate,
+               ExperimentResult, Table, Frontier, SearchResult, SinkMap, SweepResult,
+               VariantsTable]
     for cls in classes:
         assert issubclass(cls, Tabular), cls
         assert cls.to_records is not Tabular.to_records, f"{cls.__name__} has no to_records"

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 
 import sinkproof as sp
-from sinkproof.attention import MAPS
 from sinkproof import strategies as sps
+from sinkproof.attention import MAPS
 from sinkproof.cli import main
 from sinkproof.errors import CertificateError
 from sinkproof.search import witness_document
