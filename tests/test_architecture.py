@@ -26,7 +26,7 @@ from sinkproof import checker
 ROOT = Path(sinkproof.__file__).resolve().parent
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors",), ("workers",),
+    ("errors", "interrupts"), ("workers",),
     ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats"),
     ("tables",),
     ("checker",),                    # TRUSTED: stdlib + mpmath (+ errors) only

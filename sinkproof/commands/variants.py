@@ -6,7 +6,7 @@ import argparse
 
 from ..checker.maps import MAP_NAMES
 from ..cli_common import add_setting_option, require_setting_arg, write_json
-from ..errors import EXIT_OK
+from ..errors import EXIT_INTERRUPTED, EXIT_OK, Interrupted
 from ..variants.questions import QUESTIONS
 from . import COMMANDS
 
@@ -72,14 +72,25 @@ def run(args: argparse.Namespace) -> int:
         from ..variants.sandwich import render, sandwich
         from ..variants.table import default_task
 
-
-        print(render(sandwich(default_task(args.quick))))
+        try:
+            print(render(sandwich(default_task(args.quick))))
+        except Interrupted as exc:
+            print(f"variants --sandwich interrupted: {exc.progress}")
+            print(render(exc.partial))  # type: ignore[arg-type]
+            return EXIT_INTERRUPTED
         return EXIT_OK
     if args.trained:
         return _trained(args)
     if args.question and not args.map:
         raise ValueError("--question needs --map")
-    table = build_table(quick=args.quick, maps=(args.map,) if args.map else None)
+    try:
+        table = build_table(quick=args.quick, maps=(args.map,) if args.map else None)
+    except Interrupted as exc:
+        print(f"variants interrupted: {exc.progress}"
+              + (":" if exc.partial.rows else ""))  # type: ignore[attr-defined]
+        if exc.partial.rows:  # type: ignore[attr-defined]
+            print(_render(exc.partial, full=bool(args.map)))
+        return EXIT_INTERRUPTED
     if args.question:
         table.rows[args.map] = {args.question: table.rows[args.map][args.question]}
     if args.json != "-":

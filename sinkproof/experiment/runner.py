@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validate import as_int
+from ..errors import Interrupted
 from ..executor import ProcessExecutor
 from ..model import AttentionModel
 from ..progress import Progress
@@ -154,6 +155,13 @@ def _run_one(arg: tuple[Any, ...]) -> tuple[RunResult, AttentionModel]:
     return _one_run(*arg)
 
 
+def _result(cfg: ExperimentConfig, done: dict[int, tuple[RunResult, AttentionModel]],
+            start: float) -> ExperimentResult:
+    results = [done[i] for i in sorted(done)]
+    return ExperimentResult(cfg, [r for r, _ in results], [m for _, m in results],
+                            time.perf_counter() - start)
+
+
 def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None,
         progress: bool | None = None, figures: bool = True, jobs: int = 1) -> ExperimentResult:
     """Train and measure every model of ``config`` (default :meth:`ExperimentConfig.default`).
@@ -161,7 +169,9 @@ def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None
     ``jobs > 1`` trains that many models at a time in worker processes (results are
     identical: every run is seeded on its own).  With ``out``, also write
     results.json, results.md, config.json, models.json and (``figures=True``)
-    heatmaps.png and bos_training.png there.
+    heatmaps.png and bos_training.png there.  Ctrl-C raises
+    :class:`~sinkproof.errors.Interrupted` whose ``partial`` holds the runs finished so far
+    (nothing is written).
     """
     cfg = ExperimentConfig.default() if config is None else config
     if not isinstance(cfg, ExperimentConfig):
@@ -170,26 +180,26 @@ def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None
     settings = [(content, kind, heads, seed) for content in cfg.contents for kind in cfg.kinds
                 for heads in cfg.heads for seed in cfg.seeds]
     start = time.perf_counter()
-    results: list[tuple[RunResult, AttentionModel]] = []
-    with Progress(cfg.n_runs * cfg.steps, "experiment", progress, threshold=0) as bar:
-        if jobs == 1:
-            for s in settings:
-                note = "{} {} H={} seed={}".format(*s)
-                results.append(_one_run(cfg, *s, on_step=lambda n, note=note: bar.update(n, note)))
-        else:
-            done: dict[int, tuple[RunResult, AttentionModel]] = {}
-            with ProcessExecutor(jobs) as ex:
-                for i, res in ex.run(_run_one, [(cfg, *s) for s in settings]):
-                    note = "{} {} H={} seed={}".format(*settings[i])
-                    if not res.ok:
-                        raise RuntimeError(f"training run {note} failed: {res.error}")
-                    run_result, model = res.value
-                    done[i] = (run_result, model.replace())  # read-only copies again
-                    bar.update(cfg.steps, note)
-            results = [done[i] for i in range(len(settings))]
-    runs = [r for r, _ in results]
-    models = [m for _, m in results]
-    result = ExperimentResult(cfg, runs, models, time.perf_counter() - start)
+    done: dict[int, tuple[RunResult, AttentionModel]] = {}
+    try:
+        with Progress(cfg.n_runs * cfg.steps, "experiment", progress, threshold=0) as bar:
+            if jobs == 1:
+                for i, s in enumerate(settings):
+                    note = "{} {} H={} seed={}".format(*s)
+                    done[i] = _one_run(cfg, *s, on_step=lambda n, note=note: bar.update(n, note))
+            else:
+                with ProcessExecutor(jobs) as ex:
+                    for i, res in ex.run(_run_one, [(cfg, *s) for s in settings]):
+                        note = "{} {} H={} seed={}".format(*settings[i])
+                        if not res.ok:
+                            raise RuntimeError(f"training run {note} failed: {res.error}")
+                        run_result, model = res.value
+                        done[i] = (run_result, model.replace())  # read-only copies again
+                        bar.update(cfg.steps, note)
+    except KeyboardInterrupt:  # Ctrl-C: the runs finished so far, in the order of settings
+        partial = _result(cfg, done, start)
+        raise Interrupted(partial, f"{len(done)} of {len(settings)} runs finished") from None
+    result = _result(cfg, done, start)
     if out is not None:
         result.write(out, figures=figures)
     return result

@@ -43,6 +43,15 @@ class Entry:
         return (f"Entry({self.status}, bound={self.bound:.6f}{exact}, {self.constraints} "
                 f"constraints, {self.subfamily or '-'}{real}{why})")
 
+    def detached(self) -> Entry:
+        """A copy without the solver data (``u``, ``block``), for a position whose bound is
+        carried from another one (a fresh object: the bridge to search fills
+        ``realised`` per position)."""
+        out = object.__new__(Entry)
+        out.__dict__.update(self.__dict__)
+        out.u = out.block = None
+        return out
+
     @property
     def gap(self) -> float | None:
         """``realised - bound``: how far the certificate may be from the truth."""

@@ -151,14 +151,21 @@ def run_sweep(spec: Sweep | Mapping[str, Any] | str | Path, out: str | Path | No
                     bar.update(1, f"job {i}")
         except KeyboardInterrupt:
             result.interrupted = True
-        finally:
+            if own:
+                ex.stop()
+        except BaseException:
+            if own:
+                ex.stop()
+            raise
+        else:
             if own:
                 ex.close()
     result.rows = [r if r is not None else _row(i, keys[i], jobs[i], None, None, False)
                    for i, r in enumerate(rows)]
     result.seconds = time.perf_counter() - start
     if out_dir is not None:
-        result.files = write_outputs(result, out_dir, figures=figures)
+        # after Ctrl-C the finished rows are written, but no figure (matplotlib is slow)
+        result.files = write_outputs(result, out_dir, figures=figures and not result.interrupted)
     return result
 
 

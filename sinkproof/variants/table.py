@@ -27,6 +27,7 @@ from typing import Any
 from .. import checker
 from ..attention import MAPS
 from ..convex import family_certificate
+from ..errors import Interrupted
 from ..search.verify import witness_document
 from ..tables import Tabular
 from ..task import TriggerTask
@@ -255,22 +256,32 @@ def cell(name: str, question: str, task: TriggerTask | None = None,
 
 def build_table(task: TriggerTask | None = None, quick: bool = False,
                 maps: tuple[str, ...] | None = None) -> VariantsTable:
-    """Build (and verify) every cell for ``maps`` (default: all of MAPS) on ``task``."""
+    """Build (and verify) every cell for ``maps`` (default: all of MAPS) on ``task``.
+    Ctrl-C raises :class:`~sinkproof.errors.Interrupted` with the table of the maps done."""
     task = default_task(quick) if task is None else task
     names = tuple(MAPS) if maps is None else maps
     for n in names:
         _known_map(n)
     need_hull = any(MAPS[n].properties.on_simplex or MAPS[n].properties.null_slot
                     for n in names)
-    hull = _hull(task) if need_hull else (None, None)
     rows: dict[str, dict[str, Cell]] = {}
-    for name in names:
-        checks = _checks(task, name)
-        exact = _exact_cell(name, checks, quick)
-        rows[name] = {
-            **{q: _sink_cell(name, q, which, hull, checks, quick, task)
-               for q, which in _SINK.items()},
-            "exact_solution_at_finite_norm": exact,
-            "norm_grows_as_error_shrinks": _norm_cell(name, task, checks, exact, quick),
-        }
+    try:
+        hull = _hull(task) if need_hull else (None, None)
+        for name in names:
+            rows[name] = _row(task, name, hull, quick)
+    except KeyboardInterrupt:
+        raise Interrupted(VariantsTable(task, rows),
+                          f"{len(rows)} of {len(names)} attention maps finished") from None
     return VariantsTable(task, rows)
+
+
+def _row(task: TriggerTask, name: str, hull: Any, quick: bool) -> dict[str, Cell]:
+    """The four cells of one attention map."""
+    checks = _checks(task, name)
+    exact = _exact_cell(name, checks, quick)
+    return {
+        **{q: _sink_cell(name, q, which, hull, checks, quick, task)
+           for q, which in _SINK.items()},
+        "exact_solution_at_finite_norm": exact,
+        "norm_grows_as_error_shrinks": _norm_cell(name, task, checks, exact, quick),
+    }
