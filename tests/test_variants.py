@@ -35,6 +35,14 @@ def table():
     return build_table(SMALL)
 
 
+def test_the_table_exports_one_row_per_map_and_question(table):
+    rows = table.to_records()
+    assert [(r["map"], r["question"]) for r in rows] == [
+        (m, q) for m, qs in table.rows.items() for q in qs]
+    assert all(r["answer"] == table.rows[r["map"]][r["question"]].answer for r in rows)
+    assert table.to_latex().count("\\\\\n") == len(rows) + 1
+
+
 def test_every_cell_is_backed_by_evidence_that_rechecks(table):
     """No yes/no without its evidence: certificates re-verified by the checker, constructions
     re-verified from scratch, norm bounds recomputed."""

@@ -17,6 +17,9 @@ from ..task import TriggerTask
 from .theory import relu_check, theorem1_check, theorem3_check
 from .train import TrainedModel
 
+NESTED = ("theory", "history", "head_outputs", "value_norms")
+"""Fields of :class:`RunResult` that are not one cell of a table row."""
+
 
 @dataclass(frozen=True, repr=False)
 class RunResult:
@@ -59,6 +62,12 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+    def record(self) -> dict[str, Any]:
+        """The run as one table row: every field except the nested ones (``theory``,
+        ``history``, ``head_outputs``, ``value_norms``); per-head fields stay lists."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__
+                if name not in NESTED}
 
     def _heads(self, values: list[float]) -> str:
         return "[" + ", ".join(f"{v:.3g}" for v in values) + "]"

@@ -14,15 +14,16 @@ from ..errors import Interrupted
 from ..executor import ProcessExecutor
 from ..model import AttentionModel
 from ..progress import Progress
+from ..tables import Tabular
 from .config import HELDOUT_SEED, LONGER_SEED, ExperimentConfig
 from .figures import attention_heatmaps, bos_over_training
 from .measure import RunResult, longer_sequences, measure
-from .table import aggregate, summary_markdown, theory_markdown, violations
+from .table import aggregate, exemplar, summary_markdown, theory_markdown, violations
 from .train import train
 
 
 @dataclass(frozen=True)
-class ExperimentResult:
+class ExperimentResult(Tabular):
     """The runs of one experiment, its configuration and wall time.
 
     ``runs``: one :class:`RunResult` per trained model; ``models``: the trained
@@ -38,6 +39,11 @@ class ExperimentResult:
     @property
     def violations(self) -> int:
         return violations(self.runs)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per run: its settings and scalar measures, per-head measures as lists
+        (:meth:`RunResult.record`)."""
+        return [run.record() for run in self.runs]
 
     def table(self) -> list[dict[str, Any]]:
         """Mean, standard deviation, min and max over seeds per (content, kind, heads)."""
@@ -110,14 +116,27 @@ class ExperimentResult:
                    [AttentionModel.from_dict(m) for m in models], float(meta["seconds"]))
 
     def heatmap_models(self) -> list[list[tuple[str, AttentionModel]]]:
-        """Per attention kind, the models of the first content set and the first seed
-        (every head count), labelled with their held-out error; no choosing of seeds."""
-        content, seed = self.config.contents[0], self.config.seeds[0]
+        """Per attention kind and head count, the exemplar of the first content set: the
+        first seed (in the configuration's order) whose run solves the task
+        (:func:`~sinkproof.experiment.table.exemplar`), labelled with its held-out error.
+        A run that did not learn (a dead ReLU head has error 1 and attends nowhere) is
+        never shown as what "no sink" looks like: when no seed solved the setting, the
+        first seed's model is shown labelled "did not solve"."""
+        content = self.config.contents[0]
         rows = []
         for kind in self.config.kinds:
-            rows.append([(f"{kind} H={run.heads} seed {seed} (err {run.error:.2g})", model)
-                         for run, model in zip(self.runs, self.models)
-                         if (run.content, run.kind, run.seed) == (content, kind, seed)])
+            row = []
+            for heads in self.config.heads:
+                pairs = [(run, model) for run, model in zip(self.runs, self.models)
+                         if (run.content, run.kind, run.heads) == (content, kind, heads)]
+                if not pairs:
+                    continue
+                found = exemplar([run for run, _ in pairs])
+                run, model = pairs[0] if found is None else pairs[found]
+                note = "" if found is not None else ", did not solve: no seed did"
+                row.append((f"{kind} H={heads} seed {run.seed} (err {run.error:.2g}{note})",
+                            model))
+            rows.append(row)
         return rows
 
 

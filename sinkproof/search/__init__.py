@@ -24,9 +24,10 @@ from .objective import (
 )
 from .result import SearchResult, TracePoint
 from .verify import WitnessReport, rigorous_measures, verify_witness, witness_document
+from .witnessfile import WitnessInfo, load_witness
 
-# ``from sinkproof import search`` gives the function when the lazy export ran first
-# and this module otherwise; both then answer ``.search(...)`` and ``(...)``.
+# ``sp.search`` is this module (callable), whichever submodule was imported first; the
+# function answers ``.search`` too, for code that holds it rather than the module.
 search.search = search  # type: ignore[attr-defined]
 
 __all__ = [
@@ -38,12 +39,14 @@ __all__ = [
     "PrefixBatch",
     "SearchResult",
     "TracePoint",
+    "WitnessInfo",
     "WitnessReport",
     "available_cores",
     "batch_measures",
     "certified_bound",
     "feature_rows",
     "frontier",
+    "load_witness",
     "prefix_batch",
     "search",
     "value_and_grad",

@@ -19,11 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_int, as_real, choice
+from .._validate import as_int, choice
 from ..attention import MAPS
+from ..exact_numbers import error_level
 from ..model import KINDS, AttentionModel
 from ..modelclass import ModelClass
 from ..progress import Progress
+from ..tables import Tabular
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
 from ..theorems import CertifiedBound, best_bound
@@ -55,7 +57,7 @@ class FrontierPoint:
 
 
 @dataclass(frozen=True)
-class Frontier:
+class Frontier(Tabular):
     """The empirical frontier of a class (``points``, sorted by error) and its bound."""
 
     task: TriggerTask
@@ -74,6 +76,12 @@ class Frontier:
         if self.bound is None:
             return []
         return [p for p in self.points if p.bos_upper < self.bound(p.error_upper)]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per point: target error, float64 and rigorous figures, certified bound."""
+        return [dict(target=p.target, error=p.error, bos_mass=p.bos_mass,
+                     error_upper=p.error_upper, bos_upper=p.bos_upper, bound=p.bound)
+                for p in self.points]
 
     def table(self) -> str:
         """Markdown table: target, reached error and BOS mass, certified bound."""
@@ -169,7 +177,7 @@ def frontier(
     heads = as_int("heads", heads, minimum=1)
     restarts = as_int("restarts", restarts, minimum=1)
     seed = as_int("seed", seed, minimum=0)
-    targets = sorted(as_real("errors", e, minimum=0.0, strict=True) for e in errors)
+    targets = sorted(float(error_level(e, "errors", positive=True)) for e in errors)
     if not targets:
         raise ValueError("errors is empty: give at least one target error")
     cores = available_cores() if processes is None else as_int("processes", processes, 1)

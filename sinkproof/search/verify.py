@@ -23,7 +23,7 @@ from ..checker.schema import FORMAT, VERSION, format_rational
 from ..checker.witness import decide, read_witness
 from ..checker.witness import measure as checker_measure
 from ..errors import CertificateError
-from ..exact_numbers import bounded, show
+from ..exact_numbers import Exact, bounded, show
 from ..model import AttentionModel
 from .objective import WHERE
 
@@ -50,7 +50,7 @@ def _where_field(where: Any) -> Any:
     return pairs
 
 
-def witness_document(model: AttentionModel, max_error: float, max_bos_mass: float,
+def witness_document(model: AttentionModel, max_error: Exact, max_bos_mass: Exact,
                      where: Any = "nontrigger", dps: int = 50, measure: str = "weight"
                      ) -> dict[str, Any]:
     """The witness certificate (JSON object) claiming that ``model`` has error
@@ -60,9 +60,10 @@ def witness_document(model: AttentionModel, max_error: float, max_bos_mass: floa
     if not isinstance(model, AttentionModel):
         raise TypeError(f"model must be an AttentionModel, got {type(model).__name__}")
     # an exact threshold (a claim's ε) is written as it is; a float by its exact binary value
-    eps = (bounded(max_error, "max_error", 0) if isinstance(max_error, (Fraction, str))
-           else as_real("max_error", max_error, minimum=0.0))
-    bos = as_real("max_bos_mass", max_bos_mass, minimum=0.0)
+    eps = (as_real("max_error", max_error, minimum=0.0) if isinstance(max_error, float)
+           else bounded(max_error, "max_error", 0))
+    bos = (as_real("max_bos_mass", max_bos_mass, minimum=0.0) if isinstance(max_bos_mass, float)
+           else bounded(max_bos_mass, "max_bos_mass", 0))
     dps = as_int("dps", dps, minimum=15)
     task = model.task
     values = model.values
@@ -72,11 +73,12 @@ def witness_document(model: AttentionModel, max_error: float, max_bos_mass: floa
     where_field = _where_field(where)
     at = where_field if isinstance(where_field, str) else "the named"
     eps_text = show(eps) if isinstance(eps, Fraction) else format(eps, "g")
+    bos_text = show(bos) if isinstance(bos, Fraction) else format(bos, "g")
     if measure not in ("weight", "share"):
         raise ValueError(f"measure must be 'weight' or 'share', got {measure!r}")
     what = "BOS mass" if measure == "weight" else "BOS share"
     statement = (f"a {model.H}-head {model.kind} model with {values} values has error <= "
-                 f"{eps_text} on the family and {what} <= {bos:g} at {at} positions")
+                 f"{eps_text} on the family and {what} <= {bos_text} at {at} positions")
     data: dict[str, Any] = {
         "A": [[[_exact(x) for x in row] for row in a] for a in model.A],
         "U": "fixed" if values == "fixed" else
@@ -186,7 +188,7 @@ def rigorous_measures(model: AttentionModel, where: Any = "nontrigger", dps: int
     return _sqrt_up(fig.error_sq), float("nan") if fig.bos is None else _float_up(fig.bos)
 
 
-def verify_witness(model: AttentionModel, max_error: float, max_bos_mass: float,
+def verify_witness(model: AttentionModel, max_error: Exact, max_bos_mass: Exact,
                    where: Any = "nontrigger", dps: int = 50, measure: str = "weight"
                    ) -> WitnessReport:
     """Re-evaluate ``model`` on the whole family with its parameters taken exactly
@@ -203,6 +205,7 @@ def verify_witness(model: AttentionModel, max_error: float, max_bos_mass: float,
     bos = float("nan") if fig.bos is None else _float_up(fig.bos)
     return WitnessReport(
         verified=verified, error=_sqrt_up(fig.error_sq), bos_mass=bos,
-        max_error=float(max_error), max_bos_mass=float(max_bos_mass),
+        max_error=float(Fraction(doc["claim"]["max_error"])),
+        max_bos_mass=float(Fraction(doc["claim"]["max_bos_mass"])),
         error_at=fig.error_at, bos_at=fig.bos_at, n_prefixes=fig.n_prefixes, dps=dps,
         document=doc)

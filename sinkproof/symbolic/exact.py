@@ -28,6 +28,7 @@ import numpy as np
 import sympy
 
 from .._validate import choice
+from ..exact_numbers import exact
 from ..model import AttentionModel
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
@@ -39,22 +40,17 @@ EXACT_KINDS = ("softmax", "relu")
 
 
 def as_fraction(x: Any) -> Fraction:
-    """An exact rational from an int, Fraction, SymPy Rational, ``"p/q"`` string or float."""
-    if isinstance(x, bool):
-        raise TypeError("a parameter must be a number, got bool")
-    if isinstance(x, sympy.Rational):
-        return Fraction(int(x.p), int(x.q))
+    """An exact rational: a float (Python's or NumPy's) by its exact binary value (a
+    parameter or a measured error is that value); anything else as
+    :func:`sinkproof.exact_numbers.exact` reads it (int, Fraction, Decimal, SymPy
+    Rational, ``"1/20"``, ``"0.05"``)."""
     if isinstance(x, (np.floating, np.integer)):
         x = x.item()
-    if isinstance(x, float) and not np.isfinite(x):
-        raise ValueError(f"parameters must be finite, got {x}")
-    if isinstance(x, (int, float, Fraction, str)):
-        try:
-            return Fraction(x)
-        except ValueError:
-            raise ValueError(f"{x!r} is not a rational number") from None
-    raise TypeError(
-        f"a parameter must be rational (int, Fraction, str, float), got {type(x).__name__}")
+    if isinstance(x, float):
+        if not np.isfinite(x):
+            raise ValueError(f"parameters must be finite, got {x}")
+        return Fraction(x)
+    return exact(x, "a parameter")
 
 
 def _matrix(name: str, value: Any, shape: tuple[int, ...]) -> tuple:

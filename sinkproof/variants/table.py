@@ -29,6 +29,7 @@ from ..attention import MAPS
 from ..convex import family_certificate
 from ..errors import Interrupted
 from ..search.verify import witness_document
+from ..tables import Tabular
 from ..task import TriggerTask
 from .constructions import DEFAULT_LEVEL, construction
 from .normprice import NORM_PRICE_MAPS, norm_lower_bound, norm_price_formula
@@ -67,9 +68,16 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class VariantsTable:
+class VariantsTable(Tabular):
+    """Per attention map (``rows``: map -> question -> :class:`Cell`), the answers on ``task``."""
+
     task: TriggerTask
     rows: dict[str, dict[str, Cell]]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per (map, question): answer, how it was settled, detail, command."""
+        return [{"map": m, "question": q, **c.to_dict()}
+                for m, qs in self.rows.items() for q, c in qs.items()]
 
     def to_json(self) -> list[dict[str, Any]]:
         """``[{"map": NAME, "questions": {QUESTION: {answer, how, detail, command}}}]``."""
