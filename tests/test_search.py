@@ -53,7 +53,7 @@ def test_same_seed_same_result_with_any_number_of_processes():
 @pytest.mark.slow
 def test_relu_restarts_are_identical_in_one_two_and_three_processes():
     """Restart outcomes (parameters, measures, trade-offs) do not depend on how many
-    pinned worker processes compute them, nor on running in the parent instead."""
+    worker processes compute them, nor on running in the parent instead."""
     from contextlib import closing
 
     from sinkproof.search.engine import _outcomes
