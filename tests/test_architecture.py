@@ -26,7 +26,8 @@ ROOT = Path(sinkproof.__file__).resolve().parent
 
 LAYERS: list[tuple[str, ...]] = [
     ("errors",), ("workers",),
-    ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats"),
+    ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats",
+     "tokens"),
     ("checker",),                    # TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),
     ("attention",), ("models", "stack"), ("model", "adversary"),
@@ -52,6 +53,8 @@ TRUSTED = ("sinkproof.checker", "sinkproof.errors")
 LAZY_ALLOWED = {
     "sinkproof.theorems.theorem6": "the sink map needs CVXPY: loaded when Theorem 6 is used",
     "sinkproof.sweep.jobs": "a job kind loads its own layer, in the worker that runs it",
+    "sinkproof.cli_common": "verify and --help stay light: the task and model layers load "
+                            "when a command that builds a task registers or runs",
 }
 """Modules outside ``sinkproof.commands`` that may import sinkproof modules inside functions,
 and why.  Commands import their layers when they run, so that ``COMMAND --help`` stays

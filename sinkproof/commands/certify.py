@@ -3,15 +3,31 @@
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 from typing import Any
 
-from ..cli_common import add_task_options, add_work_option, eps_arg, task_from_args, write_json
+from ..cli_common import (
+    add_json_option,
+    add_task_options,
+    add_values_option,
+    add_work_option,
+    count,
+    emit_json,
+    eps_arg,
+    reserve_stdio,
+    sequence_arg,
+    task_from_args,
+    values_from_arg,
+    write_json,
+)
 from ..errors import InputError, check_work
+from ..tokens import SYNTAX
 
 MAX_SITUATIONS = 100_000
 """Default limit on the situations (sets of distinct tokens) a family certificate solves."""
+
+JSON_KEYS = {"kind": "the certificate's kind (hull-family or hull)",
+             "claim": "the certified statement, as the certificate states it",
+             "out": "where the certificate was written ('-': stdout)"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,52 +37,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "otherwise) at every non-trigger position of the family, or at one "
                     "position, and write the certificate as JSON for 'sinkproof verify'.")
     add_task_options(p)
-    p.add_argument("--values", default="fixed", metavar="fixed|MODEL.json",
-                   help="'fixed' (U_fix, every model of the class) or a one-head model file "
-                        "(AttentionModel.to_dict JSON) whose values U are used")
+    add_values_option(p)
     p.add_argument("--eps", required=True, type=eps_arg,
                    help="error level in (0, 1), read exactly: 0.05, 1/20 or 1e-400")
-    p.add_argument("--sequence", metavar="TOKENS",
-                   help="certify one position of this sequence instead of the family: content "
-                        "indices and T for the trigger, comma-separated (e.g. 0,1,T,2)")
-    p.add_argument("--t", type=int, metavar="POS", help="the position for --sequence")
+    p.add_argument("--sequence", metavar="TOKENS", type=sequence_arg,
+                   help=f"certify one position of this sequence instead of the family: {SYNTAX}")
+    p.add_argument("--t", type=count(1), metavar="POS", help="the position for --sequence")
     p.add_argument("--out", required=True, metavar="FILE", help="certificate file ('-' = stdout)")
+    add_json_option(p, JSON_KEYS)
     add_work_option(p, MAX_SITUATIONS, "situations (sets of distinct tokens seen)")
     p.set_defaults(func=run)
-
-
-def _values(spec: str, task: Any) -> Any:
-    if spec == "fixed":
-        return "fixed"
-    if spec == "learned":
-        raise InputError("--values learned: a certificate needs known values; with learned "
-                         "values the bound depends on the value map. Give 'fixed' or a model "
-                         "file whose U is used (AttentionModel.to_dict JSON)")
-    from ..model import AttentionModel
-
-    try:
-        data = json.loads(Path(spec).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"--values {spec}: not valid JSON ({exc})") from None
-    model = AttentionModel.from_dict(data)
-    if model.task != task:
-        raise ValueError(f"--values {spec}: the model is for {model.task!r}, not {task!r}")
-    return model
-
-
-def _sequence(text: str) -> list[int]:
-    from ..task import TRIG
-
-    tokens = []
-    for part in text.split(","):
-        part = part.strip()
-        if part.upper() in ("T", "TRIG"):
-            tokens.append(TRIG)
-        elif part.lstrip("-").isdigit():
-            tokens.append(int(part))
-        else:
-            raise ValueError(f"--sequence: {part!r} is neither a content index nor T")
-    return tokens
 
 
 def situation_count(task: Any) -> int:
@@ -80,18 +60,20 @@ def situation_count(task: Any) -> int:
 def run(args: argparse.Namespace) -> int:
     from ..convex import family_certificate, position_certificate
 
+    quiet = reserve_stdio(args, outputs=("out", "json"), inputs=("values",))
     task = task_from_args(args)
-    values = _values(args.values, task)
+    values = values_from_arg(args.values, task, "certify")
     if args.sequence is None:
         if args.t is not None:
-            raise ValueError("--t needs --sequence")
+            raise InputError("--t needs --sequence")
         check_work("situations to certify", situation_count(task), args.max_work)
         cert = family_certificate(task, args.eps, values)
     else:
         if args.t is None:
-            raise ValueError("--sequence needs --t")
-        cert = position_certificate(task, _sequence(args.sequence), args.t, args.eps, values)
-    write_json(cert.to_dict(), args.out)
-    if args.out != "-":
+            raise InputError("--sequence needs --t")
+        cert = position_certificate(task, list(args.sequence), args.t, args.eps, values)
+    data = cert.to_dict()
+    write_json(data, args.out)
+    if not quiet:
         print(f"{cert!r}\nwritten to {args.out}; check it with: sinkproof verify {args.out}")
-    return 0
+    return emit_json(args, {"kind": data["kind"], "claim": data["claim"], "out": args.out}, 0)

@@ -7,6 +7,20 @@ import sys
 import time
 from pathlib import Path
 
+from ..cli_common import (
+    add_figures_option,
+    add_json_option,
+    add_seeds_option,
+    count,
+    emit_json,
+    figures_wanted,
+    reserve_stdio,
+)
+
+JSON_KEYS = {"runs": "one object per trained model (what results.json holds)",
+             "protocol": "the training protocol and the run's settings",
+             "seconds": "wall time", "files": "the files written under --out"}
+
 
 def _configs(text: str) -> tuple[tuple[int, int], ...]:
     out = []
@@ -35,16 +49,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true",
                    help="tiny run for tests: n=6, L=8, 40 steps, 64 test sequences, "
                         "configurations 1x1 and 2x2")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0], metavar="S",
-                   help="training seeds (default 0)")
+    add_seeds_option(p, 1, "training seeds")
     p.add_argument("--configs", type=_configs, default=None, metavar="LxH,...",
                    help="layer x head configurations (default 1x1,2x2,4x4)")
     p.add_argument("--kinds", nargs="+", default=None, choices=("softmax", "relu_length"),
                    help="attention maps (default both)")
-    p.add_argument("--max-steps", type=int, default=None, metavar="N",
+    p.add_argument("--max-steps", type=count(0), default=None, metavar="N",
                    help="override the step limit (default 50000; --quick 40)")
     p.add_argument("--out", default="paper-out", metavar="DIR",
                    help="output folder (default paper-out)")
+    add_figures_option(p)
+    add_json_option(p, JSON_KEYS)
     p.set_defaults(func=run)
 
 
@@ -54,16 +69,17 @@ def run(args: argparse.Namespace) -> int:
     from ..experiment.paper import CONFIGS, KINDS, QUICK, Protocol, train
     from ..experiment.paperfigs import write
 
+    quiet = reserve_stdio(args, outputs=("json",))
+    figures = figures_wanted(args)
     protocol = QUICK if args.quick else Protocol()
     if args.max_steps is not None:
-        if args.max_steps < 0:
-            raise ValueError(f"--max-steps must be >= 0, got {args.max_steps}")
         protocol = replace(protocol, max_steps=args.max_steps)
+    seeds = list(range(args.seeds))
     configs = args.configs or (CONFIGS[:2] if args.quick else CONFIGS)
     kinds = args.kinds or list(KINDS)
     start = time.perf_counter()
     runs = []
-    for seed in args.seeds:
+    for seed in seeds:
         for layers, heads in configs:
             for kind in kinds:
                 r = train(kind, layers, heads, seed, protocol)
@@ -73,8 +89,12 @@ def run(args: argparse.Namespace) -> int:
                       f"{r.wall_s:.1f} s", file=sys.stderr)
                 runs.append(r)
     wall = time.perf_counter() - start
-    files = write(runs, Path(args.out), protocol, {"seeds": args.seeds,
-                                                   "configs": [list(c) for c in configs],
-                                                   "kinds": kinds, "wall_s": wall})
-    print(f"{len(runs)} runs in {wall:.1f} s; wrote {', '.join(str(p) for p in files.values())}")
-    return 0
+    meta = {"seeds": seeds, "configs": [list(c) for c in configs], "kinds": kinds,
+            "wall_s": wall}
+    files = write(runs, Path(args.out), protocol, meta, figures_too=figures)
+    if not quiet:
+        print(f"{len(runs)} runs in {wall:.1f} s; wrote "
+              f"{', '.join(str(p) for p in files.values())}")
+    data = {"runs": [r.summary() for r in runs], "protocol": {**protocol.__dict__, **meta},
+            "seconds": wall, "files": [str(p) for p in files.values()]}
+    return emit_json(args, data, 0)

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli_common import add_task_options, add_work_option, task_from_args, write_json
+from ..cli_common import (
+    add_json_option,
+    add_task_options,
+    add_work_option,
+    emit_json,
+    reserve_stdio,
+    task_from_args,
+)
 from ..errors import check_work
 
 MAX_POSITIONS = 2_000_000
 """Default limit on the (sequence, position) pairs the report evaluates exhaustively."""
+
+JSON_KEYS = {"task": "the task instance",
+             "tables": "each table: title, columns, rows (column -> value), caption"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Evaluate Theorem 4's ReLU head and Theorem 5's softmax head "
                                    "exhaustively and print them next to the theory's bounds.")
     add_task_options(p)
-    p.add_argument("--json", metavar="FILE", help="also write the figures as JSON ('-' = stdout)")
+    add_json_option(p, JSON_KEYS)
     add_work_option(p, MAX_POSITIONS, "(sequence, position) pairs evaluated")
     p.set_defaults(func=run)
 
@@ -24,11 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..report import build_report
 
+    quiet = reserve_stdio(args, outputs=("json",))
     task = task_from_args(args)
     check_work("(sequence, position) pairs to evaluate", task.n_positions, args.max_work)
     report = build_report(task)
-    if args.json != "-":
+    if not quiet:
         print(report.render())
-    if args.json:
-        write_json(report.to_dict(), args.json)
-    return 0
+    return emit_json(args, report.to_dict(), 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..checker.maps import MAP_NAMES
-from ..cli_common import write_json
+from ..cli_common import add_json_option, emit_json, reserve_stdio
 from ..errors import EXIT_OK
 from ..variants.questions import QUESTIONS
 from . import COMMANDS
@@ -13,6 +13,12 @@ from . import COMMANDS
 _SHORT = {"bos_sink_necessary": "BOS sink?", "null_sink_necessary": "null sink?",
           "exact_solution_at_finite_norm": "exact at finite norm?",
           "norm_grows_as_error_shrinks": "norm -> inf as eps -> 0?"}
+
+
+JSON_KEYS = {"task": "the instance the table is about",
+             "maps": "[{map, questions: {QUESTION: {answer, how, detail, command}}}] in "
+                     "the order of MAPS (empty with --sandwich)",
+             "sandwich": "the --sandwich text (null without it)"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true", help="the small instance p=1, T=2 (fast)")
     p.add_argument("--map", choices=MAP_NAMES, help="only this map (all four cells in full)")
     p.add_argument("--question", choices=QUESTIONS, help="only this question (with --map)")
-    p.add_argument("--json", metavar="FILE", help="write the table as JSON ('-': stdout only)")
+    add_json_option(p, JSON_KEYS)
     p.add_argument("--sandwich", action="store_true",
                    help="print the norm price instead: for each map that cannot reach zero "
                         "error, constructions' verified (error, norm) beside the certified "
@@ -58,21 +64,24 @@ def _render(table: object, full: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..variants import build_table
+    from ..variants.table import default_task
 
+    quiet = reserve_stdio(args, outputs=("json",))
     if args.sandwich:
         from ..variants.sandwich import render, sandwich
-        from ..variants.table import default_task
 
-
-        print(render(sandwich(default_task(args.quick))))
-        return EXIT_OK
+        task = default_task(args.quick)
+        text = render(sandwich(task))
+        if not quiet:
+            print(text)
+        return emit_json(args, {"task": task.describe(), "maps": [], "sandwich": text},
+                         EXIT_OK)
     if args.question and not args.map:
         raise ValueError("--question needs --map")
     table = build_table(quick=args.quick, maps=(args.map,) if args.map else None)
     if args.question:
         table.rows[args.map] = {args.question: table.rows[args.map][args.question]}
-    if args.json != "-":
+    if not quiet:
         print(_render(table, full=bool(args.map)))
-    if args.json:
-        write_json(table.to_json(), args.json)
-    return EXIT_OK
+    return emit_json(args, {"task": table.task.describe(), "maps": table.to_json(),
+                            "sandwich": None}, EXIT_OK)
