@@ -171,7 +171,15 @@ def _options(name: str) -> dict[str, argparse.Action]:
     return {o: a for a in sub.choices[name]._actions for o in a.option_strings}
 
 
-@pytest.mark.parametrize("name", [n for n in sorted(COMMANDS) if "--values" in _options(n)])
+KNOWN_VALUES_ONLY = [n for n in sorted(COMMANDS) if "--values" in _options(n)
+                     and "learned" not in _options(n)["--values"].metavar]
+
+
+def test_some_command_needs_known_values():
+    assert "certify" in KNOWN_VALUES_ONLY
+
+
+@pytest.mark.parametrize("name", KNOWN_VALUES_ONLY)
 def test_values_learned_gets_the_one_message(name, capsys):
     extra = ["--eps", "0.1", "--out", "-"] if "--out" in _options(name) else ["--eps", "0.1"]
     assert main([name, "--values", "learned", *extra]) == 2
@@ -221,6 +229,13 @@ def test_the_trigger_is_T_for_certify_sinkmap_and_claim_files(tmp_path, capsys):
     written = PositionSet.parse([{"sequence": "0,T,1", "position": 3}])
     assert written == PositionSet.parse([{"sequence": [0, "T", 1], "position": 3}])
     assert written.pairs == (((0, -1, 1), 3),)
+
+
+def test_sinkmap_learned_values_json_says_so(capsys):
+    assert main(["sinkmap", "--p", "1", "--T", "2", "--eps", "1/20", "--values", "learned",
+                 "--at", "0,0:2", "--json", "-"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["values"] == "learned" and data["certificate"]["kind"] == "bnb-learned-values"
 
 
 def test_dash_writes_each_output_to_stdout_and_two_dashes_are_refused(inputs, tmp_path, capsys):

@@ -166,3 +166,24 @@ def test_example_sweeps_run(name, tmp_path, monkeypatch):
     result = run_sweep(ROOT / "examples/sweeps" / f"{name}.toml", tmp_path, executor="serial")
     assert result.failed == 0 and result.computed == len(result.rows) > 0
     assert (tmp_path / "results.parquet").exists() and (tmp_path / "results.csv").exists()
+
+
+def test_variant_cells_agree_with_the_variants_table_and_a_bad_map_is_a_failed_job():
+    from sinkproof.task import TriggerTask
+    from sinkproof.variants import QUESTIONS, build_table
+
+    maps = ["softmax", "relu", "sigmoid"]
+    spec = {"kind": "variant", "base": {"p": 1, "T": 2},
+            "grid": {"map": [*maps, "nomap"], "question": list(QUESTIONS)}}
+    result = run_sweep(spec, executor="serial", figures=False)
+    table = build_table(TriggerTask(p=1, T=2), maps=tuple(maps))
+    good = [r for r in result.rows if r["map"] != "nomap"]
+    assert len(good) == 12 and all(r["status"] == "ok" for r in good)
+    for row in good:  # one cell computed alone is the cell of the whole table
+        c = table.rows[row["map"]][row["question"]]
+        assert (row["answer"], row["how"], row["detail"]) == (c.answer, c.how, c.detail)
+        assert row["yes"] == {"yes": 1.0, "no": 0.0}[c.answer]
+    bad = [r for r in result.rows if r["map"] == "nomap"]
+    assert [r["status"] for r in bad] == ["failed"] * 4 and result.failed == 4
+    assert all("unknown attention map 'nomap'" in r["failure"] for r in bad)
+

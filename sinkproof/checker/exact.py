@@ -93,3 +93,16 @@ def check_scaled_norm_leq(d: Fraction, w: Vector, value: Fraction, what: str) ->
             f"{what}: d·||w|| <= w·v fails: d²·||w||² = {show(lhs)} "
             f"> (w·v)² = {show(value * value)}"
         )
+
+
+def check_hull_bound(w: Vector, d: Fraction, bound: Fraction, values: Iterable[tuple[str, Vector]],
+                     factor: int, eps: Fraction, what: str) -> None:
+    """Require that ``w`` and ``d`` bound the hull's distance from 0 and ``bound <= 1 - f·ε/d``.
+
+    ``d > 0`` and ``d·||w|| <= w·v`` for every named value ``v`` give ``d <= dist(0, conv{v})``
+    (Theorem 3's separating direction); the bound is checked multiplied by ``d``.
+    """
+    check_lt(Fraction(0), d, f"{what}: distance d > 0")
+    for name, v in values:
+        check_scaled_norm_leq(d, w, dot(w, v), f"{what}: {name}")
+    check_leq(bound * d, d - factor * eps, f"{what}: bound <= 1 - {factor}·ε/d, times d")

@@ -20,11 +20,9 @@ from ..errors import CertificateError
 from .exact import (
     InequalityFailed,
     check_eq,
+    check_hull_bound,
     check_leq,
-    check_lt,
-    check_scaled_norm_leq,
     common_denominator,
-    dot,
     show,
 )
 from .instance import TRIGGER, Instance, read_instance, read_tokens
@@ -99,13 +97,9 @@ def check_situation(entry: Any, tokens: tuple[int, ...], inst: Instance, eps: Fr
     d = need_rational(entry, "d", path)
     bound = need_rational(entry, "bound", path)
     common_denominator([*w, d, bound], path)
-    check_lt(Fraction(0), d, f"{path}: distance d > 0")
-    for code in tokens:
-        check_scaled_norm_leq(d, w, dot(w, inst.values[code]),
-                              f"{path}: token {_token_name(code)} of {name}")
     factor = 1 if inst.bos_is_zero else 2
-    # bound <= 1 - f·ε/d, multiplied by d > 0
-    check_leq(bound * d, d - factor * eps, f"{path}: bound <= 1 - {factor}·ε/d, times d")
+    named = [(f"token {_token_name(code)} of {name}", inst.values[code]) for code in tokens]
+    check_hull_bound(w, d, bound, named, factor, eps, path)
     return bound
 
 

@@ -27,11 +27,9 @@ from typing import Any
 
 from ..errors import CertificateError
 from .exact import (
+    check_hull_bound,
     check_leq,
-    check_lt,
-    check_scaled_norm_leq,
     common_denominator,
-    dot,
     show,
 )
 from .limits import current, require
@@ -142,10 +140,7 @@ def _check_entry(entry: dict[str, Any], s: Situation, tokens: list[Vector],
     d = need_rational(entry, "d", path)
     bound = need_rational(entry, "bound", path)
     common_denominator([*w, d, bound], path)
-    check_lt(Fraction(0), d, f"{path}: distance d > 0")
-    for v in values:
-        check_scaled_norm_leq(d, w, dot(w, v), f"{path}: a value of {_name(s)}")
-    check_leq(bound * d, d - eps, f"{path}: bound <= 1 - ε/d, times d")
+    check_hull_bound(w, d, bound, [(f"a value of {_name(s)}", v) for v in values], 1, eps, path)
     return bound
 
 

@@ -7,12 +7,16 @@ from typing import Any
 
 from ..cli_common import (
     add_json_option,
+    add_paper_task_options,
+    add_setting_option,
     add_task_options,
     add_values_option,
     add_work_option,
     count,
     emit_json,
     eps_arg,
+    paper_task_from_args,
+    require_setting_arg,
     reserve_stdio,
     sequence_arg,
     task_from_args,
@@ -25,7 +29,7 @@ from ..tokens import SYNTAX
 MAX_SITUATIONS = 100_000
 """Default limit on the situations (sets of distinct tokens) a family certificate solves."""
 
-JSON_KEYS = {"kind": "the certificate's kind (hull-family or hull)",
+JSON_KEYS = {"kind": "the certificate's kind (hull-family, hull or paper-hull-family)",
              "claim": "the certified statement, as the certificate states it",
              "out": "where the certificate was written ('-': stdout)"}
 
@@ -46,6 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, metavar="FILE", help="certificate file ('-' = stdout)")
     add_json_option(p, JSON_KEYS)
     add_work_option(p, MAX_SITUATIONS, "situations (sets of distinct tokens seen)")
+    add_setting_option(p, "certify")
+    add_paper_task_options(p)
     p.set_defaults(func=run)
 
 
@@ -58,9 +64,20 @@ def situation_count(task: Any) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    quiet = reserve_stdio(args, outputs=("out", "json"), inputs=("values",))
+    paper = require_setting_arg(args, "certify") == "paper"
+    cert = _paper(args) if paper else _trigger(args)
+    data = cert.to_dict()
+    write_json(data, args.out)
+    if not quiet:
+        print(f"{cert!r}\nwritten to {args.out}; check it with: sinkproof verify {args.out}")
+    return emit_json(args, {"kind": data["kind"], "claim": data["claim"], "out": args.out}, 0)
+
+
+def _trigger(args: argparse.Namespace) -> Any:
+    """Theorem 3's hull certificate on our task: the family, or one position."""
     from ..convex import family_certificate, position_certificate
 
-    quiet = reserve_stdio(args, outputs=("out", "json"), inputs=("values",))
     task = task_from_args(args)
     values = values_from_arg(args.values, task, "certify")
     if args.sequence is None:
@@ -72,8 +89,20 @@ def run(args: argparse.Namespace) -> int:
         if args.t is None:
             raise InputError("--sequence needs --t")
         cert = position_certificate(task, list(args.sequence), args.t, args.eps, values)
-    data = cert.to_dict()
-    write_json(data, args.out)
-    if not quiet:
-        print(f"{cert!r}\nwritten to {args.out}; check it with: sinkproof verify {args.out}")
-    return emit_json(args, {"kind": data["kind"], "claim": data["claim"], "out": args.out}, 0)
+    return cert
+
+
+def _paper(args: argparse.Namespace) -> Any:
+    """The paper-hull family certificate (fixed values) on the paper's task with a grid."""
+    from math import comb
+
+    from ..convex import paper_family_certificate
+
+    if args.values != "fixed" or args.sequence is not None:
+        raise InputError("--setting paper certifies the whole family with fixed values: "
+                         "drop --values and --sequence")
+    task = paper_task_from_args(args)
+    check_work("situations to certify",
+               sum(comb(task.m, s) for s in range(1, min(task.m, task.L - 2) + 1))
+               * (task.m + 1), args.max_work)
+    return paper_family_certificate(task, args.eps)

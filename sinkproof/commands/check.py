@@ -14,12 +14,14 @@ from ..claims.schema import MAX_WORK
 from ..cli_common import (
     STDIO,
     add_json_option,
+    add_setting_option,
     add_work_option,
     count,
     emit_json,
     input_path,
     output_path,
     positive_seconds,
+    require_setting_arg,
     reserve_stdio,
 )
 
@@ -60,17 +62,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_option(p, JSON_KEYS)
     add_work_option(p, MAX_WORK, "prefixes enumerated (positions, family prefixes); a "
                                  "registered theorem proves by situations without enumerating")
-    p.set_defaults(func=run, max_work=None)  # None: the claim file's [check] max_work
+    add_setting_option(p, "check")
+    # None: the claim file's [check] max_work, and its [task] setting
+    p.set_defaults(func=run, max_work=None, setting=None)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..claims import check, load_claim
+    from ..errors import InputError
 
     quiet = reserve_stdio(args, outputs=("witness", "certificate_out", "json"),
                           inputs=("claim", "certificate"))
     stem = "stdin" if args.claim == STDIO else Path(args.claim).stem
     with contextlib.ExitStack() as stack:
         claim = load_claim(stack.enter_context(input_path(args.claim)))
+        setting = getattr(claim, "setting", "trigger")
+        if args.setting is not None and require_setting_arg(args, "check") != setting:
+            raise InputError(f"--setting {args.setting}: {args.claim} is a claim in the "
+                             f"{setting!r} setting (its [task] says so)")
         certificate = (None if args.certificate is None
                        else stack.enter_context(input_path(args.certificate, ".json")))
         witness = args.witness or claim.options.witness or f"{stem}.witness.json"

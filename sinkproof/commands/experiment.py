@@ -9,11 +9,13 @@ from ..cli_common import (
     add_figures_option,
     add_json_option,
     add_seeds_option,
+    add_setting_option,
     add_work_option,
     count,
     emit_json,
     figures_wanted,
     positive_number,
+    require_setting_arg,
     reserve_stdio,
 )
 from ..errors import EXIT_INTERRUPTED, check_work
@@ -72,10 +74,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_option(p, JSON_KEYS)
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     add_work_option(p, MAX_TOKEN_STEPS, "token-steps (training and evaluation tokens)")
+    add_setting_option(p, "experiment")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    require_setting_arg(args, "experiment")
     from ..experiment import ExperimentConfig
     from ..experiment import run as run_experiment
 

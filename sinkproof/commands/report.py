@@ -6,9 +6,11 @@ import argparse
 
 from ..cli_common import (
     add_json_option,
+    add_setting_option,
     add_task_options,
     add_work_option,
     emit_json,
+    require_setting_arg,
     reserve_stdio,
     task_from_args,
 )
@@ -28,10 +30,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_task_options(p)
     add_json_option(p, JSON_KEYS)
     add_work_option(p, MAX_POSITIONS, "(sequence, position) pairs evaluated")
+    add_setting_option(p, "report")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    require_setting_arg(args, "report")
     from ..report import build_report
 
     quiet = reserve_stdio(args, outputs=("json",))

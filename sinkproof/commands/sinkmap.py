@@ -6,6 +6,7 @@ import argparse
 
 from ..cli_common import (
     add_json_option,
+    add_setting_option,
     add_task_options,
     add_values_option,
     add_work_option,
@@ -15,6 +16,7 @@ from ..cli_common import (
     output_path,
     position_arg,
     require_matplotlib,
+    require_setting_arg,
     reserve_stdio,
     task_from_args,
     values_from_arg,
@@ -27,7 +29,8 @@ position's SOCP has constraints at the prefixes of its block)."""
 
 JSON_KEYS = {"kind": "'sinkmap' (SinkMap.load reads the object back)",
              "task": "the task instance", "eps": "the error bound, exactly",
-             "values": "the value matrix U", "subfamily": "the constraints kept",
+             "values": "the value matrix U ('learned' with --values learned)",
+             "subfamily": "the constraints kept",
              "radius": "the Hamming radius", "family": "the prefix family",
              "entries": "one object per target prefix: its bound and status",
              "certificate": "the certificate 'sinkproof verify' checks"}
@@ -45,7 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_task_options(p)
     p.add_argument("--eps", required=True, type=eps_arg,
                    help="error bound in (0, 1), read exactly (e.g. 0.1, 1/10, 1e-400)")
-    add_values_option(p)
+    add_values_option(p, learned="by branch and bound (small instances: at most 32 "
+                                  "positions, choose them with --at)")
     p.add_argument("--at", type=position_arg, action="append", metavar="SEQ:POS",
                    help="only this position, e.g. 0,T,2:3 (repeatable; content indices and "
                         "T for the trigger)")
@@ -62,17 +66,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="bridge to search: build accurate models aimed at the lowest bounds "
                         "(and where there is none) and print bound, realised mass and gap")
     add_work_option(p, MAX_PREFIXES, "prefixes of S_T (the programs' constraints)")
+    add_setting_option(p, "sinkmap")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    require_setting_arg(args, "sinkmap")
     from ..sinkmap import sink_map
 
     quiet = reserve_stdio(args, outputs=("out", "json", "plot"), inputs=("values",))
     if args.plot:
         require_matplotlib("--plot")
     task = task_from_args(args)
-    values = values_from_arg(args.values, task, "sinkmap")
+    values = values_from_arg(args.values, task, "sinkmap", learned=True)
     check_work("prefixes of S_T in the sink map's programs", task.n_sequences, args.max_work)
     positions = None if args.at is None else [(list(s), t) for s, t in args.at]
     result = sink_map(task, args.eps, values=values, positions=positions,

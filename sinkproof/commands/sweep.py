@@ -7,10 +7,12 @@ import argparse
 from ..cli_common import (
     add_figures_option,
     add_json_option,
+    add_setting_option,
     count,
     emit_json,
     figures_wanted,
     input_path,
+    require_setting_arg,
     reserve_stdio,
 )
 
@@ -47,10 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_option(p, JSON_KEYS)
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar (default: when stderr is a terminal)")
+    add_setting_option(p, "sweep")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    require_setting_arg(args, "sweep")
     from ..errors import EXIT_INTERRUPTED
     from ..sweep import MAX_JOBS, load_sweep, run_sweep
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 
 from ..checker.maps import MAP_NAMES
-from ..cli_common import add_json_option, emit_json, reserve_stdio
+from ..cli_common import (
+    add_json_option,
+    add_setting_option,
+    emit_json,
+    require_setting_arg,
+    reserve_stdio,
+)
 from ..errors import EXIT_OK
 from ..variants.questions import QUESTIONS
 from . import COMMANDS
@@ -40,6 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="print the norm price instead: for each map that cannot reach zero "
                         "error, constructions' verified (error, norm) beside the certified "
                         "least norm for that error")
+    add_setting_option(p, "variants")
     p.set_defaults(func=run)
 
 
@@ -63,6 +70,7 @@ def _render(table: object, full: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_setting_arg(args, "variants")
     from ..variants import build_table
     from ..variants.table import default_task
 

@@ -1,7 +1,7 @@
 """A sweep file: one job kind, fixed settings, and the axes that vary.
 
 ```toml
-kind = "certify"          # check | certify | sinkmap | search | train
+kind = "certify"          # check | certify | sinkmap | search | train | variant
 
 [base]                    # settings shared by every job
 p = 2

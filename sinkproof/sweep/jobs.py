@@ -165,6 +165,23 @@ def run_search(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
             "restarts_done": int(result.restarts)}
 
 
+# ------------------------------------------------------------------- variant
+YES_SCORE = {"yes": 1.0, "no": 0.0}
+"""The ``yes`` outcome of a variant cell: 1 for yes, 0 for no, NaN for open (so its mean
+over a group of cells is the share of yes among the decided ones)."""
+
+
+def run_variant(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
+    """One cell of the variants table: attention map ``map``, question ``question``, on
+    the trigger task of the settings; its answer (yes/no/open), how it was settled
+    (certificate/construction/theorem/none) and the detail of the evidence."""
+    from ..variants import cell
+
+    answer = cell(str(s["map"]), str(s["question"]), task=_task(s))
+    return {"answer": answer.answer, "how": answer.how, "detail": answer.detail,
+            "yes": YES_SCORE.get(answer.answer, float("nan"))}
+
+
 def _exact(value: Any) -> Any:
     from ..exact_numbers import exact
 
@@ -211,5 +228,8 @@ JOB_KINDS: dict[str, JobKind] = {
                                "longer_T": 6, "n_longer": 32, "n_probe": 16,
                                "record_every": 25}, "error", run_train,
                      help="train one model and measure its sinks"),
+    "variant": JobKind("variant", {**_TASK, "T": 3, "map": REQUIRED, "question": REQUIRED},
+                       "yes", run_variant,
+                       help="one cell of the variants table (one map, one question)"),
 }
 """Every job kind, by name."""

@@ -1,6 +1,7 @@
 """Attention variants: the four sink questions answered for every map, each answer checked.
 
 - :func:`build_table` / :class:`VariantsTable`: the table (``sinkproof variants``);
+  :func:`cell`: one of its cells (one map, one question), computing only what it needs;
 - :func:`construction` / :func:`verify_construction`: one head per map, verified exactly or
   with outward intervals on the whole family;
 - :func:`norm_lower_bound`: the certified norm price of the maps that cannot reach zero error.
@@ -20,7 +21,7 @@ _LAZY: dict[str, str] = {
     "Construction": "constructions", "construction": "constructions",
     "NORM_PRICE_MAPS": "normprice", "norm_lower_bound": "normprice",
     "Cell": "table", "VariantsTable": "table", "build_table": "table",
-    "default_task": "table",
+    "default_task": "table", "cell": "table",
     "ConstructionCheck": "verify", "verify_construction": "verify",
     "SandwichRow": "sandwich", "sandwich": "sandwich",
 }

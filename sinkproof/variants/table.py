@@ -30,7 +30,7 @@ from .normprice import NORM_PRICE_MAPS, norm_lower_bound, norm_price_formula
 from .questions import QUESTIONS
 from .verify import ConstructionCheck, verify_construction
 
-__all__ = ["QUESTIONS", "Cell", "VariantsTable", "build_table", "default_task"]
+__all__ = ["QUESTIONS", "Cell", "VariantsTable", "build_table", "cell", "default_task"]
 
 CERT_EPS = Fraction(1, 100)
 PRICE_EPS = (Fraction(1, 10**2), Fraction(1, 10**4), Fraction(1, 10**8))
@@ -117,8 +117,7 @@ def _sink_cell(name: str, q: str, which: str, hull: tuple[Any, Any],
                checks: list[ConstructionCheck], quick: bool) -> Cell:
     props = MAPS[name].properties
     cmd = _cmd(name, q, quick)
-    covered = props.on_simplex or (which == "null" and props.null_slot)
-    if covered:
+    if _covered(name, which):
         cert, verdict = hull
         if verdict.ok and cert.min_bound is not None and cert.min_bound > 0:
             what = "BOS mass" if props.on_simplex else (
@@ -188,14 +187,47 @@ def _norm_cell(name: str, task: TriggerTask, checks: list[ConstructionCheck],
     return Cell("open", "none", "no certified norm lower bound for this map", cmd)
 
 
+def _known_map(name: str) -> None:
+    if name not in MAPS:
+        raise ValueError(f"unknown attention map {name!r}; expected one of {', '.join(MAPS)}")
+
+
+def _covered(name: str, which: str) -> bool:
+    """The hull certificate answers this sink question for this map."""
+    props = MAPS[name].properties
+    return props.on_simplex or (which == "null" and props.null_slot)
+
+
+_SINK = {"bos_sink_necessary": "bos", "null_sink_necessary": "null"}
+
+
+def cell(name: str, question: str, task: TriggerTask | None = None,
+         quick: bool = False) -> Cell:
+    """One cell of the table (map ``name``, ``question``), running only the checks that
+    cell needs; the same :class:`Cell` as ``build_table(task, quick, (name,))`` holds."""
+    _known_map(name)
+    if question not in QUESTIONS:
+        raise ValueError(f"unknown question {question!r}; expected one of {', '.join(QUESTIONS)}")
+    task = default_task(quick) if task is None else task
+    if question in _SINK:
+        which = _SINK[question]
+        if _covered(name, which):
+            return _sink_cell(name, question, which, _hull(task), [], quick)
+        return _sink_cell(name, question, which, (None, None), _checks(task, name), quick)
+    checks = _checks(task, name)
+    exact = _exact_cell(name, checks, quick)
+    if question == "exact_solution_at_finite_norm":
+        return exact
+    return _norm_cell(name, task, checks, exact, quick)
+
+
 def build_table(task: TriggerTask | None = None, quick: bool = False,
                 maps: tuple[str, ...] | None = None) -> VariantsTable:
     """Build (and verify) every cell for ``maps`` (default: all of MAPS) on ``task``."""
     task = default_task(quick) if task is None else task
     names = tuple(MAPS) if maps is None else maps
     for n in names:
-        if n not in MAPS:
-            raise ValueError(f"unknown attention map {n!r}; expected one of {', '.join(MAPS)}")
+        _known_map(n)
     need_hull = any(MAPS[n].properties.on_simplex or MAPS[n].properties.null_slot
                     for n in names)
     hull = _hull(task) if need_hull else (None, None)
@@ -204,10 +236,7 @@ def build_table(task: TriggerTask | None = None, quick: bool = False,
         checks = _checks(task, name)
         exact = _exact_cell(name, checks, quick)
         rows[name] = {
-            "bos_sink_necessary": _sink_cell(name, "bos_sink_necessary", "bos", hull, checks,
-                                             quick),
-            "null_sink_necessary": _sink_cell(name, "null_sink_necessary", "null", hull, checks,
-                                              quick),
+            **{q: _sink_cell(name, q, which, hull, checks, quick) for q, which in _SINK.items()},
             "exact_solution_at_finite_norm": exact,
             "norm_grows_as_error_shrinks": _norm_cell(name, task, checks, exact, quick),
         }
