@@ -4,8 +4,9 @@
   one table of defaults, :data:`TASK_DEFAULTS`.
 - **Values and numbers**: one validation helper per kind of value, all argparse types, so
   that a meaningless value is a usage error (status 2, one line) before any work:
-  :func:`count` (integers ``>= minimum``), :func:`number` (exact rationals in a range;
-  :func:`eps_arg`, :func:`positive_number`, :func:`positive_seconds` are instances),
+  :func:`param_arg` (a named parameter by its rule in :mod:`sinkproof.params`, the rule a
+  sweep setting of that name obeys too; :func:`eps_arg` is one), :func:`count` (other
+  integers ``>= minimum``), :func:`positive_number` (a rate or a budget, as a float),
   :func:`sequence_arg` / :func:`position_arg` (the token syntax of
   :mod:`sinkproof.tokens`: ``0,1,T,2``).
 - **Files**: ``-`` is stdin for every file read (:func:`input_path`) and stdout for every
@@ -29,14 +30,13 @@ import json
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from . import tokens
+from . import params, tokens
 from ._version import __version__
 from .errors import InputError
-from .exact_numbers import EPS_VACUOUS, bounded, plain
+from .exact_numbers import plain
 
 STDIO = "-"
 """The file name that means stdin (files read) or stdout (files written)."""
@@ -71,55 +71,52 @@ JSON_ENVELOPE: dict[str, str] = {
 
 
 # ------------------------------------------------------------------ numbers and counts
+def param_arg(name: str) -> Callable[[str], Any]:
+    """An argparse type: the parameter ``name`` checked by its rule in
+    :mod:`sinkproof.params` (the rule a sweep setting of that name obeys too)."""
+
+    def parse(text: str) -> Any:
+        try:
+            return params.check(name, text)
+        except (ValueError, TypeError) as exc:
+            message = str(exc)
+            raise argparse.ArgumentTypeError(message.removeprefix(f"{name} ")) from None
+
+    parse.__name__ = name
+    return parse
+
+
 def count(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer ``>= minimum`` (a negative count is a usage error)."""
+    """An argparse type: an integer ``>= minimum`` (a negative count is a usage error), for
+    options without a named rule in :mod:`sinkproof.params`."""
 
     def parse(text: str) -> int:
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
-        return value
+            return params.integer(text, "value", minimum)
+        except (ValueError, TypeError) as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix("value ")) from None
 
     parse.__name__ = f"integer >= {minimum}"
     return parse
 
 
-def number(name: str, low: Any = None, high: Any = None, *, low_open: bool = False,
-           high_open: bool = False, why: str = "") -> Callable[[str], Fraction]:
-    """An argparse type: the exact rational a text denotes (``0.05``, ``1/20``, ``1e-400``),
-    in the range given (see :func:`sinkproof.exact_numbers.bounded`)."""
-
-    def parse(text: str) -> Fraction:
-        try:
-            return bounded(text, name, low, high, low_open=low_open, high_open=high_open,
-                           why=why)
-        except (ValueError, TypeError) as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    parse.__name__ = name
-    return parse
-
-
-eps_arg = number("eps", 0, 1, low_open=True, high_open=True, why=EPS_VACUOUS)
-"""An argparse type: an error level in ``(0, 1)``, read exactly."""
-
-
 def positive_number(name: str) -> Callable[[str], float]:
-    """An argparse type: a finite number ``> 0``, as a float (a rate, a scale)."""
-    exact_positive = number(name, 0, low_open=True)
+    """An argparse type: the number parameter ``name`` (``lr``, ``budget``: ``> 0``) as a
+    float."""
+    exact = param_arg(name)
 
     def parse(text: str) -> float:
-        return float(exact_positive(text))
+        return float(exact(text))
 
     parse.__name__ = name
     return parse
 
 
-positive_seconds = positive_number("seconds")
-"""An argparse type: a number of seconds ``> 0``."""
+positive_seconds = positive_number("budget")
+"""An argparse type: a number of seconds ``> 0`` (the rule of ``budget``)."""
+
+eps_arg = param_arg("eps")
+"""An argparse type: an error level in ``(0, 1)``, read exactly."""
 
 
 def sequence_arg(text: str) -> tuple[int, ...]:
@@ -147,7 +144,7 @@ def position_arg(text: str) -> tuple[tuple[int, ...], int]:
 
 def add_work_option(parser: argparse.ArgumentParser, default: int, unit: str) -> None:
     """``--max-work N``: the most ``unit`` the command may do before it refuses to start."""
-    parser.add_argument("--max-work", type=count(1), default=default, metavar="N",
+    parser.add_argument("--max-work", type=param_arg("max_work"), default=default, metavar="N",
                         dest="max_work",
                         help=f"refuse to start beyond N {unit} (default {default:,}); the "
                              "estimate is made before any work")
@@ -157,7 +154,7 @@ def add_seeds_option(parser: argparse.ArgumentParser, default: int | None,
                      what: str = "seeds") -> None:
     """``--seeds N``: the seeds ``0..N-1`` (``default`` None: the preset's)."""
     shown = "the preset's" if default is None else str(default)
-    parser.add_argument("--seeds", type=count(1), default=default, metavar="N",
+    parser.add_argument("--seeds", type=param_arg("seeds"), default=default, metavar="N",
                         help=f"run {what} 0..N-1 (default {shown})")
 
 
@@ -169,14 +166,14 @@ def add_task_options(parser: argparse.ArgumentParser, p: int = DEFAULT_P,
 
     d = TASK_DEFAULTS
     g = parser.add_argument_group("task instance")
-    g.add_argument("--p", type=count(1), default=p, help=f"content dimension (default {p})")
-    g.add_argument("--T", type=count(1), default=T, help=f"maximum length (default {T})")
+    g.add_argument("--p", type=param_arg("p"), default=p, help=f"content dimension (default {p})")
+    g.add_argument("--T", type=param_arg("T"), default=T, help=f"maximum length (default {T})")
     g.add_argument("--content", choices=CONTENT_SCHEMES, default=d["content"])
     g.add_argument("--positions", choices=POSITION_SCHEMES, default=d["positions"])
     g.add_argument("--triggers", choices=TRIGGER_FAMILIES, default=d["triggers"])
-    g.add_argument("--k", type=count(1), default=d["k"], help="number of gaussian content "
-                   "vectors")
-    g.add_argument("--content-seed", "--seed", dest="seed", type=count(0),
+    g.add_argument("--k", type=param_arg("k"), default=d["k"], help="number of gaussian "
+                   "content vectors")
+    g.add_argument("--content-seed", "--seed", dest="seed", type=param_arg("content_seed"),
                    default=d["content_seed"], metavar="SEED",
                    help="seed of the gaussian content set")
 

@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("errors",), ("workers",),
     ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats",
      "tokens"),
-    ("checker",),                    # TRUSTED: stdlib + mpmath (+ errors) only
+    ("checker", "params"),          # checker TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),
     ("attention",), ("models", "stack"), ("model", "adversary"),
     ("forward", "autodiff"), ("kernel", "stackeval"), ("treekernel",),

@@ -318,3 +318,40 @@ def test_experiment_without_matplotlib_writes_its_results_and_says_so(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "figures skipped: matplotlib is not installed" in proc.stderr
     assert "Traceback" not in proc.stderr and (tmp_path / "e" / "results.json").exists()
+
+
+# ------------------------------------------------------------ one rule per parameter
+ALIASES = {"seed": ("seed", "content_seed")}
+
+
+def test_every_option_named_like_a_parameter_uses_its_rule():
+    from sinkproof import params
+
+    named = set(params.INTEGERS) | set(params.NUMBERS)
+    seen = 0
+    for name in COMMANDS:
+        for option, action in _options(name).items():
+            if action.dest in named and action.type is not None:
+                rules = ALIASES.get(action.dest, (action.dest,))
+                assert getattr(action.type, "__name__", "") in rules, (name, option)
+                seen += 1
+    assert seen >= 15
+
+
+@pytest.mark.parametrize("setting, value, option, text, names", [
+    ("eps", '"3/2"', "--eps", "3/2", "must be in (0, 1), got 1.5: from error 1 on"),
+    ("T", "0", "--T", "0", "must be >= 1, got 0"),
+    ("p", '"x"', "--p", "x", "must be an integer, got 'x'"),
+    ("content_seed", "-1", "--content-seed", "-1", "must be >= 0, got -1")])
+def test_a_sweep_setting_obeys_the_rule_of_the_option_of_its_name(setting, value, option, text,
+                                                                   names, tmp_path, capsys):
+    settings = {"p": "1", "eps": '"1/10"', setting: value}
+    path = tmp_path / "bad.toml"
+    path.write_text('kind = "certify"\n[base]\n'
+                    + "".join(f"{k} = {v}\n" for k, v in settings.items() if k != "T")
+                    + f"[grid]\nT = [{settings.get('T', '2')}]\n")
+    assert main(["sweep", str(path), "--out", str(tmp_path / "o"), "--executor", "serial"]) == 2
+    _one_line_error(capsys.readouterr().err, names)
+    argv = {"--eps": "1/10", "--out": "-", option: text}
+    assert main(["certify", *(w for kv in argv.items() for w in kv)]) == 2
+    _one_line_error(capsys.readouterr().err, names)

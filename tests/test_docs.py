@@ -334,7 +334,10 @@ def _conventions() -> list[str]:
         "closed stdout (`sinkproof report | head -1`) is not an error.",
         "- Meaningless values are usage errors (status 2, one line) before any work: "
         "`--eps` outside (0, 1), negative counts and seeds, `--T 0`, a position beyond "
-        "its sequence, `--values learned` where known values are needed.",
+        "its sequence, `--values learned` where known values are needed. A sweep setting "
+        "obeys the rule of the option of its name (`eps`, `T`, `content_seed`, `task.T` in a "
+        "check job...), so a sweep with `eps = 1.5` is refused before its first job "
+        "(`sinkproof.params`).",
         f"- **Task defaults** (`certify`, `report`, `sinkmap`, a sweep's task): {defaults}.",
         "  The differences, all intentional:",
         *(f"  - {d}" for d in INTENTIONAL_DIFFERENCES),

@@ -16,10 +16,10 @@ from ..cli_common import (
     add_json_option,
     add_setting_option,
     add_work_option,
-    count,
     emit_json,
     input_path,
     output_path,
+    param_arg,
     positive_seconds,
     require_setting_arg,
     reserve_stdio,
@@ -46,8 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="claim file (.toml or .json; '-' = stdin, JSON if it starts with '{')")
     p.add_argument("--budget", type=positive_seconds, default=None,
                    help="search seconds (overrides the file)")
-    p.add_argument("--restarts", type=count(1), default=None, help="search restarts per attempt")
-    p.add_argument("--seed", type=count(0), default=None, help="search seed")
+    p.add_argument("--restarts", type=param_arg("restarts"), default=None,
+                   help="search restarts per attempt")
+    p.add_argument("--seed", type=param_arg("seed"), default=None, help="search seed")
     p.add_argument("--certificate", metavar="CERT", default=None,
                    help="certificate file to try as a proof ('-' = stdin)")
     p.add_argument("--witness", metavar="OUT", default=None,

@@ -11,9 +11,9 @@ from ..cli_common import (
     add_seeds_option,
     add_setting_option,
     add_work_option,
-    count,
     emit_json,
     figures_wanted,
+    param_arg,
     positive_number,
     require_setting_arg,
     reserve_stdio,
@@ -59,16 +59,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="experiment-out", metavar="DIR",
                    help="output folder (default experiment-out)")
     add_seeds_option(p, None, "the seeds")
-    p.add_argument("--steps", type=count(1), help="Adam steps per run")
+    p.add_argument("--steps", type=param_arg("steps"), help="Adam steps per run")
     p.add_argument("--lr", type=positive_number("lr"), help="Adam learning rate (> 0)")
-    p.add_argument("--p", type=count(1), help="content dimension")
-    p.add_argument("--T", type=count(1), help="trained maximum length")
-    p.add_argument("--longer-T", type=count(2), dest="longer_T",
+    p.add_argument("--p", type=param_arg("p"), help="content dimension")
+    p.add_argument("--T", type=param_arg("T"), help="trained maximum length")
+    p.add_argument("--longer-T", type=param_arg("longer_T"), dest="longer_T",
                    help="longest length of the length-generalisation test")
-    p.add_argument("--heads", type=count(1), nargs="+", help="head counts (default 1 4)")
+    p.add_argument("--heads", type=param_arg("heads"), nargs="+",
+                   help="head counts (default 1 4)")
     p.add_argument("--kinds", nargs="+", choices=KINDS, help="attention kinds")
     p.add_argument("--contents", nargs="+", choices=CONTENT_SCHEMES, help="content sets")
-    p.add_argument("--jobs", type=count(1), default=1, metavar="N",
+    p.add_argument("--jobs", type=param_arg("jobs"), default=1, metavar="N",
                    help="train N models at a time in worker processes (default 1)")
     add_figures_option(p, "PNG figures")
     add_json_option(p, JSON_KEYS)

@@ -10,10 +10,10 @@ from ..cli_common import (
     add_task_options,
     add_values_option,
     add_work_option,
-    count,
     emit_json,
     eps_arg,
     output_path,
+    param_arg,
     position_arg,
     require_matplotlib,
     require_setting_arg,
@@ -55,13 +55,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "T for the trigger)")
     p.add_argument("--subfamily", choices=("auto", "hamming", "full"), default="auto",
                    help="which constraints to keep (any subfamily gives a valid bound)")
-    p.add_argument("--radius", type=count(0), default=2, help="Hamming radius (default 2)")
+    p.add_argument("--radius", type=param_arg("radius"), default=2,
+                   help="Hamming radius (default 2)")
     p.add_argument("--out", metavar="FILE",
                    help="write the certificate (sinkproof verify FILE; '-' = stdout)")
     add_json_option(p, JSON_KEYS)
     p.add_argument("--plot", metavar="FILE",
                    help="save the heat map as PNG (needs matplotlib; '-' = stdout)")
-    p.add_argument("--rows", type=count(0), default=10, help="prefix rows to print (default 10)")
+    p.add_argument("--rows", type=param_arg("rows"), default=10,
+                   help="prefix rows to print (default 10)")
     p.add_argument("--realise", action="store_true",
                    help="bridge to search: build accurate models aimed at the lowest bounds "
                         "(and where there is none) and print bound, realised mass and gap")

@@ -8,10 +8,10 @@ from ..cli_common import (
     add_figures_option,
     add_json_option,
     add_setting_option,
-    count,
     emit_json,
     figures_wanted,
     input_path,
+    param_arg,
     require_setting_arg,
     reserve_stdio,
 )
@@ -39,11 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="an existing Dask scheduler (e.g. tcp://10.0.0.5:8786) instead of "
                         "an embedded LocalCluster")
-    p.add_argument("--workers", type=count(1), metavar="N",
+    p.add_argument("--workers", type=param_arg("workers"), metavar="N",
                    help="LocalCluster worker processes (default: one per core)")
     p.add_argument("--executor", choices=("dask", "processes", "serial"), default="dask",
                    help="where jobs run (default: dask)")
-    p.add_argument("--max-jobs", type=count(1), default=None, metavar="N",
+    p.add_argument("--max-jobs", type=param_arg("max_jobs"), default=None, metavar="N",
                    help="refuse a sweep that expands to more jobs (default 100000)")
     add_figures_option(p, "plots")
     add_json_option(p, JSON_KEYS)

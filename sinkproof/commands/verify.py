@@ -18,9 +18,11 @@ from ..cli_common import (
     count,
     emit_json,
     input_path,
+    param_arg,
     reserve_stdio,
     write_text,
 )
+from ..params import INTEGERS
 
 JSON_KEYS = {"verified": "true when every inequality holds", "kind": "the certificate kind",
              "claim": "the statement the checker rebuilt (when verified)",
@@ -59,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_option(p, JSON_KEYS)
     g = p.add_argument_group("limits (refused at once beyond them)")
     for name, flag in FLAGS.items():
-        g.add_argument(flag, dest=f"max_{name}", type=count(1), default=None, metavar="N",
+        rule = param_arg(f"max_{name}") if f"max_{name}" in INTEGERS else count(1)
+        g.add_argument(flag, dest=f"max_{name}", type=rule, default=None, metavar="N",
                        help=f"{_HELP[name]} (default {getattr(DEFAULT, name)})")
     p.set_defaults(func=run)
 
