@@ -57,6 +57,8 @@ INTENTIONAL_DIFFERENCES: tuple[str, ...] = (
     "cell can be proved or refuted in minutes.",
     "`check` and `sweep` read the task from their file: a claim file names p and T "
     "(no default); a sweep's task settings default to the table above.",
+    "`paper --seeds S [S ...]` lists its training seeds (its recorded runs name them); "
+    "`experiment --seeds N` runs seeds 0..N-1.",
     "`--seed` of `check` is the search seed; a task's content seed is `--content-seed` "
     "(`--seed` is still read as it on `certify`, `report` and `sinkmap`).",
 )

@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass
 from typing import Any
 
+from .interrupts import ignore_in_worker
 from .workers import start_context
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -37,7 +38,9 @@ class JobResult:
 
 
 def limit_threads() -> None:
-    """Cap BLAS/OpenMP pools at one thread and XLA at one CPU thread in this process."""
+    """Cap BLAS/OpenMP pools at one thread and XLA at one CPU thread in this process (a
+    worker's), and leave Ctrl-C to the parent, which stops the workers."""
+    ignore_in_worker()
     for name in THREAD_VARIABLES:
         os.environ[name] = "1"
     flags = os.environ.get("XLA_FLAGS", "")
@@ -78,6 +81,10 @@ class Executor:
 
     def close(self) -> None:
         """Release workers."""
+
+    def stop(self) -> None:
+        """Release workers now, without waiting for the jobs they run (after Ctrl-C)."""
+        self.close()
 
     def __enter__(self) -> Executor:
         return self
@@ -121,17 +128,20 @@ class ProcessExecutor(Executor):
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def __exit__(self, exc_type: object, *exc: object) -> None:
-        if exc_type is None:
-            self._pool.shutdown(wait=True)
-            return
-        # Ctrl-C or a failure: stop the workers now, not after their current job.  No
-        # future is cancelled first: Python 3.11's pool thread would then fail (with a
-        # traceback on stderr) marking the cancelled futures broken.
+    def stop(self) -> None:
+        # stop the workers now, not after their current job.  No future is cancelled
+        # first: Python 3.11's pool thread would then fail (with a traceback on stderr)
+        # marking the cancelled futures broken.
         workers = list((self._pool._processes or {}).values())  # before shutdown clears it
         for proc in workers:
             proc.terminate()
         self._pool.shutdown(wait=False)
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self._pool.shutdown(wait=True)
+        else:  # Ctrl-C or a failure
+            self.stop()
 
 
 class DaskExecutor(Executor):

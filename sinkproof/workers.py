@@ -17,6 +17,8 @@ from collections.abc import Callable
 from multiprocessing.pool import Pool
 from typing import Any
 
+from .interrupts import ignore_in_worker
+
 SINGLE_THREAD_XLA = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 
 
@@ -30,7 +32,9 @@ def available_cores() -> list[int]:
 
 def _start(counter: Any, cores: list[int], initializer: Callable[..., None] | None,
            initargs: tuple[Any, ...]) -> None:
-    """Pin this worker to the next core, limit its threads, then run ``initializer``."""
+    """Pin this worker to the next core, limit its threads, leave Ctrl-C to the parent,
+    then run ``initializer``."""
+    ignore_in_worker()
     with counter.get_lock():
         index = counter.value
         counter.value += 1

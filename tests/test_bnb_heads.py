@@ -253,3 +253,15 @@ def test_the_certificate_is_what_the_checker_reads():
     verdict = verify(result.certificate)
     assert verdict.ok and verdict.statement["model_class"]["heads"] == 2
     assert "EVERY head" in verdict.claim
+
+
+@pytest.mark.slow
+def test_check_proves_every_fixed_head_sinks_before_the_trigger(tmp_path):
+    """Theorem 7 covers only the positions whose values' hull avoids 0; the engine's lemma
+    chain covers all 84 positions before the trigger, and check decides from its file."""
+    path = CLAIMS / "two_heads_fixed_before_trigger.toml"
+    assert sp.check(str(path), search=False, bnb=False).status == "open"
+    out = sp.check(str(path), search=False, certificate_out=tmp_path / "c.json")
+    assert out.status == "proved" and out.by == "bnb" and out.bound >= 0.8
+    verdict = verify_file(tmp_path / "c.json")
+    assert verdict.ok and verdict.details["targets"] == 84 and verdict.details["heads"] == 2

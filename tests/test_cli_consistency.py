@@ -232,10 +232,11 @@ def test_the_trigger_is_T_for_certify_sinkmap_and_claim_files(tmp_path, capsys):
 
 
 def test_sinkmap_learned_values_json_says_so(capsys):
-    assert main(["sinkmap", "--p", "1", "--T", "2", "--eps", "1/20", "--values", "learned",
-                 "--at", "0,0:2", "--json", "-"]) == 0
+    status = main(["sinkmap", "--p", "1", "--T", "2", "--eps", "1/20", "--values", "learned",
+                   "--at", "0,0:2", "--json", "-"])
     data = json.loads(capsys.readouterr().out)
-    assert data["values"] == "learned" and data["certificate"]["kind"] == "bnb-learned-values"
+    assert status in (0, 3) and data["exit_status"] == status and data["values"] == "learned"
+    assert [e["subfamily"] for e in data["entries"]] == ["bnb"]
 
 
 def test_dash_writes_each_output_to_stdout_and_two_dashes_are_refused(inputs, tmp_path, capsys):
@@ -321,7 +322,7 @@ def test_experiment_without_matplotlib_writes_its_results_and_says_so(tmp_path):
 
 
 # ------------------------------------------------------------ one rule per parameter
-ALIASES = {"seed": ("seed", "content_seed")}
+ALIASES = {"seed": ("seed", "content_seed"), "seeds": ("seeds", "seed")}
 
 
 def test_every_option_named_like_a_parameter_uses_its_rule():

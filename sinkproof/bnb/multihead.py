@@ -23,6 +23,8 @@ from typing import Any
 
 from .. import checker
 from ..convex.certfile import envelope, save_json
+from ..exact_numbers import bos_mass, error_level
+from ..tables import Tabular
 from ..task import TRIG, TriggerTask
 from .dual import _fmt
 from .heads import HeadsProgram, Lemma, instance_dict
@@ -44,7 +46,7 @@ class HeadsOutcome:
 
 
 @dataclass
-class HeadsResult:
+class HeadsResult(Tabular):
     """Outcome of :func:`prove_heads`.
 
     ``status``: ``"proved"`` (every target, or one with ``some``, certified at ``>=
@@ -77,6 +79,12 @@ class HeadsResult:
     def nodes(self) -> int:
         return self.solves
 
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per target prefix: its certified exact every-head bound (``None``: none)
+        and the step of the chain that gave it."""
+        return [dict(target=list(t.target), certified=t.certified, step=t.step)
+                for t in self.targets]
+
     def save(self, path: str | Path) -> Path:
         """Write the certificate (only when there is one)."""
         if self.certificate is None:
@@ -104,9 +112,9 @@ def helpers(task: TriggerTask, targets: list[tuple[int, ...]]) -> list[tuple[int
             if pre[-1] != TRIG and wanted & set(prefix_classes(task, pre))]
 
 
-def prove_heads(task: TriggerTask, eps: Fraction, heads: int,
+def prove_heads(task: TriggerTask, eps: Any, heads: int,
                 targets: list[tuple[int, ...]], *, values: str = "fixed",
-                min_bos_mass: Fraction | None = None, some: bool = False, rounds: int = 2,
+                min_bos_mass: Any = None, some: bool = False, rounds: int = 2,
                 time_limit: float = 120.0, parametrised: bool = True) -> HeadsResult:
     """Bound the least BOS mass in **every** one of ``heads`` softmax heads at each target.
 
@@ -115,6 +123,16 @@ def prove_heads(task: TriggerTask, eps: Fraction, heads: int,
     between solves); Ctrl-C returns what was certified so far (``interrupted``).
     """
     start = time.perf_counter()
+    eps = error_level(eps, "eps", positive=True)
+    if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
+        raise ValueError(f"heads must be an integer >= 1, got {heads!r}")
+    if min_bos_mass is not None:
+        min_bos_mass = bos_mass(min_bos_mass, "min_bos_mass", positive=True)
+    targets = [tuple(int(x) for x in t) for t in targets]
+    for t in targets:
+        task.encode(t)
+    if not targets:
+        raise ValueError("no target positions")
     outcomes = [HeadsOutcome(t) for t in targets]
 
     def finish(status_note: str = "", solves: int = 0, done_rounds: int = 0,

@@ -86,7 +86,7 @@ def certify_by_engine(claim: Claim, path: Path, budget: float,
         raise KeyboardInterrupt
     if isinstance(result, HeadsResult):
         note = (f"{heads} heads, {len(targets)} targets, {result.solves} dual solves in "
-                f"{result.rounds} round(s), {result.seconds:.2f} s, {values} values, a sink "
+                f"{result.rounds} round(s), {result.seconds:.2f} s, {values} values, bounds "
                 f"in every head, no norm bound assumed")
         if result.status != "proved" or result.certificate is None:
             why = result.note or "no proof"

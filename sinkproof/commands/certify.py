@@ -23,7 +23,7 @@ from ..cli_common import (
     values_from_arg,
     write_json,
 )
-from ..errors import InputError, check_work
+from ..errors import EXIT_INTERRUPTED, InputError, Interrupted, check_work
 from ..tokens import SYNTAX
 
 MAX_SITUATIONS = 100_000
@@ -66,7 +66,16 @@ def situation_count(task: Any) -> int:
 def run(args: argparse.Namespace) -> int:
     quiet = reserve_stdio(args, outputs=("out", "json"), inputs=("values",))
     paper = require_setting_arg(args, "certify") == "paper"
-    cert = _paper(args) if paper else _trigger(args)
+    try:
+        cert = _paper(args) if paper else _trigger(args)
+    except Interrupted as exc:
+        if paper:
+            raise
+        bounds = [s.bound for s in exc.partial.values()  # type: ignore[attr-defined]
+                  if s.bound is not None]
+        least = f"least bound on them {min(bounds)}" if bounds else "no bound yet"
+        print(f"certify interrupted: {exc.progress} ({least}); no certificate written")
+        return EXIT_INTERRUPTED
     data = cert.to_dict()
     write_json(data, args.out)
     if not quiet:

@@ -18,7 +18,7 @@ from ..cli_common import (
     require_setting_arg,
     reserve_stdio,
 )
-from ..errors import EXIT_INTERRUPTED, check_work
+from ..errors import EXIT_INTERRUPTED, Interrupted, check_work
 from ..model import KINDS
 from ..task import CONTENT_SCHEMES
 
@@ -106,9 +106,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_experiment(config, out=args.out, progress=False if args.quiet else None,
                                 figures=figures, jobs=args.jobs)
-    except KeyboardInterrupt:
-        print(f"experiment interrupted: {config.n_runs} runs planned, nothing written to "
-              f"{args.out}", flush=True)
+    except Interrupted as exc:
+        print(f"experiment interrupted: {exc.progress}; nothing written to {args.out}")
+        if exc.partial.runs:  # type: ignore[attr-defined]
+            print(exc.partial.markdown())  # type: ignore[attr-defined]
         return EXIT_INTERRUPTED
     files = [f"{args.out}/{name}" for name in ("results.json", "results.md", "config.json",
                                                "models.json")]

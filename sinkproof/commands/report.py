@@ -14,7 +14,7 @@ from ..cli_common import (
     reserve_stdio,
     task_from_args,
 )
-from ..errors import check_work
+from ..errors import EXIT_INTERRUPTED, Interrupted, check_work
 
 MAX_POSITIONS = 2_000_000
 """Default limit on the (sequence, position) pairs the report evaluates exhaustively."""
@@ -41,7 +41,12 @@ def run(args: argparse.Namespace) -> int:
     quiet = reserve_stdio(args, outputs=("json",))
     task = task_from_args(args)
     check_work("(sequence, position) pairs to evaluate", task.n_positions, args.max_work)
-    report = build_report(task)
+    try:
+        report = build_report(task)
+    except Interrupted as exc:
+        print(f"report interrupted: {exc.progress}; the finished ones:")
+        print(exc.partial.render())  # type: ignore[attr-defined]
+        return EXIT_INTERRUPTED
     if not quiet:
         print(report.render())
     return emit_json(args, report.to_dict(), 0)

@@ -8,11 +8,12 @@ from ..checker.maps import MAP_NAMES
 from ..cli_common import (
     add_json_option,
     add_setting_option,
+    count,
     emit_json,
     require_setting_arg,
     reserve_stdio,
 )
-from ..errors import EXIT_OK
+from ..errors import EXIT_INTERRUPTED, EXIT_OK, Interrupted
 from ..variants.questions import QUESTIONS
 from . import COMMANDS
 
@@ -24,7 +25,9 @@ _SHORT = {"bos_sink_necessary": "BOS sink?", "null_sink_necessary": "null sink?"
 JSON_KEYS = {"task": "the instance the table is about",
              "maps": "[{map, questions: {QUESTION: {answer, how, detail, command}}}] in "
                      "the order of MAPS (empty with --sandwich)",
-             "sandwich": "the --sandwich text (null without it)"}
+             "sandwich": "the --sandwich text (null without it)",
+             "trained": "with --trained: per setting, map and head count the measured error "
+                        "and sink, share and null scores (null without it)"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,6 +49,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="print the norm price instead: for each map that cannot reach zero "
                         "error, constructions' verified (error, norm) beside the certified "
                         "least norm for that error")
+    p.add_argument("--trained", action="store_true",
+                   help="print what training does instead: for each map, 1 and 4 heads, 3 "
+                        "seeds, in our setting and the paper's, the held-out error and the "
+                        "sink, BOS-share and null scores per head (measurements, not proofs; "
+                        "minutes: --quick trains briefly)")
+    p.add_argument("--processes", type=count(1), default=1, metavar="N",
+                   help="worker processes for --trained (default 1)")
     add_setting_option(p, "variants")
     p.set_defaults(func=run)
 
@@ -79,17 +89,57 @@ def run(args: argparse.Namespace) -> int:
         from ..variants.sandwich import render, sandwich
 
         task = default_task(args.quick)
-        text = render(sandwich(task))
+        try:
+            text = render(sandwich(task))
+        except Interrupted as exc:
+            print(f"variants --sandwich interrupted: {exc.progress}")
+            print(render(exc.partial))  # type: ignore[arg-type]
+            return EXIT_INTERRUPTED
         if not quiet:
             print(text)
-        return emit_json(args, {"task": task.describe(), "maps": [], "sandwich": text},
-                         EXIT_OK)
+        return emit_json(args, {"task": task.describe(), "maps": [], "sandwich": text,
+                                "trained": None}, EXIT_OK)
+    if args.trained:
+        return _trained(args, quiet)
     if args.question and not args.map:
         raise ValueError("--question needs --map")
-    table = build_table(quick=args.quick, maps=(args.map,) if args.map else None)
+    try:
+        table = build_table(quick=args.quick, maps=(args.map,) if args.map else None)
+    except Interrupted as exc:
+        print(f"variants interrupted: {exc.progress}"
+              + (":" if exc.partial.rows else ""))  # type: ignore[attr-defined]
+        if exc.partial.rows:  # type: ignore[attr-defined]
+            print(_render(exc.partial, full=bool(args.map)))
+        return EXIT_INTERRUPTED
     if args.question:
         table.rows[args.map] = {args.question: table.rows[args.map][args.question]}
     if not quiet:
         print(_render(table, full=bool(args.map)))
     return emit_json(args, {"task": table.task.describe(), "maps": table.to_json(),
-                            "sandwich": None}, EXIT_OK)
+                            "sandwich": None, "trained": None}, EXIT_OK)
+
+
+def _trained(args: argparse.Namespace, quiet: bool) -> int:
+    import sys
+
+    from ..variants.trained import render_trained, train_variants
+
+    if args.question or args.sandwich:
+        raise ValueError("--trained takes neither --question nor --sandwich")
+
+    def report(run: object) -> None:
+        r = run  # a TrainedRun
+        print(f"  trained {r.setting} {r.kind} H={r.heads} seed={r.seed}: error "  # type: ignore
+              f"{r.error:.3g} ({r.seconds:.1f} s)", file=sys.stderr)  # type: ignore
+
+    rows = train_variants(kinds=(args.map,) if args.map else None, quick=args.quick,
+                          on_run=report, processes=args.processes)
+    if not quiet:
+        print(render_trained(rows))
+    from ..variants.table import default_task
+
+    trained = [{"setting": r.setting, "map": r.kind, "heads": r.heads, "error_median": r.error,
+                "sink": r.sink.tolist(), "share": r.share.tolist(), "null": r.null.tolist(),
+                "runs": [run.to_dict() for run in r.runs]} for r in rows]
+    return emit_json(args, {"task": default_task(args.quick).describe(), "maps": [],
+                            "sandwich": None, "trained": trained}, EXIT_OK)

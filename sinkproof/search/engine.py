@@ -18,7 +18,7 @@ from multiprocessing.pool import Pool
 from typing import Any
 
 from .._validate import as_int, as_real, choice
-from ..errors import CertificateError
+from ..errors import CertificateError, SinkproofError
 from ..exact_numbers import bos_mass, error_level
 from ..model import KINDS, AttentionModel
 from ..progress import Progress
@@ -27,12 +27,16 @@ from ..tasks.protocol import require_setting
 from ..workers import available_cores as _cores
 from ..workers import pool as _pool
 from ..workers import shared_counter as _context_value
-from .objective import prefix_batch
+from .objective import bos_measure_kind, prefix_batch, witness_measure
 from .restart import RestartOutcome, SearchSettings, pareto, run_restart
 from .result import SearchResult, TracePoint
 from .verify import verify_witness
 
 VALUES = ("learned", "fixed")
+
+
+class SearchBudgetError(SinkproofError):
+    """The time budget ran out before any restart finished (nothing to report)."""
 
 _WORKER: dict[str, Any] = {}
 
@@ -158,8 +162,8 @@ def search(
     # the search works in floats; the range checks are exact and shared with claims and CLI
     max_error = float(error_level(max_error, "max_error", positive=True))
     max_bos_mass = float(bos_mass(max_bos_mass, "max_bos_mass"))
-    if kind == "softmax" and max_bos_mass == 0.0:
-        raise ValueError("max_bos_mass must be > 0 for softmax: its BOS weight is never 0")
+    if bos_measure_kind(kind) == "log_odds" and max_bos_mass == 0.0:
+        raise ValueError(f"max_bos_mass must be > 0 for {kind}: its BOS weight is never 0")
     restarts = as_int("restarts", restarts, minimum=1)
     seed = as_int("seed", seed, minimum=0)
     maxiter = as_int("maxiter", maxiter, minimum=1)
@@ -196,7 +200,8 @@ def search(
                     candidates += 1
                     try:
                         report = verify_witness(_model(settings, outcome), max_error,
-                                                max_bos_mass, where, dps)
+                                                max_bos_mass, where, dps,
+                                                measure=witness_measure(kind))
                     except CertificateError:  # outside the checker's range (huge logits)
                         rejected += 1
                         continue
@@ -208,6 +213,9 @@ def search(
             interrupted = True
     if chosen is None and done:
         chosen = min(done, key=lambda o: (o.penalty, o.index))
+    if chosen is None and not interrupted:
+        raise SearchBudgetError(f"no restart finished within the budget of {budget:g} s "
+                                "(the workers' start-up and compilation count against it)")
     if chosen is None:
         raise KeyboardInterrupt("search interrupted before any restart finished")
     points = pareto([p for o in done for p in o.points])
@@ -232,4 +240,5 @@ def search(
 
 
 def _model(settings: SearchSettings, outcome: RestartOutcome) -> AttentionModel:
-    return AttentionModel(settings.task, settings.kind, A=outcome.A, U=outcome.U)
+    return AttentionModel(settings.task, settings.kind, A=outcome.A, U=outcome.U,
+                          **outcome.extra)
