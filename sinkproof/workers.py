@@ -1,12 +1,17 @@
 """Worker processes that do not fight over cores.
 
 Each worker is a fresh process (forked from a clean fork server, never from the
-caller: forking a process whose JAX runtime has started threads can deadlock)
-pinned to one core of the parent's affinity set, in turn.  JAX sizes its CPU
-thread pool from the affinity set when its runtime starts (at the first
-computation, after the pinning), and BLAS is limited to one thread with
-threadpoolctl, so ``n`` workers on ``n`` cores run ``n`` computations
-side by side instead of ``n`` times as many threads time-slicing.
+caller: forking a process whose JAX runtime has started threads can deadlock) that
+computes on one thread: XLA's CPU backend is told to run each computation on the
+calling thread (``XLA_FLAGS``, read when its runtime starts at the first computation,
+after this) and BLAS/OpenMP are held to one thread with threadpoolctl, so ``n``
+workers on ``n`` cores run ``n`` computations side by side instead of ``n`` times as
+many threads time-slicing.
+
+Workers are not pinned to cores: on a machine shared with other jobs a pinned worker
+stays on its core however busy that core is (2 pinned workers scaled worse over 1 than
+unpinned ones under the same load, at the same CPU time per restart; the thread limits
+above, not the pinning, are what keeps the workers from fighting).
 """
 
 from __future__ import annotations
@@ -30,16 +35,10 @@ def available_cores() -> list[int]:
         return list(range(os.cpu_count() or 1))
 
 
-def _start(counter: Any, cores: list[int], initializer: Callable[..., None] | None,
-           initargs: tuple[Any, ...]) -> None:
-    """Pin this worker to the next core, limit its threads, leave Ctrl-C to the parent,
-    then run ``initializer``."""
+def _start(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
+    """Limit this worker to one compute thread, leave Ctrl-C to the parent, then run
+    ``initializer``."""
     ignore_in_worker()
-    with counter.get_lock():
-        index = counter.value
-        counter.value += 1
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {cores[index % len(cores)]})
     flags = os.environ.get("XLA_FLAGS", "")
     if "intra_op_parallelism_threads" not in flags:
         os.environ["XLA_FLAGS"] = f"{flags} {SINGLE_THREAD_XLA}".strip()
@@ -64,12 +63,6 @@ def start_context() -> Any:
     return mp.get_context("spawn")
 
 
-def _start_args(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]
-                ) -> tuple[Any, ...]:
-    ctx = start_context()
-    return (ctx.Value("i", 0), available_cores(), initializer, initargs)
-
-
 def shared_counter() -> Any:
     """An integer shared with the workers of :func:`pool` (pass it in ``initargs``)."""
     return start_context().Value("i", 0)
@@ -77,6 +70,6 @@ def shared_counter() -> Any:
 
 def pool(processes: int, initializer: Callable[..., None] | None = None,
          initargs: tuple[Any, ...] = ()) -> Pool:
-    """A ``multiprocessing`` pool of ``processes`` pinned, single-threaded workers."""
+    """A ``multiprocessing`` pool of ``processes`` single-threaded workers."""
     return start_context().Pool(processes, initializer=_start,
-                           initargs=_start_args(initializer, initargs))
+                                initargs=(initializer, initargs))

@@ -99,7 +99,7 @@ def available_cores() -> int:
 def _outcomes(settings: SearchSettings, restarts: int, processes: int
               ) -> Iterator[RestartOutcome | None]:
     """Restart outcomes in index order, computed in ``processes`` worker processes
-    (each pinned to a core with one compute thread: :mod:`sinkproof.workers`).  The
+    (each with one compute thread: :mod:`sinkproof.workers`).  The
     pool outlives the call when every restart was consumed, so later searches of this
     process skip the workers' start-up and compilation."""
     if processes == 1:
