@@ -90,10 +90,13 @@ def test_rerun_computes_only_what_is_missing_and_distrusts_edited_cache(tmp_path
 
 
 def test_a_failed_job_is_recorded_and_the_sweep_goes_on(tmp_path):
-    spec = {"kind": "certify", "base": {"eps": "1/20", "T": 2}, "grid": {"p": [1, 0]}}
+    # a meaningless setting (p = 0) is refused before any job runs; a job that fails when
+    # it runs (a certificate needs known values) is recorded
+    spec = {"kind": "certify", "base": {"eps": "1/20", "T": 2, "p": 1},
+            "grid": {"values": ["fixed", "learned"]}}
     result = run_sweep(spec, tmp_path, executor="serial", figures=False)
     assert [r["status"] for r in result.rows] == ["ok", "failed"]
-    assert "p" in result.rows[1]["failure"]
+    assert "learned" in result.rows[1]["failure"]
     assert (result.computed, result.failed) == (1, 1)
     assert "1 failed" in result.summary_line()
     # failures are not cached: they run again
