@@ -1,3 +1,4 @@
+import atexit
 import os
 import signal
 import sys
@@ -11,8 +12,10 @@ if __name__ == "__main__":
     # worker shutdown) must not print a traceback after the result
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if status == EXIT_INTERRUPTED:
-        # interrupted: the partial result is out; leave now instead of freeing a large heap
-        # object by object (seconds after a big sink map); workers were stopped already
+        # interrupted: the partial result is out; run the exit handlers (multiprocessing's
+        # clean-up of workers and semaphores) and leave without freeing a large heap object
+        # by object (seconds after a big sink map)
+        atexit._run_exitfuncs()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)
