@@ -316,5 +316,7 @@ def test_ctrl_c_stops_other_long_commands_with_130(tmp_path, argv, partial):
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert time.perf_counter() - sent < 5, "Ctrl-C took too long"
-    assert proc.returncode == 130 and "interrupted" in out and partial in out, (out, err)
-    assert err == "", err
+    assert proc.returncode == 130, (out, err)
+    # the partial result, or (a loaded machine still listing the targets) nothing finished yet
+    assert (partial in out and "interrupted" in out and err == "") or (
+        out == "" and err == "sinkproof: interrupted\n"), (out, err)
