@@ -8,7 +8,7 @@ both measured in this run:
 1. fixed work: the same ``--restarts`` seeded restarts as ``search`` runs them, in
    this process (processes=1: JAX's intra-op threads may use every core) and in N
    worker processes (fresh processes, each pinned to one core with one compute
-   thread, :mod:`sinkproof.workers`), cold (the first call: the workers' start-up
+   thread, :func:`sinkproof.executor.shared_processes`), cold (the first call: the workers' start-up
    and JAX compilation) and warm (the same call again: pools persist in a process);
    the best error must be identical (same seed, same result) and the ratio of the
    wall-clock times is the parallel speed-up.  Then the same restarts in a pool of
@@ -29,7 +29,7 @@ import time
 from contextlib import closing
 
 import sinkproof as sp
-from sinkproof.search import engine
+from sinkproof.executor import shared_processes
 from sinkproof.search.engine import _outcomes, available_cores
 from sinkproof.search.restart import SearchSettings
 
@@ -44,10 +44,10 @@ def run(settings: SearchSettings, restarts: int, processes: int) -> tuple[float,
 
 def run_workers(settings: SearchSettings, restarts: int, processes: int) -> tuple[float, list]:
     """The restarts in a pool of ``processes`` pinned single-threaded workers (also for 1)."""
-    pool, epoch = engine._shared_pool(processes)
     start = time.perf_counter()
-    jobs = [(settings, i, epoch.value) for i in range(restarts)]
-    done = [o for o in pool.imap(engine._work, jobs) if o is not None and not o.cut]
+    with closing(_outcomes(settings, restarts, processes,
+                           shared_processes(processes, pin=True))) as it:
+        done = [o for o in it if o is not None and not o.cut]
     return time.perf_counter() - start, done
 
 

@@ -25,7 +25,7 @@ from sinkproof import checker
 ROOT = Path(sinkproof.__file__).resolve().parent
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors",), ("workers",),
+    ("errors",),
     ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats"),
     ("checker",),                    # TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),

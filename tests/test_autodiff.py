@@ -140,11 +140,11 @@ def test_padded_sizes_are_few_and_large_enough():
 
 
 def test_worker_processes_are_pinned_with_single_threaded_xla():
-    from sinkproof.workers import available_cores, pool
+    from sinkproof.executor import ProcessExecutor, core_set
 
-    cores = available_cores()
-    with pool(2) as workers:
-        affinities = workers.map(os.sched_getaffinity, [0, 0], chunksize=1)
-        flags = workers.map(os.getenv, ["XLA_FLAGS"] * 2, chunksize=1)
+    cores = core_set()
+    with ProcessExecutor(2, pin=True) as workers:
+        affinities = [r.value for r in workers.map(os.sched_getaffinity, [0, 0])]
+        flags = [r.value for r in workers.map(os.getenv, ["XLA_FLAGS"] * 2)]
     assert all(len(a) == 1 and a <= set(cores) for a in affinities)
     assert all("intra_op_parallelism_threads=1" in f for f in flags)
