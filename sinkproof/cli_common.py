@@ -11,8 +11,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from .errors import InputError
 from .exact_numbers import error_level, plain
 from .task import CONTENT_SCHEMES, POSITION_SCHEMES, TRIGGER_FAMILIES, TriggerTask
+from .tasks.paper import PaperTask
 
 DEFAULT_P = 2
 DEFAULT_T = 6
@@ -60,6 +62,71 @@ def add_work_option(parser: argparse.ArgumentParser, default: int, unit: str) ->
                         dest="max_work",
                         help=f"refuse to start beyond N {unit} (default {default:,}); the "
                              "estimate is made before any work")
+
+
+SETTINGS = ("trigger", "paper")
+"""The formalisations a command may be asked about (``--setting``): ours and the paper's."""
+
+
+PAPER_NOTES: dict[str, str] = {
+    "sinkmap": (
+        "not: the sink map bounds one U_fix softmax head of our task; in the paper's setting "
+        "use 'sinkproof certify --setting paper' (fixed values, exact hull distances) or "
+        "'sinkproof check' on a paper claim"),
+    "report": (
+        "not: the report evaluates our task's constructions and bounds; the paper's are in "
+        "'sinkproof paper' and docs/findings.md"),
+    "experiment": (
+        "not: this trains our task's one-layer models; the paper's protocol is 'sinkproof "
+        "paper'"),
+    "variants": (
+        "not: the variants table asks our task's questions of every attention map; the paper's "
+        "models are softmax and relu_length, asked by 'sinkproof check' on paper claims"),
+    "sweep": (
+        "not: a sweep's job kinds run our task's instances; a 'check' job runs any claim file, "
+        "paper claims included, whatever this option says"),
+    "check": (
+        "the claim file names its setting; with --setting the file's must match"),
+    "certify": (
+        "--n --L --grid name the paper's task with a content grid; the certificate is the exact "
+        "hull distances of every token set (fixed values)"),
+}
+"""Per command: what ``--setting paper`` does, or (starting with ``"not: "``) why it does
+not apply and what to use instead."""
+
+
+def add_setting_option(parser: Any, command: str) -> None:
+    """``--setting trigger|paper`` on ``command`` (its note in :data:`PAPER_NOTES`)."""
+    note = PAPER_NOTES[command]
+    parser.add_argument("--setting", choices=SETTINGS, default="trigger",
+                        help="the formalisation: 'trigger' (ours, default) or 'paper' (the "
+                             "paper's own task): " + note.removeprefix("not: "))
+    parser.set_defaults(paper_setting=note)
+
+
+def require_setting_arg(args: argparse.Namespace, command: str) -> str:
+    """The ``--setting`` asked for; an :class:`~sinkproof.errors.InputError` when it is
+    ``paper`` and the command does not apply there."""
+    setting = getattr(args, "setting", "trigger")
+    note = getattr(args, "paper_setting", "not: this command has no paper setting")
+    if setting == "paper" and note.startswith("not: "):
+        raise InputError(f"--setting paper does not apply to '{command}': "
+                         f"{note.removeprefix('not: ')}")
+    return setting
+
+
+def add_paper_task_options(parser: argparse.ArgumentParser) -> None:
+    """``--n --L --grid``: the paper's task with a finite content grid (``--setting paper``)."""
+    g = parser.add_argument_group("paper task instance (with --setting paper)")
+    g.add_argument("--n", type=count(4), default=4, help="token dimension (default 4)")
+    g.add_argument("--L", type=count(3), default=5, help="sequence length (default 5)")
+    g.add_argument("--grid", type=count(2), default=2,
+                   help="content grid: points per content coordinate in [-1, 1] (default 2)")
+
+
+def paper_task_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~sinkproof.tasks.paper.PaperTask` named by :func:`add_paper_task_options`."""
+    return PaperTask(n=args.n, L=args.L, content="grid", grid=args.grid)
 
 
 def add_task_options(

@@ -1,11 +1,13 @@
 """The explicit constructions: Theorems 4 and 5 of docs/theory.md section 4 (our task) and
-the paper's ReLU/length layer.
+the paper's ReLU/length layer, and a pair of softmax heads that cancel off the trigger.
 
 Feature layout of ``φ = [e(x); π(t)]``: content ``0..p-1``, ``is_content`` ``p``,
 ``is_trigger`` ``p+1``, ``is_bos`` ``p+2``, then the positional block from ``p+3``.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -112,3 +114,45 @@ def paper_relu_solution(task: PaperTask, layers: int = 1, heads: int = 1) -> Sta
     zero weight on BOS, in one layer, or as the first layer of a residual stack whose
     other layers have zero output maps (residual targets when ``layers > 1``)."""
     return paper_model(task, "relu_length", **paper_relu_weights(task, layers, heads))
+
+
+def paper_pair_weights(task: PaperTask, lam: float, layers: int = 1, heads: int = 2
+                       ) -> dict[str, np.ndarray]:
+    """Two softmax heads that cancel at every non-trigger row, with no BOS sink there.
+
+    Head 0 scores ``λ (x_i^trig + x_i^bias)(x_k^trig + x_k^bias - x_k^BOS)``: at every row
+    ``i >= 1`` it weights each non-BOS key by ``1/(i + e^{-2λ})`` and BOS by almost nothing.
+    Head 1 has the same scores plus ``3λ x_i^trig x_k^BOS``, so it equals head 0 at every
+    non-trigger row and sinks (weight ``1/(1 + j e^{-λ})`` on BOS) only at the trigger row
+    ``j``.  Values ``±(I - e_0 e_0^T)`` and ``W_O = [I, I]``: the layer outputs 0 exactly at
+    every non-trigger row and ``(α^0 - α^1)·x ≈`` the mean of ``x_1..x_j`` at the trigger
+    row (error ``O(L √n e^{-λ})``).  Further heads and layers score like head 0 (no sink)
+    and write nothing, so a residual stack passes the first layer's output through.
+    """
+    if not isinstance(task, PaperTask):
+        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
+    layers = as_int("layers", layers, minimum=1)
+    heads = as_int("heads", heads, minimum=2)
+    lam = float(as_real("lam", lam, minimum=0.0, strict=True))
+    n, b = task.n, task.bias_index
+    WQ, WK, WV = (np.zeros((layers, heads, n, n)) for _ in range(3))
+    WO = np.zeros((layers, n, heads * n))
+    WQ[:, :, 0, TRIGGER] = WQ[:, :, 0, b] = lam
+    WK[:, :, 0, TRIGGER] = WK[:, :, 0, b] = 1.0
+    WK[:, :, 0, BOS] = -1.0
+    WQ[0, 1, 1, TRIGGER] = 3.0 * lam
+    WK[0, 1, 1, BOS] = 1.0
+    drop = np.eye(n)
+    drop[BOS, BOS] = 0.0
+    WV[0, 0], WV[0, 1] = drop, -drop
+    WO[0, :, :n] = WO[0, :, n: 2 * n] = np.eye(n)
+    return dict(W_Q=WQ, W_K=WK, W_V=WV, W_O=WO)
+
+
+def paper_pair_solution(task: PaperTask, eps: float, layers: int = 1, heads: int = 2
+                        ) -> StackModel:
+    """:func:`paper_pair_weights` with ``λ`` chosen so the error is ``<= eps / 2``
+    (``λ = log(4 L² n / eps)``, an integer; the error is at most ``2 L √n e^{-λ}``)."""
+    eps = float(as_real("eps", eps, minimum=0.0, strict=True))
+    lam = float(math.ceil(math.log(4.0 * task.L**2 * task.n / eps)))
+    return paper_model(task, "softmax", **paper_pair_weights(task, lam, layers, heads))

@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("forward", "autodiff"), ("kernel", "stackeval"), ("treekernel",),
     ("modelclass",), ("objective",), ("measures",),
     ("constructions",),
-    ("symbolic",), ("convex",), ("sinkmap", "bnb"),
+    ("symbolic",), ("convex",), ("bnb",), ("sinkmap",),
     ("theorems",),
     ("search",),
     ("claims",),
@@ -303,7 +303,7 @@ def test_import_and_help_load_no_numerical_layer():
 @pytest.fixture(scope="module")
 def certificates(tmp_path_factory) -> dict[str, Path]:
     """One real certificate of every kind, written by the producer."""
-    from sinkproof.bnb import prove
+    from sinkproof.bnb import prove, prove_heads
     from sinkproof.convex import family_certificate, paper_family_certificate, position_certificate
     from sinkproof.search import witness_document
 
@@ -311,17 +311,27 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     task = sinkproof.TriggerTask(p=1, T=3)
     files = {kind: out / f"{kind}.json" for kind in ("hull-family", "hull", "witness",
                                                      "sinkmap-socp", "bnb-learned-values",
-                                                     "paper-hull-family")}
+                                                     "paper-hull-family", "bnb-heads",
+                                                     "paper-witness")}
     # a new certificate kind needs a line here: the test below runs on every kind
     family_certificate(task, "1/100", "fixed").save(files["hull-family"])
     paper = sinkproof.PaperTask(n=4, L=5, content="grid", grid=2)
     paper_family_certificate(paper, "1/100").save(files["paper-hull-family"])
+    from sinkproof.claims import claim_from_dict
+    from sinkproof.claims.paperwitness import witness_document as paper_witness
+    pclaim = claim_from_dict({"task": {"setting": "paper", "n": 4, "L": 4, "content": [[1.0]]},
+                              "model": {"kind": "relu_length"},
+                              "hypothesis": {"max_error": "1/100"},
+                              "conclusion": {"min_bos_mass": "1/2"}})
+    model = sinkproof.constructions.paper_relu_solution(pclaim.task)
+    files["paper-witness"].write_text(json.dumps(paper_witness(pclaim, model)[0]))
     position_certificate(task, (0, 0), 2, "1/100").save(files["hull"])
     doc = witness_document(sinkproof.constructions.relu_solution(task), 1e-3, 0.0, "all")
     files["witness"].write_text(json.dumps(doc))
     sinkproof.sink_map(task, 0.1).save_certificate(files["sinkmap-socp"])
     claim = ROOT.parent / "examples" / "claims" / "learned_values_homogeneous.toml"
     files["bnb-learned-values"].write_text(json.dumps(prove(str(claim)).certificate))
+    prove_heads(task, "1/20", 2, [(0, 1)]).save(files["bnb-heads"])
     return files
 
 

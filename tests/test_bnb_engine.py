@@ -88,9 +88,12 @@ def test_zero_valued_trigger_bounds_stay_below_the_witness():
         assert (outcome.certified or 0) <= bos_mass(model, outcome.target) < 0.1
 
 
-def test_two_heads_are_out_of_scope():
-    with pytest.raises(ValueError, match="one softmax head"):
-        prove("examples/claims/two_heads_learned_nontrigger.toml")
+def test_two_heads_go_to_the_several_head_engine():
+    result = prove("examples/claims/two_heads_learned_nontrigger.toml")
+    assert result.heads == 2 and result.status == "open" and result.certificate is None
+    with pytest.raises(ValueError, match="softmax heads"):
+        prove({"task": {"p": 2, "T": 3}, "model": {"kind": "relu", "heads": 1},
+               "hypothesis": {"max_error": 0.05}, "conclusion": {"min_bos_mass": 0.5}})
 
 
 # ------------------------------------------------------- the classes are what a model shares

@@ -26,13 +26,27 @@ from sinkproof.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 FINDINGS = ROOT / "docs" / "findings.md"
 EXIT = {"Proved": 0, "Refuted": 1, "Open": 3}
-ROW = re.compile(r"`(sinkproof check [^`]+)`.*\*\*(Proved|Refuted|Open)\*\*")
+PAIR = re.compile(r"`(sinkproof check [^`]+)`[^`]*?\*\*(Proved|Refuted|Open)\*\*")
+"""One command and the first outcome after it: a summary row holds one such pair per
+setting (our setting's, then the paper's), or a dash where the question does not apply."""
 
 
 def recorded() -> list[tuple[str, str]]:
-    """``(command, outcome)`` for every row of docs/findings.md that records one."""
-    return [(m.group(1), m.group(2)) for line in FINDINGS.read_text().splitlines()
-            if (m := ROW.search(line))]
+    """``(command, outcome)`` for every setting of every row of docs/findings.md that
+    records one (each command once)."""
+    seen: dict[str, str] = {}
+    for line in FINDINGS.read_text().splitlines():
+        for m in PAIR.finditer(line):
+            assert seen.get(m.group(1), m.group(2)) == m.group(2), f"{m.group(1)}: two outcomes"
+            seen[m.group(1)] = m.group(2)
+    return list(seen.items())
+
+
+def test_summary_rows_hold_both_settings():
+    rows = [line for line in FINDINGS.read_text().splitlines() if line.startswith("| (")]
+    assert rows and all(line.count("|") == 8 for line in rows), "7 columns per summary row"
+    paper = [line for line in rows if "examples/claims/paper_" in line]
+    assert len(paper) >= 6, "the paper's setting is asked in most rows"
 
 
 def witness_model(path: Path, claim) -> sp.AttentionModel:
@@ -77,7 +91,7 @@ def _params() -> list:
 
 def test_findings_record_every_question():
     rows = recorded()
-    assert len(rows) >= 8
+    assert len(rows) >= 14
     for command, _ in rows:
         path = ROOT / shlex.split(command)[2]
         assert path.exists(), f"{command}: no such claim file"

@@ -46,11 +46,13 @@ from hypothesis import strategies as st
 
 import sinkproof as sp
 from sinkproof import checker
+from sinkproof.bnb import prove_heads
 from sinkproof.checker.limits import LimitExceeded
 from sinkproof.claims import claim_from_dict, load_claim
 from sinkproof.claims.certified import NotImplied, prove_by_certificate
-from sinkproof.claims.precise import PreciseModel, family_prefixes
+from sinkproof.claims.precise import PreciseModel, family_prefixes, max_error
 from sinkproof.cli import main
+from sinkproof.constructions import feature_index, softmax_score_matrix
 from sinkproof.convex import family_certificate, min_norm_point, position_certificate
 from sinkproof.errors import CertificateError, SinkproofError
 from sinkproof.search.verify import witness_document
@@ -83,6 +85,7 @@ def base_files() -> dict[str, str]:
         "witness-relu": witness_document(sp.constructions.relu_solution(one), 1e-9, 0.0,
                                          "all"),
         "witness-softmax": witness_document(softmax, 0.2, 0.99, "nontrigger"),
+        "bnb-heads": prove_heads(one, Fraction(1, 20), 2, [(0,), (0, 1)]).certificate,
     }
     return {name: json.dumps(doc) for name, doc in docs.items()}
 
@@ -126,7 +129,8 @@ def semantic_edit(draw, doc: dict) -> dict:
     task = inst["task"]
     what = draw(st.sampled_from(["eps", "p", "T", "triggers", "positions", "content",
                                  "values", "class", "kind", "family", "targets",
-                                 "multiplier", "multiplier", "bound", "where", "measure"]))
+                                 "multiplier", "multiplier", "bound", "where", "measure",
+                                 "heads"]))
     if what == "eps":
         inst["eps"] = draw(RATIONALS)
     elif what in ("p", "T"):
@@ -183,6 +187,8 @@ def semantic_edit(draw, doc: dict) -> dict:
         claim["where"] = draw(st.sampled_from(
             ["all", "trigger", "nontrigger", [{"sequence": [0, 1], "position": 2}],
              [{"sequence": [-1], "position": 1}]]))
+    elif what == "heads" and "heads" in inst:
+        inst["heads"] = draw(st.integers(1, 4))
     elif what == "measure" and "where" in claim:
         claim["bos_measure"] = draw(st.sampled_from(["share", "weight"]))
     return doc
@@ -368,8 +374,37 @@ def true_witness(statement: dict) -> None:
         assert max(float(m) for m in masses) <= max_bos + MARGIN
 
 
+def true_heads(statement: dict) -> None:
+    """No stated every-head bound exceeds the BOS mass, in its least-sinking head, of an
+    accurate model: Theorem 5's head (``L`` found by bisection, error ``<= eps`` confirmed
+    at 50 digits) beside ``H - 1`` heads that send every query to BOS."""
+    inst, H = statement["instance"], statement["model_class"]["heads"]
+    task = _task_of(inst, inst["positions"])
+    eps = float(Fraction(statement["eps"]))
+    sink = np.zeros((task.D, task.D))
+    for name in ("is_content", "is_trigger"):
+        sink[feature_index(task, name), feature_index(task, "is_bos")] = 60.0
+
+    def model(L: float) -> sp.AttentionModel:
+        return sp.AttentionModel(task, "softmax",
+                                 np.stack([softmax_score_matrix(task, L), *[sink] * (H - 1)]))
+
+    lo, hi = 0.0, 60.0
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if float(max_error(PreciseModel(model(mid)), None)[0]) <= eps \
+            else (mid, hi)
+    accurate = model(hi)
+    if not float(max_error(PreciseModel(accurate), None)[0]) <= eps:
+        return  # no accurate model of this shape: nothing to compare with
+    for prefix, bound in statement["conclusion"]["bounds"]:
+        assert 0 < Fraction(bound) <= 1
+        masses = accurate.bos_mass(list(prefix))[:, len(prefix)]
+        assert float(Fraction(bound)) <= masses.min() + MARGIN
+
+
 TRUTH = {"hull": true_theorem3, "hull-family": true_theorem3, "sinkmap-socp": true_sink_map,
-         "witness": true_witness}
+         "witness": true_witness, "bnb-heads": true_heads}
 
 
 def judge(text: str, tmp_path) -> checker.Verdict | None:

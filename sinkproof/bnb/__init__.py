@@ -7,7 +7,9 @@ and one value vector per token kind, by a convex relaxation of the bilinear prod
 boxes of values (:mod:`.primal`), refined by splitting the boxes (:mod:`.tree`).  Each
 leaf of the final tree carries rational weak-duality multipliers (:mod:`.dual`), and the
 whole tree is a ``bnb-learned-values`` certificate that the trusted checker re-derives
-and verifies in exact arithmetic.
+and verifies in exact arithmetic.  For ``H >= 2`` heads whose outputs add (fixed values
+``U_fix``), :mod:`.multihead` proves sinks in every head by a chain of verified steps
+(:mod:`.heads`), written as a ``bnb-heads`` certificate.
 
 >>> import sinkproof as sp                                        # doctest: +SKIP
 >>> from sinkproof.bnb import prove                               # doctest: +SKIP
@@ -20,9 +22,11 @@ from __future__ import annotations
 
 from .api import prove
 from .box import ValueBox
+from .multihead import HeadsOutcome, HeadsResult, prove_heads
 from .relaxation import Relaxation, build_relaxation
 from .result import BnbResult, TargetOutcome
 from .tree import TreeResult, branch_and_bound
 
-__all__ = ["BnbResult", "Relaxation", "TargetOutcome", "TreeResult", "ValueBox",
-           "branch_and_bound", "build_relaxation", "prove"]
+__all__ = ["BnbResult", "HeadsOutcome", "HeadsResult", "Relaxation", "TargetOutcome",
+           "TreeResult", "ValueBox", "branch_and_bound", "build_relaxation", "prove",
+           "prove_heads"]

@@ -15,6 +15,7 @@ from ..convex.values import check_eps
 from ..task import TriggerTask
 from .box import ValueBox
 from .dual import instance_dict, leaf_certificate
+from .multihead import HeadsResult, prove_heads
 from .primal import PrimalSolver
 from .relaxation import build_relaxation
 from .result import BnbResult, TargetOutcome, certificate_dict, round_down
@@ -38,9 +39,11 @@ def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(data.get(section), dict):
             raise ValueError(f"claim: missing section [{section}]")
     model, hyp, concl = data["model"], data["hypothesis"], data["conclusion"]
-    if model.get("kind", "softmax") != "softmax" or int(model.get("heads", 1)) != 1:
-        raise ValueError("the engine handles one softmax head (model.kind = \"softmax\", "
-                         "model.heads = 1)")
+    heads = model.get("heads", 1)
+    if model.get("kind", "softmax") != "softmax" or isinstance(heads, bool) or \
+            not isinstance(heads, int) or heads < 1:
+        raise ValueError("the engine handles softmax heads (model.kind = \"softmax\", "
+                         "model.heads an integer >= 1)")
     if hyp.get("family", "S_T") != "S_T":
         raise ValueError("the engine reads hypotheses on the family S_T only")
     at = concl.get("at", "nontrigger")
@@ -49,7 +52,7 @@ def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
     task = TriggerTask(**{k: v for k, v in data["task"].items() if k in TASK_KEYS})
     return dict(task=task, eps=hyp.get("max_error"), at=at,
                 min_bos_mass=concl.get("min_bos_mass"), values=model.get("values", "learned"),
-                some=concl.get("positions", "every") == "some")
+                some=concl.get("positions", "every") == "some", heads=heads)
 
 
 def _certify_tree(relax: Any, outcome: TargetOutcome, values: str) -> None:
@@ -74,8 +77,9 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
           targets: Iterable[Sequence[int]] | None = None, min_bos_mass: Any = None,
           values: str = "learned", max_nodes: int = 200, time_limit: float = 120.0,
           progress: bool | None = None, parametrised: bool = True,
-          some: bool | None = None, budget: float | None = None) -> BnbResult:
-    """Bound the least BOS mass of every accurate one-head softmax model at each target.
+          some: bool | None = None, budget: float | None = None,
+          heads: int | None = None, rounds: int = 2) -> BnbResult | HeadsResult:
+    """Bound the least BOS mass of every accurate softmax model at each target.
 
     ``claim_or_task``: a claim file's path, its data (``task``/``model``/``hypothesis``/
     ``conclusion`` tables), or a :class:`~sinkproof.TriggerTask` with ``eps`` and ``at``
@@ -88,9 +92,16 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     by ``1/λ``, when it certifies more (:mod:`sinkproof.bnb.transfer`).  ``some=True``
     asks for the bound at *some* target (the first that meets ``min_bos_mass``; a claim's
     ``positions = "some"`` sets it); ``budget`` caps the seconds of all trees together.
+
+    ``heads`` (default: the claim's ``model.heads``, else 1): with ``H >= 2`` heads whose
+    outputs add, the bound holds in *every* head and comes from
+    :func:`sinkproof.bnb.multihead.prove_heads` (``rounds`` lemma rounds; a
+    :class:`~sinkproof.bnb.multihead.HeadsResult`, kind ``bnb-heads``); with learned
+    values it proves nothing there (the other heads' outputs are unconstrained).
     """
     quantifier = some
     some = False
+    n_heads = 1
     if isinstance(claim_or_task, (str, Path)):
         path = Path(claim_or_task)
         try:
@@ -105,6 +116,7 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
         at = args["at"] if at is None and targets is None else at
         min_bos_mass = args["min_bos_mass"] if min_bos_mass is None else min_bos_mass
         values = args["values"]
+        n_heads = args["heads"]
     elif isinstance(claim_or_task, TriggerTask):
         task = claim_or_task
     else:
@@ -112,6 +124,10 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
                         f"{type(claim_or_task).__name__}")
     if quantifier is not None:
         some = bool(quantifier)
+    if heads is not None:
+        if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
+            raise ValueError(f"heads must be an integer >= 1, got {heads!r}")
+        n_heads = heads
     if budget is not None and not budget > 0:
         raise ValueError(f"budget must be > 0 seconds, got {budget!r}")
     if values not in ("learned", "fixed"):
@@ -132,6 +148,11 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
         wanted = target_prefixes(task, at or "nontrigger")
     if not wanted:
         raise ValueError("no target positions")
+    if n_heads > 1:
+        limit = time_limit if budget is None else min(time_limit, budget)
+        return prove_heads(task, eps_q, n_heads, wanted, values=values, min_bos_mass=goal_q,
+                           some=some, rounds=rounds, time_limit=limit,
+                           parametrised=parametrised)
     goal = None if goal_q is None else float(1 / goal_q - 1)
     start = time.perf_counter()
     outcomes: list[TargetOutcome] = []
@@ -157,6 +178,15 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     outcomes = [transferred(task, o, outcomes) for o in outcomes]
     return _finish(task, eps_q, values, goal_q, outcomes, len(wanted), some,
                    time.perf_counter() - start)
+
+
+def restrict(result: BnbResult, outcomes: list[TargetOutcome]) -> BnbResult:
+    """``result`` cut down to ``outcomes`` (certified targets of it): a ``"bounded"`` result
+    whose certificate holds their trees only, verified by the trusted checker."""
+    if not outcomes or any(o.certified is None for o in outcomes):
+        raise ValueError("restrict needs certified target outcomes")
+    return _finish(result.task, result.eps, result.values, None, outcomes, len(outcomes),
+                   False, result.seconds)
 
 
 def _finish(task: TriggerTask, eps: Fraction, values: str, goal: Fraction | None,

@@ -82,6 +82,11 @@ class BnbResult:
     def nodes(self) -> int:
         return sum(t.tree.nodes for t in self.targets)
 
+    @property
+    def interrupted(self) -> bool:
+        """Whether Ctrl-C stopped a tree."""
+        return any(t.tree.status == "interrupted" for t in self.targets)
+
     def save(self, path: str | Path) -> Path:
         """Write the certificate (only when there is one)."""
         if self.certificate is None:

@@ -35,9 +35,11 @@ KIND_MODULES: dict[str, str] = {
     "hull": "sinkproof.checker.hull",
     "hull-family": "sinkproof.checker.hull",
     "paper-hull-family": "sinkproof.checker.paperhull",
+    "paper-witness": "sinkproof.checker.paperwitness",
     "witness": "sinkproof.checker.witness",
     "sinkmap-socp": "sinkproof.checker.socp",
     "bnb-learned-values": "sinkproof.checker.bnb",
+    "bnb-heads": "sinkproof.checker.bnbheads",
 }
 """Certificate kind -> module (with ``verify(cert) -> Verdict``) that checks it."""
 

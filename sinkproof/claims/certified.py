@@ -14,7 +14,9 @@ module decides, from that statement alone, whether it *implies the claim*:
   head, token-only values ``U_fix``, any scores and positions; the engine's
   ``bnb-learned-values``: one softmax head, the values the statement names — learned
   or ``U_fix`` — and scores any function of the features of the positional scheme the
-  statement names, which must be the claim's task's);
+  statement names, which must be the claim's task's; the engine's ``bnb-heads``: the
+  stated number of softmax heads whose outputs add, ``U_fix`` values, the same scores,
+  and a bound in every head, which implies the claim for "some" and for "every" head);
 - every claimed position gets a verified bound ``>= b`` (a family certificate's bound
   for the situation ``{x_1..x_t}``, a sink map's bound for the prefix), and the
   hypothesis family holds the error conditions the bound uses (all of ``S_T`` for a
@@ -72,6 +74,7 @@ BOUNDS: dict[str, tuple[Callable[[dict[str, Any]], BoundAt], bool]] = {
     "hull-family": (_hull_bounds, False),
     "sinkmap-socp": (_socp_bounds, True),
     "bnb-learned-values": (_socp_bounds, True),  # the same per-prefix bounds layout
+    "bnb-heads": (_socp_bounds, True),  # a bound in every head: implies "some" and "every"
 }
 """Certificate kind -> (per-position bound reader of its verified statement, needs the
 error hypothesis on all of S_T)."""
@@ -102,24 +105,28 @@ def implied_bounds(claim: Claim, statement: dict[str, Any]) -> BoundAt:
 def _instance_and_class(claim: Claim, statement: dict[str, Any]
                         ) -> tuple[dict[str, Any], ModelClass]:
     """The statement's instance (with the values the comparison expects) and the model
-    class it covers.  A ``bnb-learned-values`` statement names its value class and its
-    positional scheme; the scheme must be the claim's task's (the scores it covers are
-    functions of that scheme's features), and the content is compared as for ``U_fix``."""
-    if statement["kind"] != "bnb-learned-values":
+    class it covers.  A ``bnb-learned-values`` or ``bnb-heads`` statement names its value
+    class, its number of heads and its positional scheme; the scheme must be the claim's
+    task's (the scores it covers are functions of that scheme's features), and the content
+    is compared as for ``U_fix``."""
+    if statement["kind"] not in ("bnb-learned-values", "bnb-heads"):
         return statement["instance"], THEOREM3_CLASS
     instance, stated = dict(statement["instance"]), statement["model_class"]
     if instance.pop("positions") != claim.task.positions or \
             stated["positions"] != claim.task.positions:
         raise NotImplied(f"the certificate is about {stated['positions']!r} positions, the "
                          f"claim's task uses {claim.task.positions!r}")
-    if stated["attention"] != "softmax" or stated["heads"] != 1 or \
-            stated["value_features"] != "token" or stated["norm_bound"] is not None:
-        raise NotImplied(f"the certificate's model class is not one softmax head with "
-                         f"token values and no norm bound: {stated}")
+    heads = stated["heads"]
+    one_head = statement["kind"] == "bnb-learned-values"
+    if stated["attention"] != "softmax" or (one_head and heads != 1) or \
+            stated["value_features"] != "token" or stated["norm_bound"] is not None or \
+            (not one_head and statement["conclusion"].get("heads") != "every"):
+        raise NotImplied(f"the certificate's model class is not softmax heads with token "
+                         f"values and no norm bound: {stated}")
     if instance["values"] != stated["values"]:
         raise NotImplied("the certificate's instance and model class name different values")
     instance["values"] = "fixed"  # the content is compared as the U_fix instance's
-    return instance, ModelClass(kind="softmax", heads=1, values=stated["values"],
+    return instance, ModelClass(kind="softmax", heads=heads, values=stated["values"],
                                 positions=claim.task.positions, value_features="token")
 
 

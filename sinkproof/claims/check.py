@@ -45,15 +45,17 @@ from ..errors import SinkproofError, check_work
 from .certified import NotImplied, certify_claim, prove_by_certificate
 from .engine import certify_by_engine
 from .outcome import Open, Outcome, Proved, Refuted
+from .papercheck import check_paper
+from .paperclaim import PaperClaim
 from .refute import refutes
 from .schema import Claim, claim_from_dict, load_claim
 from .theorems import prove_by_theorem, proved_positions, theorem_bound, theorem_witnesses
 from .witness import SearchRecord, search_witness, write_witness
 
 
-def as_claim(claim: Claim | Mapping[str, Any] | str | Path) -> Claim:
-    """A :class:`Claim` from a claim, its data, or the path of a claim file."""
-    if isinstance(claim, Claim):
+def as_claim(claim: Claim | PaperClaim | Mapping[str, Any] | str | Path) -> Claim | PaperClaim:
+    """A claim (either setting) from a claim, its data, or the path of a claim file."""
+    if isinstance(claim, (Claim, PaperClaim)):
         return claim
     if isinstance(claim, (str, Path)):
         return load_claim(claim)
@@ -64,7 +66,7 @@ def as_claim(claim: Claim | Mapping[str, Any] | str | Path) -> Claim:
 
 
 def check(
-    claim: Claim | Mapping[str, Any] | str | Path,
+    claim: Claim | PaperClaim | Mapping[str, Any] | str | Path,
     *,
     budget: float | None = None,
     restarts: int | None = None,
@@ -88,6 +90,9 @@ def check(
     saves its certificate at ``certificate_out`` too.  ``search=False`` skips the
     counterexample search (the answer is then Proved or Open; the engine still runs).
     ``max_work`` overrides ``[check] max_work``: the most prefixes a route may enumerate.
+    A claim in the paper's setting (``[task] setting = "paper"``) is settled by
+    :func:`sinkproof.claims.papercheck.check_paper` (theorem, certificate, constructions,
+    search; every answer says whether its family was exhaustive or sampled).
     """
     claim = as_claim(claim)
     changes: dict[str, Any] = {}
@@ -99,6 +104,9 @@ def check(
         changes["certificate"] = str(certificate)
     if changes:
         claim = claim.with_options(**changes)
+    if isinstance(claim, PaperClaim):
+        return check_paper(claim, certificate=certificate, witness=witness,
+                           certificate_out=certificate_out, search=search)
 
     reasons: list[str] = []
     start = time.perf_counter()

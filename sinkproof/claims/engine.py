@@ -1,10 +1,11 @@
-"""The proof-engine route of ``check``: branch and bound over learned values.
+"""The proof-engine route of ``check``: branch and bound over learned values, and several heads.
 
-For a claim about one softmax head (learned or ``U_fix`` values, token-only, the
-task's positional scheme) with the error hypothesis on all of ``S_T`` and a numeric
-conclusion, :func:`certify_by_engine` runs :func:`sinkproof.bnb.prove` on the claimed
-positions at the claim's ε and b, within the claim's time budget, and saves the
-``bnb-learned-values`` certificate it verified.  The caller then verifies the saved
+For a claim about softmax heads (learned or ``U_fix`` values, token-only, the task's
+positional scheme, a given number of heads) with the error hypothesis on all of ``S_T``
+and a numeric conclusion, :func:`certify_by_engine` runs :func:`sinkproof.bnb.prove` on
+the claimed positions at the claim's ε and b, within the claim's time budget, and saves
+the certificate it verified (``bnb-learned-values`` for one head, ``bnb-heads`` — a sink
+in every head — for several).  The caller then verifies the saved
 file again with the trusted checker and decides the claim from the verified statement
 alone (:func:`sinkproof.claims.certified.prove_by_certificate`): the engine's own
 numbers are never read.
@@ -15,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..bnb import BnbResult, prove
+from ..bnb import BnbResult, HeadsResult, prove
 from ..modelclass import ModelClass
 from ..task import TRIG
 from .schema import Claim
@@ -30,13 +31,14 @@ class EngineRun:
     the run's summary (targets, nodes, seconds) for the outcome's detail."""
 
     path: Path | None
-    result: BnbResult | None
+    result: BnbResult | HeadsResult | None
     note: str
 
 
 def engine_class(claim: Claim) -> ModelClass:
-    """The widest class the engine's statement covers for the claim's task."""
-    return ModelClass(kind="softmax", heads=1, values="learned",
+    """The widest class the engine runs on for the claim's task: softmax, the claim's number
+    of heads (one if it names none), learned values (``U_fix`` is a subset), token values."""
+    return ModelClass(kind="softmax", heads=claim.model_class.heads or 1, values="learned",
                       positions=claim.task.positions, value_features="token")
 
 
@@ -45,6 +47,8 @@ def engine_targets(claim: Claim) -> tuple[list[tuple[int, ...]], str | None]:
     con = claim.conclusion
     if con.theorem is not None:
         return [], "the conclusion names a theorem, not a numeric bound"
+    if claim.model_class.heads is None:
+        return [], "it needs a given number of heads"
     if not claim.model_class.is_subclass_of(engine_class(claim)):
         return [], (f"it covers {engine_class(claim)} (or U_fix values), not "
                     f"{claim.model_class}")
@@ -73,14 +77,23 @@ def certify_by_engine(claim: Claim, path: Path, budget: float,
     if why_not is not None:
         return EngineRun(None, None, f"not applicable: {why_not}")
     values = "fixed" if claim.model_class.values == "fixed" else "learned"
+    heads = claim.model_class.heads
     result = prove(claim.task, eps=claim.hypothesis.eps_exact, targets=targets,
                    min_bos_mass=claim.conclusion.b_exact, values=values,
                    max_nodes=MAX_NODES, time_limit=budget, budget=budget,
-                   progress=progress, some=claim.conclusion.positions == "some")
-    if any(o.tree.status == "interrupted" for o in result.targets):
+                   progress=progress, some=claim.conclusion.positions == "some", heads=heads)
+    if result.interrupted:
         raise KeyboardInterrupt
-    note = (f"{len(result.targets)} of {len(targets)} target trees, {result.nodes} nodes, "
-            f"{result.seconds:.2f} s, {values} values, no norm bound assumed")
+    if isinstance(result, HeadsResult):
+        note = (f"{heads} heads, {len(targets)} targets, {result.solves} dual solves in "
+                f"{result.rounds} round(s), {result.seconds:.2f} s, {values} values, bounds "
+                f"in every head, no norm bound assumed")
+        if result.status != "proved" or result.certificate is None:
+            why = result.note or "no proof"
+            return EngineRun(None, result, f"{why} ({note})")
+    else:
+        note = (f"{len(result.targets)} of {len(targets)} target trees, {result.nodes} nodes, "
+                f"{result.seconds:.2f} s, {values} values, no norm bound assumed")
     if result.status != "proved" or result.certificate is None:
         return EngineRun(None, result, f"no proof within {MAX_NODES} nodes per target and "
                          f"{budget:g} s ({note})")

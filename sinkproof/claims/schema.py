@@ -31,6 +31,8 @@ from ..exact_numbers import bos_mass, error_level, exact, load_json, load_toml, 
 from ..modelclass import ModelClass
 from ..task import TRIG, TriggerTask
 from ..tasks.protocol import require_setting
+from .fields import no_unknown, section
+from .paperclaim import PaperClaim, is_paper_claim_data, paper_claim_from_dict
 from .positions import PositionSet, parse_sequence
 
 FAMILIES: dict[str, str] = {
@@ -231,26 +233,8 @@ class Claim:
 
 
 # ---------------------------------------------------------------- parsing
-def _section(data: Mapping[str, Any], name: str, required: bool = True) -> dict[str, Any]:
-    if name not in data:
-        if required:
-            raise ValueError(f"claim lacks the [{name}] section")
-        return {}
-    value = data[name]
-    if not isinstance(value, Mapping):
-        raise TypeError(f"[{name}] must be a table of fields, got {type(value).__name__}")
-    return dict(value)
-
-
-def _no_unknown(section: str, d: Mapping[str, Any], allowed: set[str]) -> None:
-    unknown = sorted(set(d) - allowed)
-    if unknown:
-        raise ValueError(f"unknown field{'s' if len(unknown) > 1 else ''} in [{section}]: "
-                         f"{', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})")
-
-
 def _parse_hypothesis(d: dict[str, Any]) -> Hypothesis:
-    _no_unknown("hypothesis", d, {"max_error", "family"})
+    no_unknown("hypothesis", d, {"max_error", "family"})
     if "max_error" not in d:
         raise ValueError("[hypothesis] needs max_error (the error bound epsilon)")
     family = d.get("family", "S_T")
@@ -263,7 +247,7 @@ def _parse_hypothesis(d: dict[str, Any]) -> Hypothesis:
 
 
 def _parse_conclusion(d: dict[str, Any]) -> Conclusion:
-    _no_unknown("conclusion", d, {"min_bos_mass", "theorem", "at", "positions", "heads"})
+    no_unknown("conclusion", d, {"min_bos_mass", "theorem", "at", "positions", "heads"})
     if "at" not in d:
         raise ValueError("[conclusion] needs 'at': a position set such as \"nontrigger\"")
     return Conclusion(at=PositionSet.parse(d["at"]), min_bos_mass=d.get("min_bos_mass"),
@@ -271,10 +255,14 @@ def _parse_conclusion(d: dict[str, Any]) -> Conclusion:
                       heads=d.get("heads", "some"))
 
 
-def claim_from_dict(data: Mapping[str, Any], source: str | None = None) -> Claim:
-    """Build a :class:`Claim` from parsed TOML/JSON data, checking every field."""
+def claim_from_dict(data: Mapping[str, Any], source: str | None = None) -> Claim | PaperClaim:
+    """Build a :class:`Claim` from parsed TOML/JSON data, checking every field; data whose
+    ``[task]`` says ``setting = "paper"`` gives a
+    :class:`~sinkproof.claims.paperclaim.PaperClaim`."""
     if not isinstance(data, Mapping):
         raise TypeError(f"a claim must be a table of sections, got {type(data).__name__}")
+    if is_paper_claim_data(data):
+        return paper_claim_from_dict(data, source)
     unknown = sorted(set(data) - {*SECTIONS, "title"})
     if unknown:
         raise ValueError(f"unknown section or field {unknown[0]!r} in the claim "
@@ -282,22 +270,22 @@ def claim_from_dict(data: Mapping[str, Any], source: str | None = None) -> Claim
     title = data.get("title", "")
     if not isinstance(title, str):
         raise TypeError("title must be a string")
-    task = TriggerTask.from_description(_section(data, "task"))
-    model = _section(data, "model")
+    task = TriggerTask.from_description(section(data, "task"))
+    model = section(data, "model")
     model.setdefault("positions", task.positions)
     model_class = ModelClass.from_dict(model)
-    check = _section(data, "check", required=False)
-    _no_unknown("check", check, set(CheckOptions.__dataclass_fields__))
+    check = section(data, "check", required=False)
+    no_unknown("check", check, set(CheckOptions.__dataclass_fields__))
     if isinstance(check.get("budget"), (Decimal, Fraction, str)):  # seconds: a float is fine
         check["budget"] = float(exact(check["budget"], "check.budget"))
     return Claim(task=task, model_class=model_class,
-                 hypothesis=_parse_hypothesis(_section(data, "hypothesis")),
-                 conclusion=_parse_conclusion(_section(data, "conclusion")),
+                 hypothesis=_parse_hypothesis(section(data, "hypothesis")),
+                 conclusion=_parse_conclusion(section(data, "conclusion")),
                  options=CheckOptions(**check), title=title, source=source)
 
 
-def load_claim(path: str | Path) -> Claim:
-    """Read a claim from a ``.toml`` or ``.json`` file."""
+def load_claim(path: str | Path) -> Claim | PaperClaim:
+    """Read a claim (either setting) from a ``.toml`` or ``.json`` file."""
     path = Path(path)
     text = path.read_text(encoding="utf-8")
     try:

@@ -7,7 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..cli_common import add_task_options, add_work_option, eps_arg, task_from_args, write_json
+from ..cli_common import (
+    add_paper_task_options,
+    add_setting_option,
+    add_task_options,
+    add_work_option,
+    eps_arg,
+    paper_task_from_args,
+    require_setting_arg,
+    task_from_args,
+    write_json,
+)
 from ..errors import InputError, check_work
 
 MAX_SITUATIONS = 100_000
@@ -32,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--t", type=int, metavar="POS", help="the position for --sequence")
     p.add_argument("--out", required=True, metavar="FILE", help="certificate file ('-' = stdout)")
     add_work_option(p, MAX_SITUATIONS, "situations (sets of distinct tokens seen)")
+    add_setting_option(p, "certify")
+    add_paper_task_options(p)
     p.set_defaults(func=run)
 
 
@@ -80,6 +92,8 @@ def situation_count(task: Any) -> int:
 def run(args: argparse.Namespace) -> int:
     from ..convex import family_certificate, position_certificate
 
+    if require_setting_arg(args, "certify") == "paper":
+        return _paper(args)
     task = task_from_args(args)
     values = _values(args.values, task)
     if args.sequence is None:
@@ -91,6 +105,26 @@ def run(args: argparse.Namespace) -> int:
         if args.t is None:
             raise ValueError("--sequence needs --t")
         cert = position_certificate(task, _sequence(args.sequence), args.t, args.eps, values)
+    write_json(cert.to_dict(), args.out)
+    if args.out != "-":
+        print(f"{cert!r}\nwritten to {args.out}; check it with: sinkproof verify {args.out}")
+    return 0
+
+
+def _paper(args: argparse.Namespace) -> int:
+    """The paper-hull family certificate (fixed values) on the paper's task with a grid."""
+    from math import comb
+
+    from ..convex import paper_family_certificate
+
+    if args.values != "fixed" or args.sequence is not None:
+        raise InputError("--setting paper certifies the whole family with fixed values: "
+                         "drop --values and --sequence")
+    task = paper_task_from_args(args)
+    check_work("situations to certify",
+               sum(comb(task.m, s) for s in range(1, min(task.m, task.L - 2) + 1))
+               * (task.m + 1), args.max_work)
+    cert = paper_family_certificate(task, args.eps)
     write_json(cert.to_dict(), args.out)
     if args.out != "-":
         print(f"{cert!r}\nwritten to {args.out}; check it with: sinkproof verify {args.out}")

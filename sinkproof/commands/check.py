@@ -10,7 +10,14 @@ import argparse
 from pathlib import Path
 
 from ..claims.schema import MAX_WORK
-from ..cli_common import add_work_option, count, positive_seconds, write_json
+from ..cli_common import (
+    add_setting_option,
+    add_work_option,
+    count,
+    positive_seconds,
+    require_setting_arg,
+    write_json,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,13 +47,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", metavar="FILE", help="also write the outcome as JSON ('-' = stdout)")
     add_work_option(p, MAX_WORK, "prefixes enumerated (positions, family prefixes); a "
                                  "registered theorem proves by situations without enumerating")
-    p.set_defaults(func=run, max_work=None)  # None: the claim file's [check] max_work
+    add_setting_option(p, "check")
+    p.set_defaults(func=run, max_work=None, setting=None)  # None: the claim file's [check] max_work
 
 
 def run(args: argparse.Namespace) -> int:
     from ..claims import check, load_claim
+    from ..errors import InputError
 
     claim = load_claim(args.claim)
+    setting = getattr(claim, "setting", "trigger")
+    if args.setting is not None and require_setting_arg(args, "check") != setting:
+        raise InputError(f"--setting {args.setting}: {args.claim} is a claim in the "
+                         f"{setting!r} setting (its [task] says so)")
     witness = args.witness or (claim.options.witness or f"{Path(args.claim).stem}.witness.json")
     cert_out = args.certificate_out or f"{Path(args.claim).stem}.certificate.json"
     outcome = check(claim, budget=args.budget, restarts=args.restarts, seed=args.seed,

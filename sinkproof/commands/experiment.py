@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli_common import add_work_option, count
+from ..cli_common import add_setting_option, add_work_option, count, require_setting_arg
 from ..errors import EXIT_INTERRUPTED, check_work
 from ..model import KINDS
 from ..task import CONTENT_SCHEMES
@@ -53,10 +53,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     add_work_option(p, MAX_TOKEN_STEPS, "token-steps (training and evaluation tokens)")
+    add_setting_option(p, "experiment")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    require_setting_arg(args, "experiment")
     from ..experiment import ExperimentConfig
     from ..experiment import run as run_experiment
 

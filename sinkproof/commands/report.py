@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli_common import add_task_options, add_work_option, task_from_args, write_json
+from ..cli_common import (
+    add_setting_option,
+    add_task_options,
+    add_work_option,
+    require_setting_arg,
+    task_from_args,
+    write_json,
+)
 from ..errors import check_work
 
 MAX_POSITIONS = 2_000_000
@@ -18,10 +25,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_task_options(p)
     p.add_argument("--json", metavar="FILE", help="also write the figures as JSON ('-' = stdout)")
     add_work_option(p, MAX_POSITIONS, "(sequence, position) pairs evaluated")
+    add_setting_option(p, "report")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    require_setting_arg(args, "report")
     from ..report import build_report
 
     task = task_from_args(args)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli_common import add_task_options, add_work_option, count, eps_arg, task_from_args
+from ..cli_common import (
+    add_setting_option,
+    add_task_options,
+    add_work_option,
+    count,
+    eps_arg,
+    require_setting_arg,
+    task_from_args,
+)
 from ..errors import EXIT_OK, EXIT_OPEN, check_work
 
 MAX_PREFIXES = 20_000
@@ -37,9 +45,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_task_options(p, T=4)
     p.add_argument("--eps", required=True, type=eps_arg,
                    help="error bound in (0, 1), read exactly (e.g. 0.1, 1/10, 1e-400)")
-    p.add_argument("--values", default="fixed", metavar="fixed|MODEL.json",
+    p.add_argument("--values", default="fixed", metavar="fixed|learned|MODEL.json",
                    help="known values: U_fix (default) or the U of a one-head model saved "
-                        "with AttentionModel.to_dict")
+                        "with AttentionModel.to_dict; 'learned': bounds for every value map "
+                        "by branch and bound (small instances: at most 32 positions, "
+                        "choose them with --at)")
     p.add_argument("--at", type=_position, action="append", metavar="SEQ:POS",
                    help="only this position, e.g. 0,2:2 (repeatable; -1 is the trigger)")
     p.add_argument("--subfamily", choices=("auto", "hamming", "full"), default="auto",
@@ -53,17 +63,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="bridge to search: build accurate models aimed at the lowest bounds "
                         "(and where there is none) and print bound, realised mass and gap")
     add_work_option(p, MAX_PREFIXES, "prefixes of S_T (the programs' constraints)")
+    add_setting_option(p, "sinkmap")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    require_setting_arg(args, "sinkmap")
     from ..sinkmap import sink_map
     from .certify import _values as values_from_arg
 
     task = task_from_args(args)
     check_work("prefixes of S_T in the sink map's programs", task.n_sequences, args.max_work)
-    result = sink_map(task, args.eps, values=values_from_arg(args.values, task),
-                      positions=args.at, subfamily=args.subfamily, radius=args.radius)
+    values = "learned" if args.values == "learned" else values_from_arg(args.values, task)
+    result = sink_map(task, args.eps, values=values, positions=args.at,
+                      subfamily=args.subfamily, radius=args.radius)
     print(repr(result))
     if args.realise:
         from ..search.realise import realise

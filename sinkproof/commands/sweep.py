@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..cli_common import add_setting_option, require_setting_arg
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -31,10 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the rows as JSON on stdout")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar (default: when stderr is a terminal)")
+    add_setting_option(p, "sweep")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    require_setting_arg(args, "sweep")
     import json
 
     from ..errors import EXIT_INTERRUPTED, InputError

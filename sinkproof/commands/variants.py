@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..checker.maps import MAP_NAMES
-from ..cli_common import write_json
+from ..cli_common import add_setting_option, require_setting_arg, write_json
 from ..errors import EXIT_OK
 from ..variants.questions import QUESTIONS
 from . import COMMANDS
@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="print the norm price instead: for each map that cannot reach zero "
                         "error, constructions' verified (error, norm) beside the certified "
                         "least norm for that error")
+    add_setting_option(p, "variants")
     p.set_defaults(func=run)
 
 
@@ -57,6 +58,7 @@ def _render(table: object, full: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_setting_arg(args, "variants")
     from ..variants import build_table
 
     if args.sandwich:

@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ..attention import MAPS
+from ..search.paper import paper_forward as forward
 from ..tasks.paper import BOS, PaperTask
+from .paperbounds import bound_check
 
 KINDS = ("softmax", "relu_length")
 SINK_LEVEL = 0.97
@@ -76,6 +77,7 @@ class Run:
     sinks_per_layer: list[int]
     wall_s: float
     lr: float
+    bound_check: dict[str, Any] = field(default_factory=dict)
     params: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
     mean_maps: np.ndarray | None = field(repr=False, default=None)
     std_maps: np.ndarray | None = field(repr=False, default=None)
@@ -98,30 +100,6 @@ def init_params(key: Any, layers: int, heads: int, n: int, std: float = 0.02) ->
     return {"wq": std * jax.random.normal(kq, shape), "wk": std * jax.random.normal(kk, shape),
             "wv": std * jax.random.normal(kv, shape),
             "wo": std * jax.random.normal(ko, (layers, n, heads * n))}
-
-
-def forward(params: dict, x: Any, kind: str, residual: bool) -> tuple[Any, Any]:
-    """The stack on token matrices ``x`` ``(B, L, n)``: ``(out (B, L, n), w (B, layers,
-    heads, L, L))``; the one JAX forward of the paper's models."""
-    import jax.numpy as jnp
-
-    amap = MAPS[kind]
-    L = x.shape[-2]
-    valid = jnp.tril(jnp.ones((L, L), dtype=bool))
-    t = jnp.arange(L, dtype=x.dtype)
-    weights = []
-    for layer in range(params["wq"].shape[0]):
-        q = jnp.einsum("hij,blj->bhli", params["wq"][layer], x)
-        k = jnp.einsum("hij,blj->bhli", params["wk"][layer], x)
-        v = jnp.einsum("hij,blj->bhli", params["wv"][layer], x)
-        s = jnp.einsum("bhid,bhkd->bhik", q, k)
-        w = amap.weights_jax(s, valid, t)
-        o = jnp.einsum("bhik,bhkd->bhid", w, v)
-        o = jnp.transpose(o, (0, 2, 1, 3)).reshape(x.shape[0], L, -1)
-        y = o @ params["wo"][layer].T
-        x = x + y if residual else y
-        weights.append(w)
-    return x, jnp.stack(weights, axis=1)
 
 
 def batch(key: Any, size: int, n: int, L: int, residual: bool) -> tuple[Any, Any]:
@@ -223,12 +201,14 @@ def evaluate(kind: str, layers: int, heads: int, seed: int, params: dict[str, np
     out, w = np.asarray(out, dtype=float), np.asarray(w, dtype=float)
     rows = [i for i in range(1, protocol.L) if i != protocol.eval_trigger]
     bos = w[:, :, :, rows, 0].mean(axis=(0, 3))
+    held = bound_check(kind, layers, heads, params, x.astype(float), out, w, y,
+                       protocol.eval_trigger)
     return Run(kind=kind, layers=layers, heads=heads, seed=seed, steps=steps, stopped=stopped,
                stop_batch_error=stop_error, max_abs_error=float(np.abs(out - y).max()),
                bos_nontrigger=bos.tolist(),
                bos_trigger=w[:, :, :, protocol.eval_trigger, 0].mean(axis=0).tolist(),
                sinks_per_layer=[int(np.sum(b >= SINK_LEVEL)) for b in bos],
-               wall_s=wall_s, lr=lr, params=params, mean_maps=w.mean(axis=0),
+               wall_s=wall_s, lr=lr, bound_check=held, params=params, mean_maps=w.mean(axis=0),
                std_maps=w.std(axis=0), one_maps=w[0])
 
 

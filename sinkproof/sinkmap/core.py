@@ -44,6 +44,7 @@ from .certify import (
     single_key_ray,
     transport_ray,
 )
+from .learned import learned_sink_map
 from .result import Entry, SinkMap
 from .solve import DEFAULT_SOLVER, BlockSolver
 from .symmetry import canonical, identity_symmetry, token_symmetries
@@ -287,11 +288,15 @@ def sink_map(
     (Theorem 6 of docs/theory.md), each backed by an exact rational certificate
     (:attr:`SinkMap.certificate`), or "no bound" with the reason.
 
+    ``values="learned"``: bounds for every value map, from the branch-and-bound engine on
+    small instances (:func:`sinkproof.sinkmap.learned.learned_sink_map`).
     ``subfamily``/``radius``: which constraints of each block to keep (module docstring);
     ``all_triggers``: keep prefixes holding a trigger even where they cannot bind (to
     measure that leaving them out costs nothing).
     """
     require_setting(task, "trigger")
+    if isinstance(values, str) and values == "learned":  # bilinear: the bnb engine's route
+        return learned_sink_map(task, eps, positions, family, progress=progress)
     eps_q = parse_eps(eps)
     choice("subfamily", subfamily, SUBFAMILIES)
     radius = as_int("radius", radius, minimum=0)

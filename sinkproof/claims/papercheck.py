@@ -1,0 +1,243 @@
+"""``check`` for a claim in the paper's setting: prove it, refute it, or say it is open.
+
+Routes, in order:
+
+1. **Theorem** (fixed values, one softmax head): every non-BOS value has trigger + bias
+   coordinates summing to 1, so the values of any token set lie at distance
+   ``>= 1/√2`` from 0 and an error ``<= ε`` at a non-trigger position (target 0) forces
+   ``α_t0 >= 1 - √2 ε``, for every content, continuous included.  Decided exactly:
+   ``b <= 1 - √2 ε`` iff ``1 - b >= 0`` and ``(1 - b)² >= 2 ε²``.
+2. **Certificate** (same class, finite content): a ``paper-hull-family`` certificate,
+   the one named by the claim or one made now (the exact hull distances of every
+   occurring token set), verified by the trusted checker; the claim is proved when the
+   verified bound is ``>= b`` at ``ε_cert >= ε``.
+3. **Engine**: the branch-and-bound engine covers one softmax head of our own task; it has
+   no adapter to the paper's whole-vector targets, and says so.
+4. **Refutation** (finite content only): the constructions (length-normalised ReLU; two
+   softmax heads that cancel at every non-trigger row), then a gradient search
+   (:func:`sinkproof.search.paper.paper_search`); a found model is written as a
+   ``paper-witness`` file, verified by the trusted checker, and refutes the claim only by
+   its verified statement.  With continuous content a model is evaluated on seeded
+   samples plus an adversarial content search: a lower estimate of its worst error, so
+   the answer stays Open and says so.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import checker
+from ..checker.paperwitness import n_prefixes
+from ..checker.schema import format_rational
+from ..constructions import paper_pair_solution, paper_relu_weights
+from ..convex.paperfamily import paper_family_certificate
+from ..errors import CertificateError, check_work
+from ..search.paper import paper_search
+from ..stack import StackModel, paper_model
+from ..stackeval import evaluate_stack
+from .outcome import Open, Outcome, Proved, Refuted
+from .paperclaim import PaperClaim
+from .paperwitness import model_from_params, write_witness
+
+ADVERSARIAL_STARTS = 4
+"""Starts of the adversarial content search when content is continuous."""
+
+
+def check_paper(claim: PaperClaim, *, certificate: str | Path | None = None,
+                witness: str | Path | None = None, certificate_out: str | Path | None = None,
+                search: bool = True) -> Outcome:
+    """Settle a paper claim (options already applied); see the module docstring."""
+    reasons: list[str] = []
+    start = time.perf_counter()
+    try:
+        proved = _by_theorem(claim, reasons)
+        if proved is None:
+            proved = _by_certificate(claim, certificate, certificate_out, reasons)
+        if proved is not None:
+            return proved
+        reasons.append("engine (branch and bound): not applicable: it covers one softmax "
+                       "head of our own task, and has no adapter to the paper's whole-vector "
+                       "targets")
+        if not search:
+            return Open(claim, reasons=tuple(reasons), spent={"seconds": 0.0})
+        return _refute(claim, _witness_path(claim, witness), reasons)
+    except KeyboardInterrupt:
+        return Open(claim, reasons=tuple(reasons), interrupted=True,
+                    spent={"seconds": round(time.perf_counter() - start, 2)})
+
+
+# ---------------------------------------------------------------- proofs
+def _fixed_softmax(claim: PaperClaim) -> bool:
+    mc = claim.model_class
+    return (mc.kind, mc.heads, mc.layers, mc.values) == ("softmax", 1, 1, "fixed")
+
+
+def theorem_bound(eps: Fraction) -> float:
+    """``1 - √2 ε``: the fixed-value BOS bound at every non-trigger position."""
+    return 1.0 - math.sqrt(2.0) * float(eps)
+
+
+def _by_theorem(claim: PaperClaim, reasons: list[str]) -> Proved | None:
+    if not _fixed_softmax(claim):
+        reasons.append(f"theorem: the fixed-value bound 1 - √2 ε covers one softmax head with "
+                       f"W_O W_V = I - e_0 e_0^T, not {claim.model_class}")
+        return None
+    eps, b = claim.hypothesis.max_error, claim.conclusion.min_bos_mass
+    if 1 - b >= 0 and (1 - b) ** 2 >= 2 * eps**2:
+        return Proved(claim, by="Theorem 3 in the paper's setting (d >= 1/√2)",
+                      bound=theorem_bound(eps),
+                      detail="every non-BOS value has trigger + bias coordinates summing to 1, "
+                             "so the hull of any token set's values is at distance >= 1/√2 "
+                             "from 0 and α_t0 >= 1 - √2 ε at every non-trigger position, "
+                             "before and after the trigger, for every content (continuous "
+                             "included); compared exactly: (1 - b)² >= 2 ε²")
+    reasons.append(f"theorem: 1 - √2 ε = {theorem_bound(eps):.6g} < b = {float(b):.6g}")
+    return None
+
+
+def _by_certificate(claim: PaperClaim, given: str | Path | None, out: str | Path | None,
+                    reasons: list[str]) -> Proved | None:
+    name = given if given is not None else claim.options.certificate
+    if name is None and not (_fixed_softmax(claim) and claim.task.finite):
+        why = ("continuous content has no finite family" if _fixed_softmax(claim)
+               else f"it covers one fixed-value softmax head, not {claim.model_class}")
+        reasons.append(f"certificate: none given, and the paper-hull certificate does not "
+                       f"apply ({why})")
+        return None
+    task = claim.task
+    if name is None:
+        check_work("prefixes to enumerate (the token sets of the family)",
+                   n_prefixes(task.m, task.L), claim.options.max_work)
+        path = Path(out) if out is not None else _fresh(claim, "certificate")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        paper_family_certificate(task, claim.hypothesis.max_error).save(path)
+    else:
+        path = Path(name)
+        if not path.is_absolute() and claim.source and not path.exists():
+            path = Path(claim.source).parent / path
+    try:
+        verdict = checker.verify_file(path)
+    except CertificateError as exc:
+        reasons.append(f"certificate: {path} does not verify ({exc})")
+        return None
+    implied = _implied(claim, verdict)
+    if isinstance(implied, str):
+        reasons.append(f"certificate: {implied}")
+        return None
+    return Proved(claim, by="certificate (paper-hull family)", bound=float(implied),
+                  detail=f"{verdict.details.get('situations')} token sets, verified exactly; "
+                         f"statement sha256:{verdict.digest}", certificate=str(path))
+
+
+def _implied(claim: PaperClaim, verdict: Any) -> Fraction | str:
+    """The verified bound when it implies the claim, else why not."""
+    if not verdict.ok:
+        return f"the file does not verify: {verdict.failure}"
+    if verdict.kind != "paper-hull-family":
+        return f"a {verdict.kind} certificate proves nothing about a paper claim"
+    st = verdict.statement
+    task = claim.task
+    vectors = [[format_rational(Fraction(float(v))) for v in c]
+               for c in task.content] if task.finite else None
+    inst = st["instance"]
+    if (inst["n"], inst["L"], inst["content"]["vectors"]) != (task.n, task.L, vectors):
+        return "its instance (n, L, content vectors) is not the claim's"
+    if Fraction(st["eps"]) < claim.hypothesis.max_error:
+        return f"it is stated at eps = {st['eps']} < the claim's ε"
+    bound = Fraction(st["conclusion"]["min_bound"])
+    if bound < claim.conclusion.min_bos_mass:
+        return f"its bound {float(bound):.6g} < b = {float(claim.conclusion.min_bos_mass):.6g}"
+    return bound
+
+
+# ---------------------------------------------------------------- refutations
+def constructions(claim: PaperClaim) -> list[tuple[str, StackModel]]:
+    """The explicit models of the claim's class that may refute it."""
+    mc, task = claim.model_class, claim.task
+    if mc.kind == "relu_length":
+        W = paper_relu_weights(task, mc.layers, mc.heads)
+        if mc.values == "fixed":  # BOS gets weight 0: dropping its value changes nothing
+            W["W_V"][0, 0, 0, 0] = 0.0
+        return [("(P3) length-normalised ReLU layer", paper_model(task, "relu_length", **W))]
+    if mc.heads >= 2:
+        return [("two softmax heads cancelling off the trigger",
+                 paper_pair_solution(task, claim.max_error, mc.layers, mc.heads))]
+    return []
+
+
+def _refute(claim: PaperClaim, witness: Path, reasons: list[str]) -> Refuted | Open:
+    task = claim.task
+    if task.finite:
+        check_work("prefixes to enumerate (the family, to verify a witness)",
+                   n_prefixes(task.m, task.L), claim.options.max_work)
+    for name, model in constructions(claim):
+        if task.finite:
+            found = write_witness(claim, model, witness)
+            if found is not None:
+                return Refuted(claim, model=model, error=found.error, violations=(found.where,),
+                               witness=str(found.path),
+                               detail=f"the construction: {name}; verified by the trusted "
+                                      f"checker over all {n_prefixes(task.m, task.L)} prefixes "
+                                      f"(sha256:{found.digest})")
+            reasons.append(f"construction ({name}): does not refute the claim")
+        else:
+            reasons.append(f"construction ({name}): {_sampled(claim, model)}")
+    opts, mc = claim.options, claim.model_class
+    res = paper_search(task, mc.kind, mc.layers, mc.heads, max_error=claim.max_error,
+                       max_bos_mass=float(claim.conclusion.min_bos_mass), values=mc.values,
+                       restarts=opts.restarts, steps=opts.steps, seed=opts.seed,
+                       budget=opts.budget, samples=opts.samples)
+    spent = {"seconds": res.seconds, "restarts": res.restarts}
+    how = (f"search: {res.restarts} restarts x {opts.steps} Adam steps on "
+           f"{'the whole family' if res.source == 'exhaustive' else 'seeded samples'} "
+           f"({res.n_sequences} sequences), budget {opts.budget:g} s")
+    if res.params is not None and task.finite:
+        model = model_from_params(task, mc.kind, res.params)
+        found = write_witness(claim, model, witness)
+        if found is not None:
+            return Refuted(claim, model=model, error=found.error, violations=(found.where,),
+                           witness=str(found.path),
+                           detail=f"found by search in {res.seconds:g} s; verified by the "
+                                  f"trusted checker (sha256:{found.digest})")
+        reasons.append(f"{how}; best (error {res.error:.3g}, BOS {res.bos:.4g}) is no "
+                       "verified witness")
+    elif res.params is not None:
+        model = model_from_params(task, mc.kind, res.params)
+        reasons.append(f"{how}; best model: {_sampled(claim, model)}")
+    else:
+        reasons.append(f"{how}; no restart finished")
+    return Open(claim, frontier=res.frontier, spent=spent, reasons=tuple(reasons))
+
+
+def _sampled(claim: PaperClaim, model: StackModel) -> str:
+    """A continuous-content evaluation, stated as the lower estimate it is."""
+    ev = evaluate_stack(model, samples=claim.options.samples, seed=claim.options.seed,
+                        search=ADVERSARIAL_STARTS)
+    bos = float(np.max(ev.bos_nontrigger.max))
+    return (f"sampled + adversarial (not exhaustive): worst error found {ev.worst_error:.3g} "
+            f"over {ev.n_sequences} seeded sequences and {ADVERSARIAL_STARTS} adversarial "
+            f"content searches (a lower estimate of the supremum), largest BOS weight at a "
+            f"non-trigger position {bos:.3g}; continuous content admits no verified witness")
+
+
+def _fresh(claim: PaperClaim, what: str) -> Path:
+    stem = Path(claim.source).stem if claim.source else "claim"
+    return Path(tempfile.mkdtemp(prefix="sinkproof-")) / f"{stem}.{what}.json"
+
+
+def _witness_path(claim: PaperClaim, witness: str | Path | None) -> Path:
+    if witness is not None:
+        return Path(witness)
+    if claim.options.witness is not None:
+        return Path(claim.options.witness)
+    return _fresh(claim, "witness")
+
+
+__all__ = ["check_paper", "constructions", "theorem_bound"]
