@@ -116,3 +116,13 @@ def test_cancelled_is_false_outside_a_job_and_in_the_serial_executor():
     assert not cancelled()
     assert [r.value for r in SerialExecutor().map(lambda _: cancelled(), [0, 1])] == [
         False, False]
+
+
+@pytest.mark.slow
+def test_a_job_that_kills_dask_workers_is_recorded_and_the_others_finish():
+    with DaskExecutor(workers=2) as ex:
+        results = dict(ex.run(_job, [0, "die", 0, "raise", 0]))
+    assert sorted(results) == list(range(5))
+    assert not results[1].ok and "no result from the cluster" in results[1].error
+    assert results[3].error == "ValueError: bad job"
+    assert all(results[i].ok for i in (0, 2, 4))
