@@ -29,7 +29,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "theorems": ("sinkproof.theorems", None),
     "convex": ("sinkproof.convex", None),
     "checker": ("sinkproof.checker", None),
-    "search": ("sinkproof.search", "search"),
+    "search": ("sinkproof.search", None),  # a callable module: sp.search(...), sp.search.frontier
+    "load_witness": ("sinkproof.search.witnessfile", "load_witness"),
     "check": ("sinkproof.claims", "check"),
     "Claim": ("sinkproof.claims", "Claim"),
     "sink_map": ("sinkproof.sinkmap", "sink_map"),

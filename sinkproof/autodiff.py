@@ -99,8 +99,9 @@ def forward(params: Params, data: dict[str, jax.Array], phi: jax.Array, tokens: 
     """The layer on the padded prefixes ``data`` (:meth:`PaddedPrefixes.device`).
 
     ``phi``: ``Φ`` ``(R, D)``; ``tokens``: ``e(x)`` per code ``(k+2, p+3)``.  ``leak``
-    (ReLU only) adds ``leak · min(s, 0)`` to the weights: the leaky surrogate that has
-    a gradient where every score is negative.  A pure function of ``params``.
+    (maps ``c_t max(0, s)``: ReLU, ReLU/length) adds ``leak · c_t min(s, 0)`` to the
+    weights: the leaky surrogate that has a gradient where every score is negative.  A
+    pure function of ``params``.
     """
     A = score_matrices(params)
     H = A.shape[0]
@@ -120,8 +121,8 @@ def forward(params: Params, data: dict[str, jax.Array], phi: jax.Array, tokens: 
         table = (phi @ A_h @ phi.T).reshape(-1)
         s = table[data["flat"]]  # (N, K)
         w = weights_of(s, valid, depth, mp_h)
-        if kind == "relu":  # the surrogate is ReLU's alone
-            w = w + leak * jnp.where(valid, jnp.minimum(s, 0.0), 0.0)
+        if amap.factorisation == "sum":  # c_t max(s, 0) - leak c_t max(-s, 0)
+            w = w - leak * weights_of(-s, valid, depth, mp_h)
         values = (tokens @ U_h.T)[data["keys"]]  # (N, K, p)
         out = jnp.einsum("nk,nkp->np", w, values)
         if gated:

@@ -20,7 +20,7 @@ import traceback
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from . import __version__
+from . import __version__, interrupts
 from .commands import COMMANDS
 from .errors import (
     EXIT_BAD_INPUT,
@@ -28,6 +28,7 @@ from .errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_REFUSED,
+    Interrupted,
     SinkproofError,
     WorkLimitError,
 )
@@ -155,10 +156,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout = sys.stdout
     sys.stdout = quiet = _QuietStdout(stdout)
     try:
-        return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        sys.stdout.flush()
-        print("sinkproof: interrupted", file=sys.stderr)
+        with interrupts.handled():
+            return int(args.func(args) or 0)
+    except KeyboardInterrupt as exc:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        progress = f" ({exc.progress})" if isinstance(exc, Interrupted) else ""
+        print(f"sinkproof: interrupted{progress}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except WorkLimitError as exc:
         _error("refused", exc, debug)

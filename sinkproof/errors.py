@@ -18,6 +18,16 @@ class WorkLimitError(SinkproofError):
     the estimate, the limit and the option that raises it."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a long computation.  ``partial`` is its result so far (exact for what
+    it covers); ``progress`` says how far it got (e.g. ``"3 of 10 runs finished"``)."""
+
+    def __init__(self, partial: object, progress: str) -> None:
+        super().__init__(progress)
+        self.partial = partial
+        self.progress = progress
+
+
 EXIT_CODES: dict[int, str] = {
     0: "proved / verified / done: the command completed and its claim holds",
     1: "refuted / not verified: the command completed and its claim fails "
@@ -34,6 +44,13 @@ decision; an unexpected exception is always 70, never 1."""
 
 EXIT_OK, EXIT_FAILS, EXIT_BAD_INPUT, EXIT_OPEN, EXIT_REFUSED = 0, 1, 2, 3, 4
 EXIT_INTERNAL, EXIT_INTERRUPTED = 70, 130
+
+
+SINK_MAP_MAX_WORK = 20_000_000
+"""Default limit on a sink map's work units (one per cone constraint of every SOCP solved,
+one per symmetry image of a target; ``sinkproof sinkmap --max-work``): p=2, T=8 (about
+18 million) runs, in about half a minute on one core; p=3, T=7 (about 37 million, over
+two minutes) is refused.  Light here so that ``sinkproof sinkmap --help`` loads no solver."""
 
 
 def check_work(what: str, estimate: int, limit: int, flag: str = "--max-work") -> None:

@@ -22,7 +22,6 @@ import itertools
 import multiprocessing as mp
 import os
 import pickle
-import signal
 import threading
 import time
 import traceback
@@ -32,6 +31,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
+
+from .interrupts import ignore_in_worker
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                     "BLIS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
@@ -64,9 +65,10 @@ class JobResult:
 
 
 def limit_threads() -> None:
-    """Cap BLAS/OpenMP pools at one thread and XLA at one CPU thread in this process
-    (XLA reads its flags when its runtime starts: call this before the first JAX
-    computation)."""
+    """Cap BLAS/OpenMP pools at one thread and XLA at one CPU thread in this process (a
+    worker's), and leave Ctrl-C to the parent, which stops the workers.  XLA reads its
+    flags when its runtime starts: call this before the first JAX computation."""
+    ignore_in_worker()
     for name in THREAD_VARIABLES:
         os.environ[name] = "1"
     flags = os.environ.get("XLA_FLAGS", "")
@@ -194,6 +196,10 @@ class Executor:
     def close(self) -> None:
         """Release workers."""
 
+    def stop(self) -> None:
+        """Release workers now, without waiting for the jobs they run (after Ctrl-C)."""
+        self.close()
+
     def __enter__(self) -> Executor:
         return self
 
@@ -235,7 +241,6 @@ def _start_worker(flags: Any, counter: Any, cores: list[int] | None) -> None:
     """Pool worker initialiser: leave Ctrl-C to the parent, keep the pool's cancellation
     flags, sit on the next core (``cores``: pinning), limit every thread pool to one."""
     global _FLAGS
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _FLAGS = flags
     if cores and hasattr(os, "sched_setaffinity"):
         with counter.get_lock():
@@ -301,7 +306,7 @@ class ProcessExecutor(Executor):
                 if died is None:
                     alone = max(alone - 1, 0)
                     continue
-                self._kill()
+                self.stop()
                 if alone:  # it ran alone: it killed its worker
                     i = batch[0]
                     del todo[i]
@@ -311,7 +316,7 @@ class ProcessExecutor(Executor):
                     alone = min(self.workers + 1, len(todo))
         except KeyboardInterrupt:  # stop the workers now, not after their current job
             self._flags[slot] = 1
-            self._kill()
+            self.stop()
             raise
         finally:
             # done, or the caller stopped early: running jobs may stop and queued ones
@@ -319,8 +324,9 @@ class ProcessExecutor(Executor):
             # fail marking a cancelled future broken, with a traceback on stderr.
             self._flags[slot] = 1
 
-    def _kill(self) -> None:
-        """Stop every worker now; the next run starts a fresh pool."""
+    def stop(self) -> None:
+        """Stop every worker now, not after its current job (Ctrl-C); the next run
+        starts a fresh pool."""
         pool, self._pool = self._pool, None
         if pool is None:
             return
@@ -330,9 +336,9 @@ class ProcessExecutor(Executor):
 
     def close(self) -> None:
         if not self.persistent:
-            self._stop()
+            self._shutdown()
 
-    def _stop(self) -> None:
+    def _shutdown(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -345,7 +351,7 @@ class ProcessExecutor(Executor):
                 self._pool.shutdown(wait=True)
                 self._pool = None
             return
-        self._kill()  # Ctrl-C or a failure: stop the workers now
+        self.stop()  # Ctrl-C or a failure: stop the workers now
 
     def __repr__(self) -> str:
         return f"ProcessExecutor(workers={self.workers}, pin={self.pin})"
@@ -371,7 +377,7 @@ def _stop_shared() -> None:
     """Stop the kept pools before interpreter teardown (whose finalisers would print
     ignored exceptions on the user's terminal)."""
     for ex in _SHARED.values():
-        ex._kill()
+        ex.stop()
     _SHARED.clear()
 
 

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_real
+from ._validate import as_int
 from .attention import MapProperties
+from .exact_numbers import bounded
 from .kernel import forward_prefixes
 from .model import AttentionModel
 from .numerics import stable_norm
@@ -188,7 +189,8 @@ def evaluate(
         raise TypeError(f"unexpected options for an AttentionModel: {', '.join(options)}")
     if not isinstance(model, AttentionModel):
         raise TypeError(f"model must be an AttentionModel, got {type(model).__name__}")
-    eta = as_real("eta", eta, minimum=0.0)
+    eta = float(bounded(eta, "eta", 0))
+    max_rows = as_int("max_rows", max_rows, minimum=1)
     task, H = model.task, model.H
     if sequences is None:
         blocks: Iterable[tuple[int, np.ndarray, object]] = family_prefix_blocks(task, max_rows)

@@ -18,8 +18,8 @@ from .attention import MAPS, AttentionMap, get_map
 from .task import TriggerTask
 from .tasks.protocol import require_setting
 
-KINDS = ("softmax", "relu")
-"""The kinds that search and training support so far; a model accepts any name in ``MAPS``."""
+KINDS = tuple(MAPS)
+"""The kinds that search and training support: every map of ``MAPS``."""
 
 
 def fixed_values(p: int) -> np.ndarray:

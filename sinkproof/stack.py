@@ -304,7 +304,7 @@ def from_attention_model(model: Any) -> StackModel:
 
 
 PAPER_KINDS = ("softmax", "relu_length")
-"""The maps of the paper's models (any map of ``MAPS`` without parameters is accepted)."""
+"""The maps of the paper's models (any map of ``MAPS`` is accepted, with its parameters)."""
 
 
 def _paper_weights(name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -318,7 +318,9 @@ def _paper_weights(name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def paper_model(task: Task, kind: str = "softmax", *, W_Q: Any = None, W_K: Any = None,
-                W_V: Any = None, W_O: Any = None, residual: bool | None = None) -> StackModel:
+                W_V: Any = None, W_O: Any = None, residual: bool | None = None,
+                map_params: Any = None, gate_w: Any = None, gate_c: Any = None
+                ) -> StackModel:
     """The paper's model on a paper task: every head full width, no biases, no scaling.
 
     ``W_Q, W_K, W_V``: ``(layers, heads, n, n)``; ``W_O``: ``(layers, n, heads·n)``.  Head
@@ -326,14 +328,14 @@ def paper_model(task: Task, kind: str = "softmax", *, W_Q: Any = None, W_K: Any 
     ``kind`` (``"softmax"``, or ``"relu_length"``: ``max(0, s)/max(i, 1)``) and values
     ``W_V x``; the layer writes ``W_O [o^1; …; o^H]``.  ``residual`` (default: when there
     is more than one layer, as in the paper) composes ``x ← x + layer(x)``; the model's
-    task then has the residual targets (``model.task.residual`` says which).
+    task then has the residual targets (``model.task.residual`` says which).  Any other
+    map of ``MAPS`` may be named: its parameters ``map_params`` ``(layers, heads, P)``
+    (default the map's defaults) and, for a gated map, the gate ``gate_w``
+    ``(layers, heads, n)`` and ``gate_c`` ``(layers, heads)`` (default 0).
     """
     if getattr(task, "setting", None) != "paper" or not isinstance(task, Task):
         raise TypeError(f"paper_model needs a PaperTask, got {type(task).__name__}")
     amap = _get_map(kind)
-    if amap.param_names:
-        raise ValueError(f"the paper's models have no map parameters; {kind!r} has "
-                         f"{', '.join(amap.param_names)}")
     wq = as_real_array("W_Q", W_Q, ndim=4) if W_Q is not None else None
     if wq is None:
         raise TypeError("W_Q is required")
@@ -347,6 +349,20 @@ def paper_model(task: Task, kind: str = "softmax", *, W_Q: Any = None, W_K: Any 
     residual = layers > 1 if residual is None else bool(residual)
     if task.residual != residual:
         task = task.replace(residual=residual)
-    stack = [Layer(tuple(Head.make(amap, n, wv[l, h], W_Q=wq[l, h], W_K=wk[l, h])
-                         for h in range(heads)), wo[l]) for l in range(layers)]
+    P = len(amap.param_names)
+    mp = None if map_params is None else _paper_weights("map_params", map_params,
+                                                        (layers, heads, P))
+    gated = amap.properties.gated
+    if not gated and (gate_w is not None or gate_c is not None):
+        raise StackShapeError(f"gate_w/gate_c given, but the {amap.name} map has no gate")
+    gw = None if gate_w is None else _paper_weights("gate_w", gate_w, (layers, heads, n))
+    gc = None if gate_c is None else _paper_weights("gate_c", gate_c, (layers, heads))
+
+    def head(l: int, h: int) -> Head:
+        return Head.make(amap, n, wv[l, h], W_Q=wq[l, h], W_K=wk[l, h],
+                         map_params=None if mp is None else mp[l, h],
+                         gate_w=None if gw is None else gw[l, h],
+                         gate_c=None if gc is None else gc[l, h])
+
+    stack = [Layer(tuple(head(l, h) for h in range(heads)), wo[l]) for l in range(layers)]
     return StackModel(task, stack, residual=residual)

@@ -16,7 +16,16 @@ positions, a single trigger family, zero parameters)::
 
 Options that name a scheme (``content``, ``positions``, ``triggers``, ``kind``,
 ``values``) take one name, a list of names to choose from (the first is where
-shrinking goes), a Hypothesis strategy, or ``None`` for every option.
+shrinking goes), a Hypothesis strategy, or ``None`` for every option.  The ``task``
+of :func:`sequences`, :func:`models` and :func:`near_solutions` may be a task or a
+strategy of tasks (``models(tasks(max_p=2))``); the sequences drawn from a strategy
+of tasks come with their task, as ``(task, sequence)``.
+
+Importing this module registers strategies for :func:`hypothesis.strategies.from_type`
+(and so for ``st.builds`` and ``@given(x=...)`` inference): :class:`TriggerTask`
+(:func:`tasks`), :class:`~sinkproof.PaperTask` (:func:`paper_tasks`),
+:class:`AttentionModel` (a model on a drawn task) and
+:class:`~sinkproof.modelclass.ModelClass` (:func:`model_classes`).
 """
 
 from __future__ import annotations
@@ -35,9 +44,10 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from ._validate import as_int, as_real
 from .attention import MAPS
 from .constructions import relu_solution, softmax_solution
-from .model import KINDS, AttentionModel
+from .model import AttentionModel
 from .modelclass import ModelClass
 from .task import POSITION_SCHEMES, TRIG, TRIGGER_FAMILIES, TriggerTask
+from .tasks import PaperTask
 from .tasks.protocol import require_setting
 
 __all__ = [
@@ -47,6 +57,7 @@ __all__ = [
     "model_classes",
     "models",
     "near_solutions",
+    "paper_tasks",
     "sequences",
     "task_model_sequence",
     "tasks",
@@ -59,6 +70,20 @@ VALUE_OPTIONS = ("learned", "fixed")
 """Value maps ``models`` can draw: any bounded ``U``, or ``U_fix`` in every head."""
 
 Option = str | Iterable[str] | st.SearchStrategy | None
+TaskArg = TriggerTask | st.SearchStrategy
+"""A task, or a strategy that draws tasks."""
+
+
+def _task(draw: st.DrawFn, task: Any) -> TriggerTask:
+    """``task`` itself, or one drawn from it when it is a strategy."""
+    if isinstance(task, st.SearchStrategy):
+        task = draw(task)
+    if not isinstance(task, TriggerTask):
+        require_setting(task, "trigger")
+    return task
+
+CLASSIC_KINDS = ("softmax", "relu")
+"""The default kinds drawn (the two maps of the main result; pass ``kind`` for others)."""
 
 
 def _option(name: str, value: Option, allowed: Sequence[str]) -> st.SearchStrategy:
@@ -145,18 +170,25 @@ def tasks(
 @st.composite
 def sequences(
     draw: st.DrawFn,
-    task: TriggerTask,
+    task: TaskArg,
     min_length: int = 1,
     max_length: int | None = None,
     trigger: bool | None = None,
-) -> tuple[int, ...]:
+) -> Any:
     """Sequences of ``task``'s family (tokens after BOS, ``sp.TRIG`` for the trigger).
 
     Lengths lie in ``[min_length, max_length]`` (default ``max_length = T``).
     ``trigger``: ``True`` = at least one trigger, ``False`` = none, ``None`` = either.
     The single-trigger family gets at most one; the multi-trigger family any number.
-    Shrinks towards ``(0,)`` (or ``(TRIG,)`` when a trigger is required).
+    Shrinks towards ``(0,)`` (or ``(TRIG,)`` when a trigger is required).  With a
+    strategy of tasks (``sequences(tasks())``) each example is ``(task, sequence)``
+    (``max_length`` is then capped at the drawn ``T``).
     """
+    if isinstance(task, st.SearchStrategy):
+        drawn = _task(draw, task)
+        cap = None if max_length is None else min(as_int("max_length", max_length, minimum=1),
+                                                  drawn.T)
+        return drawn, draw(sequences(drawn, min(min_length, drawn.T), cap, trigger))
     require_setting(task, "trigger")
     lo = as_int("min_length", min_length, minimum=1)
     hi = task.T if max_length is None else as_int("max_length", max_length, minimum=1)
@@ -186,7 +218,7 @@ def sequences(
 @st.composite
 def models(
     draw: st.DrawFn,
-    task: TriggerTask,
+    task: TaskArg,
     kind: Option = None,
     heads: int | tuple[int, int] = 1,
     values: Option = None,
@@ -203,8 +235,10 @@ def models(
     models with large-logit ones (logits up to ``scale * ||φ||_1^2``), which is
     where a sink's ``1 - α_0`` falls below float64 resolution.  ``model_class``
     (a :class:`~sinkproof.modelclass.ModelClass`) fixes kind, heads and values at once.
+    ``task`` may be a strategy of tasks (``models(tasks())``; the model's ``task`` is the
+    one drawn).
     """
-    require_setting(task, "trigger")
+    task = _task(draw, task)
     if model_class is not None:
         if not isinstance(model_class, ModelClass):
             raise TypeError(f"model_class must be a ModelClass, got {type(model_class).__name__}")
@@ -215,7 +249,8 @@ def models(
         raise ValueError("scale: give at least one bound")
     scales = [as_real("scale", s, minimum=0.0) for s in scales]
     value_scale = as_real("value_scale", value_scale, minimum=0.0)
-    the_kind = draw(_option("attention kind", KINDS if kind is None else kind, tuple(MAPS)))
+    the_kind = draw(_option("attention kind", CLASSIC_KINDS if kind is None else kind,
+                            tuple(MAPS)))
     the_values = draw(_option("values", values, VALUE_OPTIONS))
     H = draw(st.integers(lo, hi))
     bound = draw(st.sampled_from(scales))
@@ -240,7 +275,7 @@ def model_classes(
     lo, hi = _int_range("heads", heads)
     return st.builds(
         ModelClass,
-        kind=_option("attention kind", kind, KINDS),
+        kind=_option("attention kind", kind, CLASSIC_KINDS),
         heads=st.integers(lo, hi),
         values=_option("values", values, VALUE_OPTIONS),
         positions=_option("positions", positions, (*POSITION_SCHEMES, "any")),
@@ -250,7 +285,7 @@ def model_classes(
 @st.composite
 def near_solutions(
     draw: st.DrawFn,
-    task: TriggerTask,
+    task: TaskArg,
     kind: Option = None,
     noise: float = 1e-3,
     max_L: float = 20.0,
@@ -260,10 +295,12 @@ def near_solutions(
     ``relu``: Theorem 4's head (needs ``inverse`` or ``onehot`` positions);
     ``softmax``: Theorem 5's head at a drawn ``L`` in ``[0, max_L]``.  These are the
     accurate models that make the sink bounds bite (random models have large error).
+    ``task`` may be a strategy of tasks.
     """
+    task = _task(draw, task)
     noise = as_real("noise", noise, minimum=0.0)
     max_L = as_real("max_L", max_L, minimum=0.0)
-    allowed = KINDS if task.positions != "none" else ("softmax",)
+    allowed = CLASSIC_KINDS if task.positions != "none" else ("softmax",)
     the_kind = draw(_option("attention kind", kind, allowed))
     if the_kind == "relu":
         base = relu_solution(task)
@@ -290,3 +327,41 @@ def task_model_sequence(
     model = draw(models(task, kind=kind, heads=heads, values=values, scale=scale))
     seq = draw(sequences(task, trigger=trigger))
     return task, model, seq
+
+
+@st.composite
+def paper_tasks(
+    draw: st.DrawFn,
+    max_n: int = 6,
+    max_L: int = 6,
+    content: Option = None,
+    residual: bool | None = None,
+) -> PaperTask:
+    """Tasks of the paper's setting: token dimension ``4 <= n <= max_n``, length
+    ``3 <= L <= max_L``; ``content``: ``"uniform"``, ``"grid"`` (2 or 3 points per
+    coordinate) or ``"custom"`` (1 to 3 drawn vectors in ``[-1, 1]``); ``residual``:
+    ``None`` draws it.  Shrinks to ``n = 4, L = 3`` with uniform content."""
+    max_n = as_int("max_n", max_n, minimum=4)
+    max_L = as_int("max_L", max_L, minimum=3)
+    n = draw(st.integers(4, max_n))
+    L = draw(st.integers(3, max_L))
+    scheme = draw(_option("content scheme", content, ("uniform", "grid", "custom")))
+    res = draw(st.booleans()) if residual is None else bool(residual)
+    if scheme == "grid":
+        return PaperTask(n=n, L=L, content="grid", grid=draw(st.integers(2, 3)), residual=res)
+    if scheme == "custom":
+        vectors = draw(content_sets(n - 3, max_k=3, bound=1.0))
+        return PaperTask(n=n, L=L, content=vectors, residual=res)
+    return PaperTask(n=n, L=L, residual=res)
+
+
+def _register() -> None:
+    """Strategies for ``st.from_type``: small tasks and models, as :func:`tasks` and
+    :func:`models` draw them."""
+    st.register_type_strategy(TriggerTask, tasks())
+    st.register_type_strategy(PaperTask, paper_tasks())
+    st.register_type_strategy(AttentionModel, models(tasks()))
+    st.register_type_strategy(ModelClass, model_classes())
+
+
+_register()

@@ -22,14 +22,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from . import checker
-from ._validate import as_int, as_real, choice
+from ._validate import as_int, choice
 from .errors import CertificateError
+from .exact_numbers import bos_mass, bounded, show
 from .kernel import forward_prefixes
 from .measures import Evaluation, evaluate, explicit_prefix_blocks, family_prefix_blocks
 from .model import AttentionModel
@@ -66,16 +68,21 @@ def assert_solves(
 ) -> Evaluation:
     """Assert ``max_{X, t} ||f_t(X) - y_t(X)|| <= eps``; returns the :class:`Evaluation`.
 
-    The failure message shows the worst sequence, position, target and output.
+    ``eps`` may be exact (``Fraction``, ``Decimal``, ``"1/20"``): the measured float error
+    is compared with it exactly; a float is compared as the float it is.  The failure
+    message shows the worst sequence, position, target and output.
     """
     model = _check_model(model)
-    eps = as_real("eps", eps, minimum=0.0)
+    eps_q = bounded(eps, "eps", 0)
+    shown = show(eps_q)
+    if isinstance(eps, float):  # a float (a measured error, say) is compared as the float it is
+        eps_q, shown = Fraction(eps), f"{eps:g}"
     seqs = None if sequences is None else list(sequences)
     ev = evaluate(model, seqs)
-    if not ev.max_error <= eps:
+    if not (math.isfinite(ev.max_error) and Fraction(ev.max_error) <= eps_q):  # exactly
         seq, t = ev.worst
         raise AssertionError(
-            f"model does not solve the task to eps={eps:g}: error {ev.max_error:.6g} "
+            f"model does not solve the task to eps={shown}: error {ev.max_error:.6g} "
             f"at position t={t} of {show_sequence(seq)}\n"
             f"  target y_t = {_show_vector(ev.worst_target)}\n"
             f"  output f_t = {_show_vector(ev.worst_output)}\n"
@@ -94,6 +101,11 @@ class _Extremes:
     lo: np.ndarray
     lo_at: list[tuple[tuple[int, ...], int] | None]
     count: int = 0
+    max_output: float = 0.0
+    """Largest ``|f_t|`` entry at every position ``t >= 1`` of the checked sequences, whatever
+    ``where`` says (0: the model outputs nothing)."""
+    max_target: float = 0.0
+    """The same for the targets ``y_t`` (0 on ``T = 1``, where nothing follows a trigger)."""
 
 
 def _blocks(model: AttentionModel, sequences: list | None) -> Iterator[tuple[int, np.ndarray]]:
@@ -128,6 +140,8 @@ def _scan(model: AttentionModel, sequences: list | None, where: str,
             is_trig = fw.query == task.trig_code
             mask = {"nontrigger": ~is_trig, "trigger": is_trig, "all": np.ones_like(is_trig)}[where]
             bar.update(codes.size)
+            ex.max_output = max(ex.max_output, float(np.abs(fw.output).max(initial=0.0)))
+            ex.max_target = max(ex.max_target, float(np.abs(fw.target).max(initial=0.0)))
             if not np.any(mask):
                 continue
             rows = np.flatnonzero(mask)
@@ -192,7 +206,8 @@ def assert_has_sink(
     made in the log domain.
     """
     model, seqs = _prepare(model, sequences, where)
-    delta = as_real("delta", delta, minimum=0.0)
+    delta = float(bounded(delta, "delta", 0, 1,
+                          why="1 - BOS mass is a share of attention, between 0 and 1"))
     heads = _heads(model, head)
     ex = _scan(model, seqs, where, progress)
     if ex.count == 0:
@@ -222,21 +237,31 @@ def assert_no_sink(
     head: int | None = None,
     where: str = "nontrigger",
     progress: bool | None = None,
+    allow_silent: bool = False,
 ) -> None:
     """Assert BOS mass ``<= max_bos_mass`` at every checked position of every head (or ``head``).
 
-    ``max_bos_mass=0`` demands exactly zero weight on BOS (Theorem 4's ReLU head).
+    ``max_bos_mass=0`` demands exactly zero weight on BOS (Theorem 4's ReLU head); it is
+    read exactly, in ``[0, 1]``.  A model whose output is 0 at every position of the
+    checked sequences, trigger positions included, where some target is not (a dead
+    ReLU head attends nowhere, so its BOS share is 0 trivially; its error is the size of
+    the targets) fails with a message that says so, unless ``allow_silent``: having no
+    sink is only interesting for a model that does something.
     """
     model, seqs = _prepare(model, sequences, where)
-    max_bos_mass = as_real("max_bos_mass", max_bos_mass, minimum=0.0)
-    if max_bos_mass > 1:
-        raise ValueError(f"max_bos_mass must be <= 1, got {max_bos_mass}")
+    max_bos_mass = float(bos_mass(max_bos_mass, "max_bos_mass"))
     heads = _heads(model, head)
     ex = _scan(model, seqs, where, progress)
     # BOS <= m  <=>  1 - BOS >= 1 - m, compared in the log domain
     log_floor = math.log1p(-max_bos_mass) if max_bos_mass < 1 else -math.inf
     bad = [h for h in heads if ex.lo[h] < log_floor]
     if not bad:
+        if ex.count and ex.max_output == 0.0 < ex.max_target and not allow_silent:
+            raise AssertionError(
+                "model outputs nothing: f_t = 0 at every position of the checked sequences "
+                "(the targets are not), so it has no sink only because it attends nowhere "
+                "(a dead head; pass allow_silent=True to accept it)"
+                f"\n  model: {model!r}\n  checked: {_family_note(model, seqs)}")
         return
     name = _measure_name(model)
     lines = [f"head {h}: {name} {_bos_from_log_nonbos(ex.lo[h]):.6g} at {_at(ex.lo_at[h])}"
@@ -248,7 +273,7 @@ def assert_no_sink(
     )
 
 
-def assert_obeys(model: AttentionModel, bound: Any, rtol: float = 1e-9) -> Any:
+def assert_obeys(model: AttentionModel, bound: Any, rtol: Any = 1e-9) -> Any:
     """Assert ``model`` obeys an instantiated theorem (``theorems.theorem(k).instantiate(...)``).
 
     Wherever the model meets the theorem's error hypothesis, its BOS mass must be at
@@ -257,6 +282,7 @@ def assert_obeys(model: AttentionModel, bound: Any, rtol: float = 1e-9) -> Any:
     counterexample to the theorem: the message lists the violated items.
     """
     model = _check_model(model)
+    rtol = float(bounded(rtol, "rtol", 0, 1))
     check = getattr(bound, "check", None)
     if not callable(check):
         raise TypeError("bound must be an instantiated theorem (theorems.theorem(k).instantiate"

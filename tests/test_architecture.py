@@ -11,6 +11,7 @@ that is not already a package of the importer.
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import subprocess
 import sys
@@ -25,8 +26,9 @@ from sinkproof import checker
 ROOT = Path(sinkproof.__file__).resolve().parent
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors",),
+    ("errors", "interrupts"),
     ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats"),
+    ("tables",),
     ("checker",),                    # TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),
     ("attention",), ("models", "stack"), ("model", "adversary"),
@@ -37,9 +39,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("theorems",),
     ("search",),
     ("claims",),
-    ("experiment", "variants"), ("sweep",),
+    ("experiment",), ("variants",), ("sweep",),
     ("report",),
-    ("strategies", "testing", "pytest_plugin"),
+    ("strategies", "testing"), ("pytest_plugin",),
     ("cli_common",), ("commands",), ("cli",), ("__main__",),
 ]
 """The floors of the package, from the ground up.  A unit (a top-level module or
@@ -52,6 +54,8 @@ TRUSTED = ("sinkproof.checker", "sinkproof.errors")
 LAZY_ALLOWED = {
     "sinkproof.theorems.theorem6": "the sink map needs CVXPY: loaded when Theorem 6 is used",
     "sinkproof.sweep.jobs": "a job kind loads its own layer, in the worker that runs it",
+    "sinkproof.pytest_plugin": "pytest loads the plugin in every run of the environment: "
+                               "each fixture imports its layer when a test uses it",
 }
 """Modules outside ``sinkproof.commands`` that may import sinkproof modules inside functions,
 and why.  Commands import their layers when they run, so that ``COMMAND --help`` stays
@@ -267,6 +271,13 @@ def test_lazy_names_resolve_and_dir_lists_the_entry_points():
     assert sinkproof.TriggerTask(p=1, T=2).n_sequences > 0
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         sinkproof.nope  # noqa: B018
+    importlib.import_module("sinkproof.kernel")  # a submodule, bound on the package
+
+    listed = dir(sinkproof)
+    assert {"check", "search", "sink_map", "convex", "load_witness", "evaluate",
+            "TriggerTask", "AttentionModel", "testing", "strategies"} <= set(listed)
+    # the package's own machinery and its submodules are not entry points
+    assert not {"annotations", "import_module", "Any", "kernel", "task", "_LAZY"} & set(listed)
 
 
 def test_the_command_table_matches_the_command_modules():

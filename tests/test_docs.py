@@ -289,10 +289,14 @@ def render_cli_reference() -> str:
         "`max_error = 0.05` all mean 1/20, and `1e-400` is 10^-400, not 0 (TOML and JSON "
         "decimals are never passed through a binary float). An error level must lie in "
         "[0, 1) (in (0, 1) where a bound is computed) and a BOS mass in [0, 1]; counts "
-        "are non-negative. Every command estimates its work before it starts and refuses "
-        "(status 4) beyond `--max-work`; a claim that Theorem 1 or 3 proves on a named "
-        "position set is proved from one position per set of distinct tokens, without "
-        "listing the family (`T = 40` takes seconds).",
+        "are non-negative. Every command that takes a size estimates its work before it "
+        "starts and refuses (status 4) beyond `--max-work` (`sweep`: `--max-jobs`; "
+        "`verify`: its `--max-*` limits; `variants` runs two fixed small instances); a "
+        "claim that Theorem 1 or 3 proves on a named position set is proved from one "
+        "position per set of distinct tokens, without listing the family (`T = 40` takes "
+        "seconds). Ctrl-C stops a command within about a second: it prints what it has "
+        "finished (the positions settled, the runs or sections done), marked interrupted, "
+        "and exits with status 130.",
         "",
         "| command | what it does |",
         "|---|---|",

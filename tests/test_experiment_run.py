@@ -49,6 +49,11 @@ def test_run_covers_every_setting(smoke):
     assert result.violations == 0
     assert "violations=0" in repr(result)
     assert "| content | attention | H |" in result._repr_markdown_()
+    rows = result.to_records()
+    assert [(r["kind"], r["heads"], r["seed"], r["error"]) for r in rows] == [
+        (r.kind, r.heads, r.seed, r.error) for r in result.runs]
+    assert "history" not in rows[0] and "theory" not in rows[0]
+    assert result.to_csv().count("\n") == len(rows) + 1
     first = result.runs[0]
     assert repr(first).startswith(f"RunResult(signed {first.kind} H={first.heads} seed=0: ")
     assert first._repr_markdown_().count("\n") == 2

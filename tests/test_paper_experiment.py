@@ -8,20 +8,27 @@ import numpy as np
 import pytest
 
 import sinkproof as sp
+from sinkproof.attention import MAPS
 from sinkproof.cli import main
 from sinkproof.experiment.paper import QUICK, assemble, forward, init_params
 
 
-@pytest.mark.parametrize("kind", ["softmax", "relu_length"])
+@pytest.mark.parametrize("kind", list(MAPS))
 @pytest.mark.parametrize("layers,heads", [(1, 1), (2, 3)])
 def test_jax_forward_matches_the_numpy_stack(kind, layers, heads):
     import jax
 
     task = sp.PaperTask(n=6, L=7)
     params = {k: np.asarray(v, dtype=float) for k, v in
-              init_params(jax.random.PRNGKey(3), layers, heads, 6, std=0.7).items()}
+              init_params(jax.random.PRNGKey(3), layers, heads, 6, std=0.7, kind=kind).items()}
+    rng = np.random.default_rng(4)
+    if "mp" in params:  # a nonzero sink logit / sigmoid bias
+        params["mp"] = rng.normal(0.0, 1.0, params["mp"].shape)
+    if "gc" in params:
+        params["gc"] = rng.normal(0.0, 1.0, params["gc"].shape)
     model = sp.paper_model(task, kind, W_Q=params["wq"], W_K=params["wk"], W_V=params["wv"],
-                           W_O=params["wo"])
+                           W_O=params["wo"], map_params=params.get("mp"),
+                           gate_w=params.get("gw"), gate_c=params.get("gc"))
     x = task.sample(4, seed=1)
     with jax.enable_x64(True):
         out, w = forward({k: jax.numpy.asarray(v) for k, v in params.items()},
@@ -46,11 +53,16 @@ def test_batch_targets_match_the_task(residual):
     np.testing.assert_allclose(np.asarray(y), task.row_targets(x_np), atol=1e-12)
 
 
-def test_paper_quick_writes_results(tmp_path, capsys):
-    assert main(["paper", "--quick", "--out", str(tmp_path)]) == 0
+@pytest.mark.parametrize("configs", [
+    pytest.param(["--configs", "1x1"], id="1x1"),
+    pytest.param([], id="quick-1x1-2x2", marks=pytest.mark.slow),  # the 2x2 figures too
+])
+def test_paper_quick_writes_results(tmp_path, capsys, configs):
+    assert main(["paper", "--quick", *configs, "--out", str(tmp_path)]) == 0
     runs = json.loads((tmp_path / "results.json").read_text())
+    sizes = (1,) if configs else (1, 2)
     assert {(r["kind"], r["layers"], r["heads"]) for r in runs} == {
-        (k, n, n) for k in ("softmax", "relu_length") for n in (1, 2)}
+        (k, n, n) for k in ("softmax", "relu_length") for n in sizes}
     for r in runs:
         bos = np.asarray(r["bos_nontrigger"])
         assert bos.shape == (r["layers"], r["heads"]) and r["seed"] == 0
@@ -63,8 +75,11 @@ def test_paper_quick_writes_results(tmp_path, capsys):
     assert min(np.min(r["bos_nontrigger"]) for r in soft) > max(
         np.max(r["bos_nontrigger"]) for r in relu)
     table = (tmp_path / "table.md").read_text()
-    assert "| softmax | 2×2 | 0 |" in table
-    for name in ("fig3_1x1_mean_std.png", "fig4_2x2_softmax.png", "fig5_2x2_relu_length.png"):
+    assert "| softmax | 1×1 | 0 |" in table
+    assert ("| softmax | 2×2 | 0 |" in table) == (2 in sizes)
+    figures = ["fig3_1x1_mean_std.png"]
+    figures += ["fig4_2x2_softmax.png", "fig5_2x2_relu_length.png"] if 2 in sizes else []
+    for name in figures:
         assert (tmp_path / name).stat().st_size > 1000
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,9 @@ from sinkproof.claims.paperclaim import PaperClaim
 from sinkproof.claims.paperwitness import refuting, witness_document, write_witness
 from sinkproof.constructions import paper_pair_solution, paper_relu_solution
 from sinkproof.search.paper import paper_search
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "claims"
 
 
 def data(**parts):
@@ -202,10 +206,10 @@ def test_setting_paper_is_a_one_line_error_where_it_does_not_apply(capsys):
 def test_check_setting_must_match_the_claim(capsys):
     from sinkproof.cli import main
 
-    assert main(["check", "--setting", "trigger", "examples/claims/paper_p3_relu.toml"]) == 2
+    assert main(["check", "--setting", "trigger", str(EXAMPLES / "paper_p3_relu.toml")]) == 2
     assert "'paper' setting" in capsys.readouterr().err
     assert main(["check", "--setting", "paper", "--no-search",
-                 "examples/claims/paper_p1_fixed_values.toml"]) == 0
+                 str(EXAMPLES / "paper_p1_fixed_values.toml")]) == 0
 
 
 def test_certify_setting_paper_writes_a_verified_certificate(tmp_path, capsys):
@@ -237,3 +241,16 @@ def test_the_per_position_bound_holds_for_random_one_head_models():
         assert held["positions"] == 8 * 4 and held["violations"] == 0
         assert held["least_margin"] >= -1e-4
     assert bound_check("softmax", 2, 1, params, x, out, w, y, 4)["bound"] is None
+
+
+@pytest.mark.slow
+def test_stored_p2_witness_refutes_two_layer_sinks_on_five_content_values():
+    # the witness docs/findings.md cites: 2 residual layers x 1 softmax head, no sink
+    claim = claim_from_dict(data(task={"content": [[-1.0], [-0.5], [0.0], [0.5], [1.0]]},
+                                 model={"layers": 2}, hypothesis={"max_error": "0.05"},
+                                 conclusion={"positions": "some"}))
+    verdict = checker.verify_file(EXAMPLES / "paper_p2_two_layers_five.witness.json")
+    assert verdict.ok and verdict.details["prefixes"] == 2306
+    assert refuting(claim, verdict) is not None
+    assert refuting(claim_from_dict({**claim.to_dict(), "hypothesis": {"max_error": "0.04"}}),
+                    verdict) is None

@@ -30,6 +30,11 @@ def test_fixed_value_softmax_frontier_stays_above_theorem_1():
     assert f.points[1].bos_upper < f.points[0].bos_upper
     assert "| target ε |" in f.table() and "Theorem 1" in repr(f)
     assert "certified" in f._repr_markdown_()
+    rows = f.to_records()
+    assert [r["target"] for r in rows] == [0.1, 0.3]
+    assert [(r["bos_upper"], r["bound"]) for r in rows] == [(p.bos_upper, p.bound)
+                                                            for p in f.points]
+    assert f.to_csv().splitlines()[0] == "target,error,bos_mass,error_upper,bos_upper,bound"
 
 
 @pytest.mark.slow

@@ -298,21 +298,22 @@ def test_search_refuses_meaningless_thresholds():
 
 
 @pytest.mark.slow  # a real process per command and a real signal, about 20 s each
-@pytest.mark.parametrize("argv", [
-    pytest.param(["sinkmap", "--p", "2", "--T", "8", "--eps", "0.1", "--max-work", "1000000000"],
-                 marks=pytest.mark.xfail(reason="known defect (issue 15): Ctrl-C waits while one "
-                                         "large SOCP is inside the solver (C code), up to ~13 s",
-                                         strict=False)),
-    ["experiment", "--jobs", "2", "--no-figures", "--quiet", "--out", "exp"],
+@pytest.mark.parametrize("argv, partial", [
+    (["sinkmap", "--p", "3", "--T", "7", "--eps", "0.1", "--max-work", "100000000"],
+     "positions settled"),
+    (["experiment", "--jobs", "2", "--no-figures", "--quiet", "--out", "exp"], "runs finished"),
 ])
-def test_ctrl_c_stops_other_long_commands_with_130(tmp_path, argv):
+def test_ctrl_c_stops_other_long_commands_with_130(tmp_path, argv, partial):
+    """Ctrl-C as a terminal sends it: SIGINT to the whole process group (workers too)."""
     proc = subprocess.Popen([sys.executable, "-m", "sinkproof", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=ENV, cwd=tmp_path)
-    time.sleep(6)  # past start-up; the sink map (about 12 s here) is still running
+                            stderr=subprocess.PIPE, text=True, env=ENV, cwd=tmp_path,
+                            start_new_session=True)
+    time.sleep(12)  # past start-up (slow on a loaded machine); the sink map (over a minute)
+    # and the experiment (minutes) are still running
     assert proc.poll() is None, "the command finished before the signal: make it longer"
     sent = time.perf_counter()
-    proc.send_signal(signal.SIGINT)
+    os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert time.perf_counter() - sent < 5, "Ctrl-C took too long"
-    assert proc.returncode == 130 and "interrupted" in (out + err)
-    assert "Traceback" not in err
+    assert proc.returncode == 130 and "interrupted" in out and partial in out, (out, err)
+    assert err == "", err

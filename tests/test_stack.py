@@ -163,7 +163,9 @@ def test_parameters_are_copied_read_only_and_factored_equals_bilinear():
     (dict(W_K=None), TypeError, "W_K is required"),
     (dict(W_Q=np.zeros((1, 5, 5))), ValueError, "W_Q must have 4 dimensions"),
     (dict(kind="cosine"), ValueError, "unknown attention kind"),
-    (dict(kind="sink_logit"), ValueError, "no map parameters"),
+    (dict(kind="sink_logit", map_params=np.zeros((1, 1, 2))), StackShapeError,
+     "map_params must have shape"),
+    (dict(kind="softmax", gate_w=np.zeros((1, 1, 5))), StackShapeError, "has no gate"),
 ])
 def test_paper_model_rejects_bad_parameters(change, error, match):
     args = dict(kind="softmax", **paper_weights(1, 1, 5, 0))

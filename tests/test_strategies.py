@@ -178,3 +178,56 @@ def test_model_classes_contain_the_models_drawn_for_them(data):
 def test_model_classes_shrink_to_one_softmax_head():
     cls = find(sps.model_classes(), lambda c: True)
     assert (cls.kind, cls.heads, cls.values, cls.positions) == ("softmax", 1, "learned", "inverse")
+
+
+# ------------------------------------------------- strategies of tasks, st.from_type
+@FAST
+@given(sps.models(sps.tasks(max_p=2, max_T=3), kind="relu", heads=(1, 2)))
+def test_models_take_a_strategy_of_tasks(model):
+    assert isinstance(model, sp.AttentionModel) and model.kind == "relu"
+    assert 1 <= model.task.p <= 2 and 1 <= model.task.T <= 3 and 1 <= model.H <= 2
+    assert model.A.shape == (model.H, model.task.D, model.task.D)
+
+
+@FAST
+@given(sps.sequences(sps.tasks(max_T=3, triggers="single"), trigger=True, max_length=2))
+def test_sequences_of_a_strategy_of_tasks_come_with_their_task(pair):
+    task, seq = pair
+    assert isinstance(task, sp.TriggerTask) and 1 <= len(seq) <= min(2, task.T)
+    assert seq.count(sp.TRIG) == 1
+    task.encode(seq)  # in the family
+
+
+@FAST
+@given(sps.near_solutions(sps.tasks(max_p=2, max_T=3, positions="inverse"), kind="relu"))
+def test_near_solutions_take_a_strategy_of_tasks(model):
+    assert model.kind == "relu" and sp.evaluate(model).max_error < 0.5
+
+
+def test_a_strategy_of_tasks_shrinks_with_the_task():
+    model = find(sps.models(sps.tasks()), lambda m: m.task.T >= 2)
+    assert (model.task.p, model.task.T) == (1, 2)
+    task, seq = find(sps.sequences(sps.tasks()), lambda ts: len(ts[1]) >= 2)
+    assert (task.p, task.T, seq) == (1, 2, (0, 0))
+
+
+@FAST
+@given(st.from_type(sp.TriggerTask), st.from_type(sp.AttentionModel),
+       st.from_type(sp.PaperTask), st.from_type(ModelClass))
+def test_from_type_draws_every_registered_class(task, model, paper, model_class):
+    assert isinstance(task, sp.TriggerTask) and task.T <= 5
+    assert isinstance(model, sp.AttentionModel) and model.task.T <= 5
+    assert isinstance(paper, sp.PaperTask) and 4 <= paper.n <= 6 and 3 <= paper.L <= 6
+    assert isinstance(model_class, ModelClass)
+
+
+@FAST
+@given(st.builds(sp.evaluate, st.from_type(sp.AttentionModel)))
+def test_builds_infers_registered_arguments(evaluation):
+    assert np.isfinite(evaluation.max_error)
+
+
+@FAST
+@given(sps.paper_tasks(content=["grid", "custom"]))
+def test_paper_tasks_are_finite_when_asked(task):
+    assert task.content_scheme in ("grid", "custom") and task.content.shape[1] == task.n - 3

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -217,3 +219,51 @@ def test_accurate_softmax_heads_obey_theorem_1(data):
     task = data.draw(sps.tasks(max_p=2, max_T=3, content="signed"))
     model = data.draw(sps.near_solutions(task, kind="softmax", noise=0.05))
     assert_obeys(model, theorems.theorem(1).instantiate(task, eps="1/20"))
+
+
+# ------------------------------------------------ exact thresholds, a model that is silent
+def _dead_relu(task: sp.TriggerTask) -> sp.AttentionModel:
+    """Every score ``-(Σ x_t)(Σ x_j) < 0``: the ReLU head attends nowhere, output 0."""
+    return sp.AttentionModel(task, "relu", -np.ones((1, task.D, task.D)))
+
+
+def test_a_model_that_outputs_nothing_is_not_passed_as_sink_free():
+    dead = _dead_relu(TASK)
+    assert sp.evaluate(dead).max_error == pytest.approx(1.0)  # the size of the targets
+    with pytest.raises(AssertionError, match="model outputs nothing: f_t = 0 at every "
+                                             "position.*allow_silent"):
+        assert_no_sink(dead)
+    assert_no_sink(dead, allow_silent=True)  # asked for: the BOS share is 0 everywhere
+    assert_no_sink(RELU, max_bos_mass=0)  # the construction outputs 0 before the trigger only
+
+
+@pytest.mark.parametrize("eps", [Fraction(1, 20), "1/20", Decimal("0.05"), "0.05", 0.05])
+def test_thresholds_are_read_exactly_in_every_form(eps):
+    model = softmax_solution(TASK, 3.0)
+    err = sp.evaluate(model).max_error
+    assert_solves(model, eps=eps) if err <= 0.05 else None
+    assert_solves(RELU, eps=eps)
+    assert_no_sink(RELU, max_bos_mass=eps)
+    assert_has_sink(softmax_solution(TASK, 40.0), delta=eps)
+
+
+def test_the_error_is_compared_with_the_exact_threshold():
+    err = sp.evaluate(SOFT).max_error
+    assert_solves(SOFT, eps=Fraction(err))  # exactly the measured float: passes
+    just_below = Fraction(err) * (1 - Fraction(1, 10**30))  # below the float, above its rounding
+    with pytest.raises(AssertionError, match="does not solve the task"):
+        assert_solves(SOFT, eps=just_below)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: assert_no_sink(RELU, max_bos_mass="3/2"), r"max_bos_mass must be in \[0, 1\]"),
+    (lambda: assert_no_sink(RELU, max_bos_mass=-0.1), r"max_bos_mass must be in \[0, 1\]"),
+    (lambda: assert_has_sink(RELU, delta=2), r"delta must be in \[0, 1\]"),
+    (lambda: assert_solves(RELU, eps="x"), "eps must be a number such as 0.05 or 1/20"),
+    (lambda: assert_solves(RELU, eps=-1), "eps must be >= 0"),
+    (lambda: assert_obeys(RELU, None, rtol=2), r"rtol must be in \[0, 1\]"),
+])
+def test_meaningless_thresholds_are_one_line_value_errors(call, message):
+    with pytest.raises(ValueError, match=message) as info:
+        call()
+    assert "\n" not in str(info.value)

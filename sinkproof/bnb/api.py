@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import checker
-from ..convex.values import check_eps
+from ..exact_numbers import bos_mass, error_level
 from ..task import TriggerTask
 from .box import ValueBox
 from .dual import instance_dict, leaf_certificate
@@ -24,13 +24,6 @@ from .transfer import transferred
 from .tree import branch_and_bound
 
 TASK_KEYS = ("p", "T", "content", "positions", "triggers", "k", "seed")
-
-
-def _rational(name: str, value: Any) -> Fraction:
-    try:
-        return check_eps(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: {exc}") from None
 
 
 def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
@@ -134,12 +127,9 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
         raise ValueError(f"values must be 'learned' or 'fixed', got {values!r}")
     if eps is None:
         raise ValueError("eps is required (the error bound of the hypothesis)")
-    eps_q = _rational("eps", eps)
-    if eps_q <= 0:
-        raise ValueError(f"eps must be > 0, got {eps_q}")
-    goal_q = None if min_bos_mass is None else _rational("min_bos_mass", min_bos_mass)
-    if goal_q is not None and not 0 < goal_q <= 1:
-        raise ValueError(f"min_bos_mass must lie in (0, 1], got {goal_q}")
+    eps_q = error_level(eps, "eps", positive=True)
+    goal_q = None if min_bos_mass is None else bos_mass(min_bos_mass, "min_bos_mass",
+                                                         positive=True)
     if targets is not None:
         wanted = [tuple(int(x) for x in t) for t in targets]
         for t in wanted:

@@ -23,7 +23,8 @@ from typing import Any
 
 from .. import checker
 from ..convex.certfile import envelope, save_json
-from ..convex.values import check_eps
+from ..exact_numbers import bos_mass, error_level
+from ..tables import Tabular
 from ..task import TRIG, TriggerTask
 from .dual import _fmt
 from .heads import HeadsProgram, Lemma, instance_dict
@@ -45,7 +46,7 @@ class HeadsOutcome:
 
 
 @dataclass
-class HeadsResult:
+class HeadsResult(Tabular):
     """Outcome of :func:`prove_heads`.
 
     ``status``: ``"proved"`` (every target, or one with ``some``, certified at ``>=
@@ -77,6 +78,12 @@ class HeadsResult:
     @property
     def nodes(self) -> int:
         return self.solves
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per target prefix: its certified exact every-head bound (``None``: none)
+        and the step of the chain that gave it."""
+        return [dict(target=list(t.target), certified=t.certified, step=t.step)
+                for t in self.targets]
 
     def save(self, path: str | Path) -> Path:
         """Write the certificate (only when there is one)."""
@@ -116,21 +123,11 @@ def prove_heads(task: TriggerTask, eps: Any, heads: int,
     between solves); Ctrl-C returns what was certified so far (``interrupted``).
     """
     start = time.perf_counter()
-    try:
-        eps = check_eps(eps)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"eps: {exc}") from None
-    if eps <= 0:
-        raise ValueError(f"eps must be > 0, got {eps}")
+    eps = error_level(eps, "eps", positive=True)
     if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
         raise ValueError(f"heads must be an integer >= 1, got {heads!r}")
     if min_bos_mass is not None:
-        try:
-            min_bos_mass = check_eps(min_bos_mass)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"min_bos_mass: {exc}") from None
-        if not 0 < min_bos_mass <= 1:
-            raise ValueError(f"min_bos_mass must lie in (0, 1], got {min_bos_mass}")
+        min_bos_mass = bos_mass(min_bos_mass, "min_bos_mass", positive=True)
     targets = [tuple(int(x) for x in t) for t in targets]
     for t in targets:
         task.encode(t)

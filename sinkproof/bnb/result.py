@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import checker
 from ..convex.certfile import envelope, save_json
+from ..tables import Tabular
 from ..task import TriggerTask
 from .tree import Node, TreeResult
 
@@ -53,7 +54,7 @@ class TargetOutcome:
 
 
 @dataclass
-class BnbResult:
+class BnbResult(Tabular):
     """Outcome of the engine on a set of targets.
 
     ``status``: ``"proved"`` (every target certified at ``>= min_bos_mass``, certificate
@@ -77,6 +78,12 @@ class BnbResult:
     def bound(self) -> Fraction | None:
         got = [t.certified for t in self.targets]
         return None if any(b is None for b in got) or not got else min(got)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per target prefix: its certified exact bound (``None``: not certified),
+        the tree's node count and its certified leaves."""
+        return [dict(target=list(t.target), certified=t.certified, nodes=t.tree.nodes,
+                     certified_leaves=len(t.leaves)) for t in self.targets]
 
     @property
     def nodes(self) -> int:

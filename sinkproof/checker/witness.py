@@ -12,7 +12,13 @@ exact rationals) has error ``<= ε`` at every position of the family ``S_T``
   later operation is enclosed by mpmath interval arithmetic at ``precision_digits``
   digits, and the decision compares the interval's end points (converted exactly
   to rationals) with the claimed bounds.  The check is therefore rigorous: a model
-  that meets the bounds only up to float64 rounding is rejected.
+  that meets the bounds only up to float64 rounding is rejected;
+- every other map (sink logit ``b``, softmax1, sparsemax, entmax-1.5, sigmoid ``b``,
+  ReLU/length, gated softmax with gate ``g_t = σ(w·φ_t + c)``): the weights of
+  :mod:`sinkproof.checker.maps` (exact rationals for sparsemax and ReLU/length,
+  outward intervals otherwise), the gate's interval, and interval sums of ``g α_j v_j``
+  with rational end points.  A gated head's BOS weight is ``g_t α_0``; its share
+  ``α_0 / Σ_j α_j`` (the gate cancels).
 
 Layout (inside the common envelope, ``docs/certificates.md``)::
 
@@ -20,7 +26,9 @@ Layout (inside the common envelope, ``docs/certificates.md``)::
     claim:    {statement, model_class: {kind, heads, values},
                max_error: q, max_bos_mass: q,
                where: "nontrigger" | "trigger" | "all" | [{sequence: [...], position: t}]}
-    data:     {A: [H][D][D] q, U: "fixed" | [H][p][p+3] q, precision_digits?: int}
+    data:     {A: [H][D][D] q, U: "fixed" | [H][p][p+3] q, precision_digits?: int,
+               map_params: [H][P] q (maps with parameters: sink_logit, sigmoid ``b``),
+               gate_w: [H][D] q, gate_c: [H] q (gated_softmax)}
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from ..errors import CertificateError
 from .exact import InequalityFailed, common_denominator, dot, show
 from .instance import TRIGGER, Instance, read_instance, read_tokens
 from .limits import current, require
+from .maps import MAP_NAMES, MAP_PARAMETERS, RATIONAL_MAPS, gate_interval, interval_weights
 from .schema import (
     as_list,
     check_fields,
@@ -54,7 +63,9 @@ from .verdict import Verdict
 BOS = -2
 """Token id of BOS inside this checker (content ``0..k-1``, trigger ``-1``)."""
 
-KINDS = ("softmax", "relu")
+KINDS = MAP_NAMES
+SIMPLEX_MAPS = ("softmax", "sparsemax", "entmax15")
+"""Maps whose weights sum to 1 (their BOS weight is their BOS share)."""
 WHERE = ("nontrigger", "trigger", "all")
 MEASURES = ("weight", "share")
 """``claim.bos_measure``: the BOS weight ``α_0`` (default) or the BOS share ``α_0 / Σ_j α_j``
@@ -83,6 +94,9 @@ class Witness:
     where: str | frozenset[tuple[int, ...]]
     digits: int
     measure: str = "weight"
+    map_params: list[list[Fraction]] | None = None
+    gate_w: list[list[Fraction]] | None = None
+    gate_c: list[Fraction] | None = None
 
     @property
     def heads(self) -> int:
@@ -197,7 +211,8 @@ def read_witness(cert: dict[str, Any]) -> Witness:
     if measure not in MEASURES:
         raise CertificateError(f"claim.bos_measure: {measure!r} is not one of "
                                f"{', '.join(MEASURES)}")
-    data = check_fields(need_dict(cert, "data", ""), "data", ("A", "U", "precision_digits"))
+    data = check_fields(need_dict(cert, "data", ""), "data",
+                        ("A", "U", "precision_digits", "map_params", "gate_w", "gate_c"))
     digits = data.get("precision_digits", DEFAULT_DIGITS)
     if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 1000:
         raise CertificateError("data.precision_digits: expected an integer in [15, 1000]")
@@ -208,8 +223,33 @@ def read_witness(cert: dict[str, Any]) -> Witness:
             "instance and model: exact operations to evaluate the witness")
     A, U = _read_model(data, inst, D, heads, values)
     common_denominator((x for m in (*A, *(U or ())) for row in m for x in row), "data.A and data.U")
+    map_params, gate_w, gate_c = _read_head_extras(data, kind, heads, D)
     return Witness(inst, positions, kind, A, U, max_error, max_bos,
-                   _read_where(claim, inst), digits, measure)
+                   _read_where(claim, inst), digits, measure, map_params, gate_w, gate_c)
+
+
+def _read_head_extras(data: dict[str, Any], kind: str, heads: int, D: int
+                      ) -> tuple[list[list[Fraction]] | None, list[list[Fraction]] | None,
+                                 list[Fraction] | None]:
+    """``map_params`` ``[H][P]`` (exactly for the maps with parameters) and the gate
+    ``gate_w`` ``[H][D]``, ``gate_c`` ``[H]`` (exactly for ``gated_softmax``)."""
+    names = MAP_PARAMETERS.get(kind, ())
+    params = None
+    if names:
+        raw = need_list(data, "map_params", "data", length=heads)
+        params = [rational_matrix([row], child("data.map_params", h), columns=len(names))[0]
+                  for h, row in enumerate(raw)]
+    elif "map_params" in data:
+        raise CertificateError(f"data.map_params: the {kind} map has no parameters")
+    if kind != "gated_softmax":
+        if "gate_w" in data or "gate_c" in data:
+            raise CertificateError(f"data.gate_w/gate_c: the {kind} map has no gate")
+        return params, None, None
+    w = rational_matrix(need_list(data, "gate_w", "data", length=heads), "data.gate_w",
+                        columns=D)
+    c = rational_matrix([need_list(data, "gate_c", "data", length=heads)], "data.gate_c",
+                        columns=heads)[0]
+    return params, w, c
 
 
 def count_prefixes(inst: Instance, cap: int | None = None) -> int:
@@ -230,7 +270,13 @@ def estimate_work(inst: Instance, D: int, heads: int, kind: str, n_prefixes: int
     ``PREFIX_COST·T·(p + 1)`` per prefix and head for the outputs and errors."""
     rows = (inst.k + 2) * (inst.T + 1)
     pairs = (inst.k + 2) ** 2 * (inst.T + 1) * (inst.T + 2) // 2
-    exp = pairs * EXP_COST * max(1, digits // DEFAULT_DIGITS) if kind == "softmax" else 0
+    scale = EXP_COST * max(1, digits // DEFAULT_DIGITS)
+    if kind == "softmax":
+        exp = pairs * scale
+    elif kind in RATIONAL_MAPS:
+        exp = 0
+    else:  # interval weights per prefix: up to (t+1)² exponentials (sigmoid: t+1)
+        exp = n_prefixes * (inst.T + 1) ** 2 * scale
     outputs = PREFIX_COST * n_prefixes * inst.T * (inst.p + 1)
     return heads * (rows * D * D + pairs * D + exp + outputs)
 
@@ -294,9 +340,15 @@ class _Model:
         inst = w.inst
         self.w = w
         self.iv = _Intervals(w.digits)
+        self.generic = w.kind not in ("softmax", "relu")
         tokens = _tokens(inst)
         rows = {(b, j): _token_features(inst, b) + _position_features(w.positions, inst.T, j)
                 for b in tokens for j in range(inst.T + 1)}
+        self.gates: list[dict[tuple[int, int], tuple[Fraction, Fraction]]] = []
+        if w.gate_w is not None and w.gate_c is not None:
+            for gw, gc in zip(w.gate_w, w.gate_c):
+                self.gates.append({key: gate_interval(dot(gw, phi) + gc, w.digits)
+                                   for key, phi in rows.items()})
         self.values = [self._value_table(h, tokens) for h in range(w.heads)]
         self.scores: list[dict[tuple[int, int, int, int], Fraction]] = []
         for A in w.A:
@@ -330,16 +382,57 @@ class _Model:
                     for b in tokens}
         return {b: [dot(row, _token_features(inst, b)) for row in self.w.U[h]] for b in tokens}
 
+    def _generic_output(self, q: int, t: int, seq: list[int]
+                        ) -> tuple[list[tuple[Fraction, Fraction]], list[Fraction]]:
+        """Any map: interval weights (points for rational maps) from :mod:`.maps`, times
+        the head's gate; output intervals with rational end points; BOS bound per head."""
+        w = self.w
+        p = w.inst.p
+        lo, hi = [Fraction(0)] * p, [Fraction(0)] * p
+        masses: list[Fraction] = []
+        one = (Fraction(1), Fraction(1))
+        for h in range(w.heads):
+            table, vals = self.scores[h], self.values[h]
+            s = [table[q, t, b, j] for j, b in enumerate(seq)]
+            params = [] if w.map_params is None else w.map_params[h]
+            if w.kind not in RATIONAL_MAPS:
+                spread = max(abs(x) for x in [*s, *params]) * 2
+                if spread > MAX_LOGIT_GAP:
+                    raise CertificateError(
+                        f"data.A[{h}]: a score or map parameter exceeds {MAX_LOGIT_GAP // 2} "
+                        "in absolute value (the checker's range for exp)")
+            alphas = interval_weights(w.kind, s, t, params, w.digits)
+            g0, g1 = self.gates[h][q, t] if self.gates else one
+            for (a0, a1), b in zip(alphas, seq):
+                e0, e1 = a0 * g0, a1 * g1  # weights >= 0 and gate > 0
+                for c, v in enumerate(vals[b]):
+                    if v >= 0:
+                        lo[c] += e0 * v
+                        hi[c] += e1 * v
+                    else:
+                        lo[c] += e1 * v
+                        hi[c] += e0 * v
+            if w.measure == "weight":
+                masses.append(alphas[0][1] * g1)
+            else:  # the share α_0 / Σ_j α_j (the gate cancels), 0 when every weight is 0
+                top = alphas[0][1]
+                rest = sum((a0 for a0, _ in alphas[1:]), Fraction(0))
+                masses.append(top / (top + rest) if top else Fraction(0))
+        return list(zip(lo, hi)), masses
+
     def output(self, keys: list[int]) -> tuple[list[Any], list[Any]]:
         """Output at the last position of ``BOS, keys`` and the BOS mass per head.
 
-        ReLU: exact rationals.  Softmax: intervals.
+        ReLU: exact rationals.  Softmax: fixed-point intervals.  Other maps: rational
+        intervals (:meth:`_generic_output`).
         """
         t = len(keys)
         q = keys[-1] if t else BOS
         seq = [BOS, *keys]
         p = self.w.inst.p
         masses: list[Fraction] = []
+        if self.generic:
+            return self._generic_output(q, t, seq)
         if self.w.kind == "relu":
             out: list[Any] = [Fraction(0)] * p
             for h in range(self.w.heads):
@@ -373,6 +466,9 @@ class _Model:
         """``||f - y||²`` exactly (ReLU) or its rigorous upper bound (softmax)."""
         if self.w.kind == "relu":
             return sum(((o - y) ** 2 for o, y in zip(out, target)), Fraction(0))
+        if self.generic:
+            return sum((max((o0 - y) ** 2, (o1 - y) ** 2) for (o0, o1), y in zip(out, target)),
+                       Fraction(0))
         total = Fraction(0)
         for (o0, o1), y in zip(out, target):
             y0, y1 = self.iv.of(y)
@@ -446,7 +542,9 @@ def _instance_text(w: Witness) -> str:
 def _measure_text(w: Witness) -> str:
     if w.kind == "softmax":
         return "BOS mass α_0"
-    return "BOS weight α_0" if w.measure == "weight" else "BOS share α_0/Σ_j α_j"
+    if w.measure == "share":
+        return "BOS share α_0/Σ_j α_j"
+    return "BOS weight g_t α_0" if w.gate_w is not None else "BOS weight α_0"
 
 
 def _rationals(matrix: list[list[Fraction]]) -> list[list[str]]:
@@ -457,14 +555,20 @@ def witness_statement(w: Witness) -> dict[str, Any]:
     """What a verified witness states, as canonical data."""
     instance = {k: v for k, v in w.inst.statement().items() if k != "values"}
     where: Any = w.where if isinstance(w.where, str) else sorted(list(x) for x in w.where)
+    model: dict[str, Any] = {"kind": w.kind, "heads": w.heads,
+                             "values": "fixed" if w.U is None else "learned",
+                             "A": [_rationals(a) for a in w.A],
+                             "U": "fixed" if w.U is None else [_rationals(u) for u in w.U]}
+    if w.map_params is not None:
+        model["map_params"] = _rationals(w.map_params)
+    if w.gate_w is not None and w.gate_c is not None:
+        model["gate_w"] = _rationals(w.gate_w)
+        model["gate_c"] = [format_rational(x) for x in w.gate_c]
     return {"kind": "witness", "instance": {**instance, "positions": w.positions},
-            "model": {"kind": w.kind, "heads": w.heads,
-                      "values": "fixed" if w.U is None else "learned",
-                      "A": [_rationals(a) for a in w.A],
-                      "U": "fixed" if w.U is None else [_rationals(u) for u in w.U]},
+            "model": model,
             "max_error": format_rational(w.max_error),
             "error_at": "every position t >= 0 of every sequence of the family",
-            "bos_measure": "weight" if w.kind == "softmax" else w.measure,
+            "bos_measure": "weight" if w.kind in SIMPLEX_MAPS else w.measure,
             "max_bos": format_rational(w.max_bos_mass),
             "bos_at": where, "bos_heads": "every"}
 
@@ -492,7 +596,8 @@ def decide(w: Witness, fig: WitnessFigures) -> Verdict:
             f"{measure} at {_at(fig.bos_at)}: <= {show(w.max_bos_mass)} fails: upper bound "
             f"{show(fig.bos)}")
     values = "fixed" if w.U is None else "learned"
-    method = "exact rationals" if w.kind == "relu" else f"{w.digits}-digit interval arithmetic"
+    method = ("exact rationals" if w.kind in RATIONAL_MAPS
+              else f"{w.digits}-digit interval arithmetic")
     claim = (f"a {w.heads}-head {w.kind} model with {values} values ({w.positions} positions) "
              f"has error <= {show(w.max_error)} at all {fig.n_prefixes} distinct prefixes of "
              f"the family ({_instance_text(w)}) and {measure} <= {show(w.max_bos_mass)} in "

@@ -10,7 +10,7 @@ written as TOML or JSON files (see :mod:`sinkproof.claims.schema`).
 from __future__ import annotations
 
 from .check import as_claim, check
-from .outcome import Open, Outcome, Proved, Refuted
+from .outcome import Open, Outcome, Proved, Refuted, outcome_table
 from .positions import NAMED_SETS, PositionSet
 from .schema import (
     FAMILIES,
@@ -38,4 +38,5 @@ __all__ = [
     "check",
     "claim_from_dict",
     "load_claim",
+    "outcome_table",
 ]

@@ -36,8 +36,10 @@ from typing import Any
 
 from .. import checker
 from ..convex.certfile import instance_difference, task_instance
+from ..errors import SINK_MAP_MAX_WORK, check_work
 from ..modelclass import ModelClass
 from ..sinkmap import sink_map
+from ..sinkmap.work import sink_map_work
 from ..task import TRIG
 from .positions import show_sequence
 from .schema import Claim
@@ -176,7 +178,9 @@ def prove_by_certificate(claim: Claim, path: str | Path) -> tuple[Fraction, str]
 def certify_claim(claim: Claim, path: Path) -> Path | None:
     """Write a Theorem 6 (sink map) certificate for the claimed positions, when the claim's
     class is one ``U_fix`` softmax head with the hypothesis on all of ``S_T``; ``None``
-    when the sink map does not apply or certifies too little.  The caller verifies it."""
+    when the sink map does not apply or certifies too little.  The caller verifies it.
+    Beyond :data:`sinkproof.errors.SINK_MAP_MAX_WORK` work units (or the claim's larger
+    ``max_work``) it refuses (:class:`~sinkproof.errors.WorkLimitError`) before solving."""
     con = claim.conclusion
     if (not claim.model_class.is_subclass_of(THEOREM3_CLASS) or con.theorem is not None
             or claim.hypothesis.family != "S_T"):
@@ -186,6 +190,9 @@ def certify_claim(claim: Claim, path: Path) -> Path | None:
     if not targets or (con.positions == "every" and len(targets) < len(
             con.at.pair_list(claim.task))):
         return None
+    work = sink_map_work(claim.task, 1, lengths=[t for _, t in targets])
+    check_work("work units of the sink map (SOCP cone constraints, symmetry images)", work,
+               max(SINK_MAP_MAX_WORK, claim.options.max_work))
     eps = claim.hypothesis.eps_exact
     smap = sink_map(claim.task, eps, positions=targets)
     b = con.min_bos_mass

@@ -7,10 +7,12 @@ statuses are in :data:`sinkproof.errors.EXIT_CODES`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import EXIT_INTERRUPTED, EXIT_OPEN
+from ..tables import RecordTable, Tabular
 from .schema import Claim, iter_sections
 
 
@@ -19,14 +21,25 @@ def _given(*pairs: tuple[str, str | None]) -> list[tuple[str, str]]:
     return [(k, v) for k, v in pairs if v]
 
 
-class _Text:
-    """Rendering shared by the outcomes: the claim's lines, then the outcome's facts."""
+class _Text(Tabular):
+    """Rendering shared by the outcomes: the claim's lines, then the outcome's facts; as a
+    table, one row (:meth:`record`)."""
 
     claim: Claim
     status: str
+    exit_code: int
 
     def facts(self) -> list[tuple[str, str]]:
         raise NotImplementedError
+
+    def record(self) -> dict[str, Any]:
+        """The outcome as one table row: claim title and statement, status, exit code, then
+        every fact (label -> text)."""
+        return {"claim": self.claim.title or "", "statement": self.claim.statement(),
+                "status": self.status, "exit_code": self.exit_code, **dict(self.facts())}
+
+    def to_records(self) -> list[dict[str, Any]]:
+        return [self.record()]
 
     def render(self) -> str:
         """The outcome as plain text (what ``sinkproof check`` prints)."""
@@ -179,3 +192,14 @@ class Open(_Text):
 
 
 Outcome = Proved | Refuted | Open
+
+
+def outcome_table(outcomes: Iterable[Outcome]) -> RecordTable:
+    """Several outcomes as one table (one row each, :meth:`Proved.record` and friends)."""
+    rows = []
+    for i, outcome in enumerate(outcomes):
+        if not isinstance(outcome, _Text):
+            raise TypeError(f"outcome {i}: expected Proved, Refuted or Open, "
+                            f"got {type(outcome).__name__}")
+        rows.append(outcome.record())
+    return RecordTable(rows)

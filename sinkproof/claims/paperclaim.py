@@ -137,8 +137,9 @@ class PaperConclusion:
 
 @dataclass(frozen=True)
 class PaperCheckOptions:
-    """How hard to look: search ``restarts``, ``seed``, ``budget`` (seconds), ``steps`` of
-    gradient descent per restart, ``samples`` (seeded sequences when content is
+    """How hard to look: search ``restarts``, ``seed``, ``budget`` (seconds: no restart and
+    no chunk of 100 steps starts after it, so one compile or chunk may overrun it),
+    ``steps`` of gradient descent per restart, ``samples`` (seeded sequences when content is
     continuous), a ``certificate`` file to try, where to write a ``witness``, and
     ``max_work`` (the most prefixes an exact route enumerates)."""
 

@@ -19,6 +19,7 @@ import numpy as np
 from .._validate import as_int
 from ..kernel import forward_prefixes
 from ..model import AttentionModel
+from ..numerics import stable_norm
 from ..task import TRIG, TriggerTask
 
 NAMED_SETS: dict[str, str] = {
@@ -186,7 +187,7 @@ def masses(model: AttentionModel, codes: np.ndarray) -> tuple[np.ndarray, np.nda
     """
     fw = forward_prefixes(model, codes)
     w = fw.weights
-    null_keys = np.linalg.norm(model.value_table, axis=-1) <= NULL_ETA  # (H, k+2)
+    null_keys = stable_norm(model.value_table) <= NULL_ETA  # (H, k+2)
     null = np.stack([(w[h] * null_keys[h][fw.keys]).sum(axis=-1) for h in range(model.H)])
     if model.attention_map.properties.on_simplex:
         return -np.expm1(fw.log_nonbos), null

@@ -4,6 +4,12 @@ Used to confirm a refutation: the witness's error on the hypothesis family and i
 BOS mass at the violated positions are recomputed from the exact binary values of
 its float parameters, with every feature taken as an exact rational, at
 ``DIGITS`` significant digits.  Float64 only proposes; this decides.
+
+Every attention map is evaluated from its definition (:func:`mp_weights`): the softmax
+family with its virtual slot ``b`` (sink logit, softmax1), sigmoid ``σ(s + b)``, ReLU and
+ReLU/length, and sparsemax and entmax-1.5 by their sort-based thresholds; a gated head's
+output is scaled by its gate ``σ(w·φ_t + c)``.  The BOS figure is the mass ``α_0`` on the
+simplex and the share ``α_0 / Σ_j α_j`` off it, as claims measure it.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from dataclasses import dataclass
 
 import mpmath
 
+from ..attention import MAPS
 from ..model import AttentionModel
 from ..symbolic.exact import distinct_prefixes
 from ..task import TriggerTask
@@ -27,6 +34,48 @@ class PreciseAt:
     codes: tuple[int, ...]
     error: mpmath.mpf
     bos: tuple[mpmath.mpf, ...]
+
+
+def _threshold(x: list[mpmath.mpf], power: int) -> mpmath.mpf:
+    """``τ`` with ``Σ_j [x_j - τ]_+^power = 1`` (power 1: sparsemax; 2: entmax-1.5 on ``s/2``),
+    from the largest support whose threshold lies below its smallest member."""
+    srt = sorted(x, reverse=True)
+    tau = srt[0] - 1
+    total = sq = mpmath.mpf(0)
+    for k, v in enumerate(srt, start=1):
+        total += v
+        sq += v * v
+        mean = total / k
+        if power == 1:
+            cand = mean - mpmath.mpf(1) / k
+        else:
+            delta = (1 - (sq - k * mean * mean)) / k
+            if delta < 0:
+                break
+            cand = mean - mpmath.sqrt(delta)
+        if cand <= v:
+            tau = cand
+    return tau
+
+
+def mp_weights(kind: str, s: list[mpmath.mpf], t: int, params: list[mpmath.mpf]
+               ) -> list[mpmath.mpf]:
+    """The weights ``α_0..α_t`` of map ``kind`` at scores ``s`` (before any gate), in mpmath."""
+    if kind in ("softmax", "gated_softmax", "sink_logit", "softmax1"):
+        extra = [params[0]] if kind == "sink_logit" else [mpmath.mpf(0)] if \
+            kind == "softmax1" else []
+        m = max([*s, *extra])
+        z = mpmath.fsum(mpmath.exp(x - m) for x in [*s, *extra])
+        return [mpmath.exp(x - m) / z for x in s]
+    if kind == "sigmoid":
+        return [1 / (1 + mpmath.exp(-(x + params[0]))) for x in s]
+    if kind in ("relu", "relu_length"):
+        scale = 1 if kind == "relu" else max(t, 1)
+        return [max(mpmath.mpf(0), x) / scale for x in s]
+    power = 1 if kind == "sparsemax" else 2
+    x = list(s) if power == 1 else [v / 2 for v in s]
+    tau = _threshold(x, power)
+    return [max(mpmath.mpf(0), v - tau) ** power for v in x]
 
 
 def _rows(task: TriggerTask) -> list[list[mpmath.mpf]]:
@@ -59,6 +108,14 @@ class PreciseModel:
             self.values = [tok * mpmath.matrix(U.T.tolist()) for U in model.U]  # (k+2, p)
             ctab = task.content_table
             self.content = [[mpmath.mpf(float(v)) for v in row] for row in ctab]
+            self.params = [[mpmath.mpf(float(x)) for x in row] for row in model.map_params]
+            self.gates = None
+            if model.gate_w is not None:
+                gw = mpmath.matrix(model.gate_w.tolist())
+                z = phi * gw.T  # (rows, H)
+                self.gates = [[1 / (1 + mpmath.exp(-(z[r, h] + mpmath.mpf(float(c)))))
+                               for h, c in enumerate(model.gate_c)] for r in range(phi.rows)]
+            self.on_simplex = MAPS[model.kind].properties.on_simplex
 
     def _row(self, code: int, t: int) -> int:
         return code * (self.task.T + 1) + t
@@ -70,7 +127,7 @@ class PreciseModel:
         with mpmath.workdps(DIGITS):
             out = [mpmath.mpf(0)] * task.p
             bos = []
-            for S, V in zip(self.scores, self.values):
+            for h, (S, V) in enumerate(zip(self.scores, self.values)):
                 q = self._row(keys[-1], t)
                 s = [S[q, self._row(b, j)] for j, b in enumerate(keys)]
                 if self.model.kind == "softmax":
@@ -80,9 +137,14 @@ class PreciseModel:
                     w = [x / z for x in e]
                     bos.append(1 / (1 + mpmath.fsum(mpmath.exp(x - s[0]) for x in s[1:])))
                 else:
-                    w = [max(mpmath.mpf(0), x) for x in s]
+                    w = mp_weights(self.model.kind, s, t, self.params[h])
                     total = mpmath.fsum(w)
-                    bos.append(w[0] / total if total > 0 else mpmath.mpf(0))
+                    if self.on_simplex:
+                        bos.append(w[0])
+                    else:
+                        bos.append(w[0] / total if total > 0 else mpmath.mpf(0))
+                    if self.gates is not None:
+                        w = [x * self.gates[q][h] for x in w]
                 for i in range(task.p):
                     out[i] += mpmath.fsum(w[j] * V[b, i] for j, b in enumerate(keys))
             target = [mpmath.mpf(0)] * task.p

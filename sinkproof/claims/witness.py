@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import search as search_module
+from ..attention import MAPS
 from ..checker import verify_file
 from ..checker.schema import format_rational
 from ..convex.certfile import instance_difference, save_json, task_instance
 from ..errors import CertificateError
 from ..modelclass import ModelClass
 from ..progress import Progress
+from ..search.engine import SearchBudgetError
 from ..search.restart import pareto
 from ..search.verify import witness_document
 from .positions import PositionMass, scan
@@ -108,7 +110,12 @@ def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None,
                 bar.update(1)
                 continue
             seed = ATTEMPT_SEEDS * claim.options.seed + i
-            result = _run_search(claim, where, threshold, budget, seed)
+            try:
+                result = _run_search(claim, where, threshold, budget, seed)
+            except SearchBudgetError as exc:
+                record.notes.append(f"search attempt {i + 1}: {exc}; raise [check] budget")
+                bar.update(1)
+                continue
             bar.update(1)
             record.results.append(result)
             record.restarts += int(result.restarts)
@@ -153,7 +160,7 @@ def write_witness(record: SearchRecord, claim: Claim, path: Path) -> SavedWitnes
     """Save the refuting model as a ``witness`` file and have the trusted checker accept it.
 
     The file states error ``<= ε`` (the claim's exact ε) on the whole family and BOS mass
-    (for ReLU the BOS *share*, as the claim measures it) ``<= m`` in every head at the
+    (off the simplex the BOS *share*, as the claim measures it) ``<= m`` in every head at the
     violated positions, with ``m`` halfway between the largest violated mass and the
     claim's threshold.  The file as written is read back, verified, and its statement
     must refute the claim (:func:`refuting_statement`).  Returns ``None`` (and removes
@@ -168,7 +175,7 @@ def write_witness(record: SearchRecord, claim: Claim, path: Path) -> SavedWitnes
     threshold = min(bound_at(seq) for seq, _ in pairs)
     doc = witness_document(ref.model, claim.max_error, (highest + threshold) / 2, where=pairs)
     doc["claim"]["max_error"] = format_rational(claim.hypothesis.eps_exact)
-    if ref.model.kind == "relu":
+    if not ref.model.attention_map.properties.on_simplex:
         doc["claim"]["bos_measure"] = "share"
     save_json(doc, path)
     try:
@@ -211,8 +218,11 @@ def refuting_statement(statement: dict[str, Any], claim: Claim) -> str | None:
         return f"a model of class {cls}, not of {claim.model_class}"
     if Fraction(statement["max_error"]) > claim.hypothesis.eps_exact:
         return f"error <= {statement['max_error']} exceeds ε = {claim.hypothesis.eps_exact}"
-    if model["kind"] == "relu" and statement["bos_measure"] != "share":
-        return "it bounds the raw ReLU BOS weight; the claim speaks of the BOS share"
+    if model["kind"] not in MAPS:
+        return f"an unknown attention map {model['kind']!r}"
+    if not MAPS[model["kind"]].properties.on_simplex and statement["bos_measure"] != "share":
+        return (f"it bounds the raw {model['kind']} BOS weight; the claim speaks of the BOS "
+                "share")
     where = statement["bos_at"]
     claimed = {tuple(seq[:t]) for seq, t in claim.conclusion.at.pair_list(claim.task)}
     named = claimed if isinstance(where, str) else {tuple(x) for x in where}

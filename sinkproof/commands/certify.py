@@ -18,7 +18,7 @@ from ..cli_common import (
     task_from_args,
     write_json,
 )
-from ..errors import InputError, check_work
+from ..errors import EXIT_INTERRUPTED, InputError, Interrupted, check_work
 
 MAX_SITUATIONS = 100_000
 """Default limit on the situations (sets of distinct tokens) a family certificate solves."""
@@ -100,7 +100,14 @@ def run(args: argparse.Namespace) -> int:
         if args.t is not None:
             raise ValueError("--t needs --sequence")
         check_work("situations to certify", situation_count(task), args.max_work)
-        cert = family_certificate(task, args.eps, values)
+        try:
+            cert = family_certificate(task, args.eps, values)
+        except Interrupted as exc:
+            bounds = [s.bound for s in exc.partial.values()  # type: ignore[attr-defined]
+                      if s.bound is not None]
+            least = f"least bound on them {min(bounds)}" if bounds else "no bound yet"
+            print(f"certify interrupted: {exc.progress} ({least}); no certificate written")
+            return EXIT_INTERRUPTED
     else:
         if args.t is None:
             raise ValueError("--sequence needs --t")

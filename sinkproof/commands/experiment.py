@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..cli_common import add_setting_option, add_work_option, count, require_setting_arg
-from ..errors import EXIT_INTERRUPTED, check_work
+from ..errors import EXIT_INTERRUPTED, Interrupted, check_work
 from ..model import KINDS
 from ..task import CONTENT_SCHEMES
 
@@ -84,9 +84,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_experiment(config, out=args.out, progress=False if args.quiet else None,
                                 figures=not args.no_figures, jobs=args.jobs)
-    except KeyboardInterrupt:
-        print(f"experiment interrupted: {config.n_runs} runs planned, nothing written to "
-              f"{args.out}", flush=True)
+    except Interrupted as exc:
+        print(f"experiment interrupted: {exc.progress}; nothing written to {args.out}")
+        if exc.partial.runs:  # type: ignore[attr-defined]
+            print(exc.partial.markdown())  # type: ignore[attr-defined]
         return EXIT_INTERRUPTED
     if not args.quiet:
         print(result.markdown())

@@ -7,6 +7,24 @@ import sys
 import time
 from pathlib import Path
 
+from ..checker.maps import MAP_NAMES
+from ..cli_common import add_work_option
+from ..errors import EXIT_INTERRUPTED, check_work
+
+MAX_TOKEN_STEPS = 2_000_000_000
+"""Default limit on a paper run's token-steps (runs x max steps x 128 sequences x L tokens
+x layers); the full reproduction with one seed (1x1, 2x2, 4x4 x 2 maps, 50000 steps,
+L=16) is about 1.4 billion (about half an hour), --quick about 0.25 million."""
+
+
+def paper_token_steps(protocol: object, configs: tuple[tuple[int, int], ...],
+                      kinds: list[str], seeds: list[int]) -> int:
+    """Upper bound on the token-steps of a paper run: each run's step limit x batch x length,
+    times its layer count, summed over the runs."""
+    p = protocol
+    per_layer = p.max_steps * p.batch * p.L  # type: ignore[attr-defined]
+    return len(seeds) * len(kinds) * sum(per_layer * layers for layers, _ in configs)
+
 
 def _configs(text: str) -> tuple[tuple[int, int], ...]:
     out = []
@@ -39,19 +57,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="training seeds (default 0)")
     p.add_argument("--configs", type=_configs, default=None, metavar="LxH,...",
                    help="layer x head configurations (default 1x1,2x2,4x4)")
-    p.add_argument("--kinds", nargs="+", default=None, choices=("softmax", "relu_length"),
-                   help="attention maps (default both)")
+    p.add_argument("--kinds", nargs="+", default=None, choices=MAP_NAMES,
+                   help="attention maps (default the paper's: softmax relu_length; every "
+                        "map trains, its parameters and gate learned)")
     p.add_argument("--max-steps", type=int, default=None, metavar="N",
                    help="override the step limit (default 50000; --quick 40)")
     p.add_argument("--out", default="paper-out", metavar="DIR",
                    help="output folder (default paper-out)")
+    add_work_option(p, MAX_TOKEN_STEPS, "token-steps (step limit x batch x length x layers, "
+                                        "over the runs)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from ..experiment.paper import CONFIGS, KINDS, QUICK, Protocol, train
+    from ..experiment.paper import CONFIGS, PAPER_KINDS, QUICK, Protocol, train
     from ..experiment.paperfigs import write
 
     protocol = QUICK if args.quick else Protocol()
@@ -60,18 +81,26 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--max-steps must be >= 0, got {args.max_steps}")
         protocol = replace(protocol, max_steps=args.max_steps)
     configs = args.configs or (CONFIGS[:2] if args.quick else CONFIGS)
-    kinds = args.kinds or list(KINDS)
+    kinds = args.kinds or list(PAPER_KINDS)
+    check_work("token-steps of training", paper_token_steps(protocol, configs, kinds,
+                                                             args.seeds), args.max_work)
     start = time.perf_counter()
-    runs = []
-    for seed in args.seeds:
-        for layers, heads in configs:
-            for kind in kinds:
-                r = train(kind, layers, heads, seed, protocol)
-                print(f"{kind:11s} {layers}x{heads} seed {seed}: {r.steps} steps "
-                      f"({'stopped' if r.stopped else 'step limit'}), test max abs error "
-                      f"{r.max_abs_error:.4g}, sinking heads per layer {r.sinks_per_layer}, "
-                      f"{r.wall_s:.1f} s", file=sys.stderr)
-                runs.append(r)
+    planned = [(seed, layers, heads, kind) for seed in args.seeds for layers, heads in configs
+               for kind in kinds]
+    runs, lines = [], []
+    try:
+        for seed, layers, heads, kind in planned:
+            r = train(kind, layers, heads, seed, protocol)
+            lines.append(f"{kind:11s} {layers}x{heads} seed {seed}: {r.steps} steps "
+                         f"({'stopped' if r.stopped else 'step limit'}), test max abs error "
+                         f"{r.max_abs_error:.4g}, sinking heads per layer "
+                         f"{r.sinks_per_layer}, {r.wall_s:.1f} s")
+            print(lines[-1], file=sys.stderr)
+            runs.append(r)
+    except KeyboardInterrupt:
+        print(f"paper interrupted: {len(runs)} of {len(planned)} runs finished; nothing "
+              f"written to {args.out}" + "".join(f"\n  {line}" for line in lines))
+        return EXIT_INTERRUPTED
     wall = time.perf_counter() - start
     files = write(runs, Path(args.out), protocol, {"seeds": args.seeds,
                                                    "configs": [list(c) for c in configs],

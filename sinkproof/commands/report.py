@@ -12,7 +12,7 @@ from ..cli_common import (
     task_from_args,
     write_json,
 )
-from ..errors import check_work
+from ..errors import EXIT_INTERRUPTED, Interrupted, check_work
 
 MAX_POSITIONS = 2_000_000
 """Default limit on the (sequence, position) pairs the report evaluates exhaustively."""
@@ -35,7 +35,12 @@ def run(args: argparse.Namespace) -> int:
 
     task = task_from_args(args)
     check_work("(sequence, position) pairs to evaluate", task.n_positions, args.max_work)
-    report = build_report(task)
+    try:
+        report = build_report(task)
+    except Interrupted as exc:
+        print(f"report interrupted: {exc.progress}; the finished ones:")
+        print(exc.partial.render())  # type: ignore[attr-defined]
+        return EXIT_INTERRUPTED
     if args.json != "-":
         print(report.render())
     if args.json:

@@ -13,11 +13,7 @@ from ..cli_common import (
     require_setting_arg,
     task_from_args,
 )
-from ..errors import EXIT_OK, EXIT_OPEN, check_work
-
-MAX_PREFIXES = 20_000
-"""Default limit on the prefixes of S_T the sink map's programs range over (each target
-position's SOCP has constraints at the prefixes of its block)."""
+from ..errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_OPEN, SINK_MAP_MAX_WORK, check_work
 
 
 def _position(text: str) -> tuple[list[int], int]:
@@ -62,21 +58,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--realise", action="store_true",
                    help="bridge to search: build accurate models aimed at the lowest bounds "
                         "(and where there is none) and print bound, realised mass and gap")
-    add_work_option(p, MAX_PREFIXES, "prefixes of S_T (the programs' constraints)")
+    add_work_option(p, SINK_MAP_MAX_WORK, "work units (cone constraints of the SOCPs solved, "
+                                 "symmetry images of the targets)")
     add_setting_option(p, "sinkmap")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     require_setting_arg(args, "sinkmap")
+    from ..errors import Interrupted
     from ..sinkmap import sink_map
+    from ..sinkmap.work import estimate
     from .certify import _values as values_from_arg
 
     task = task_from_args(args)
-    check_work("prefixes of S_T in the sink map's programs", task.n_sequences, args.max_work)
     values = "learned" if args.values == "learned" else values_from_arg(args.values, task)
-    result = sink_map(task, args.eps, values=values, positions=args.at,
-                      subfamily=args.subfamily, radius=args.radius)
+    lengths = None if args.at is None else [pos for _, pos in args.at]
+    check_work("work units (SOCP cone constraints and symmetry images, or tree nodes x "
+               "prefixes with learned values) in the sink map",
+               estimate(task, values, args.subfamily, args.radius, lengths), args.max_work)
+    try:
+        result = sink_map(task, args.eps, values=values, positions=args.at,
+                          subfamily=args.subfamily, radius=args.radius)
+    except Interrupted as exc:
+        print(f"sink map interrupted: {exc.progress}; the partial map (nothing written):")
+        print(repr(exc.partial))
+        print(exc.partial.table(args.rows))  # type: ignore[attr-defined]
+        return EXIT_INTERRUPTED
     print(repr(result))
     if args.realise:
         from ..search.realise import realise

@@ -6,7 +6,7 @@ import argparse
 
 from ..checker.maps import MAP_NAMES
 from ..cli_common import add_setting_option, require_setting_arg, write_json
-from ..errors import EXIT_OK
+from ..errors import EXIT_INTERRUPTED, EXIT_OK, Interrupted
 from ..variants.questions import QUESTIONS
 from . import COMMANDS
 
@@ -34,6 +34,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="print the norm price instead: for each map that cannot reach zero "
                         "error, constructions' verified (error, norm) beside the certified "
                         "least norm for that error")
+    p.add_argument("--trained", action="store_true",
+                   help="print what training does instead: for each map, 1 and 4 heads, 3 "
+                        "seeds, in our setting and the paper's, the held-out error and the "
+                        "sink, BOS-share and null scores per head (measurements, not proofs; "
+                        "minutes: --quick trains briefly)")
+    p.add_argument("--processes", type=int, default=1, metavar="N",
+                   help="worker processes for --trained (default 1)")
     add_setting_option(p, "variants")
     p.set_defaults(func=run)
 
@@ -65,16 +72,56 @@ def run(args: argparse.Namespace) -> int:
         from ..variants.sandwich import render, sandwich
         from ..variants.table import default_task
 
-
-        print(render(sandwich(default_task(args.quick))))
+        try:
+            print(render(sandwich(default_task(args.quick))))
+        except Interrupted as exc:
+            print(f"variants --sandwich interrupted: {exc.progress}")
+            print(render(exc.partial))  # type: ignore[arg-type]
+            return EXIT_INTERRUPTED
         return EXIT_OK
+    if args.trained:
+        return _trained(args)
     if args.question and not args.map:
         raise ValueError("--question needs --map")
-    table = build_table(quick=args.quick, maps=(args.map,) if args.map else None)
+    try:
+        table = build_table(quick=args.quick, maps=(args.map,) if args.map else None)
+    except Interrupted as exc:
+        print(f"variants interrupted: {exc.progress}"
+              + (":" if exc.partial.rows else ""))  # type: ignore[attr-defined]
+        if exc.partial.rows:  # type: ignore[attr-defined]
+            print(_render(exc.partial, full=bool(args.map)))
+        return EXIT_INTERRUPTED
     if args.question:
         table.rows[args.map] = {args.question: table.rows[args.map][args.question]}
     if args.json != "-":
         print(_render(table, full=bool(args.map)))
     if args.json:
         write_json(table.to_json(), args.json)
+    return EXIT_OK
+
+
+def _trained(args: argparse.Namespace) -> int:
+    import sys
+
+    from ..variants.trained import render_trained, train_variants
+
+    if args.question or args.sandwich:
+        raise ValueError("--trained takes neither --question nor --sandwich")
+    if args.processes < 1:
+        raise ValueError(f"--processes must be >= 1, got {args.processes}")
+
+    def report(run: object) -> None:
+        r = run  # a TrainedRun
+        print(f"  trained {r.setting} {r.kind} H={r.heads} seed={r.seed}: error "  # type: ignore
+              f"{r.error:.3g} ({r.seconds:.1f} s)", file=sys.stderr)  # type: ignore
+
+    rows = train_variants(kinds=(args.map,) if args.map else None, quick=args.quick,
+                          on_run=report, processes=args.processes)
+    if args.json != "-":
+        print(render_trained(rows))
+    if args.json:
+        write_json([{"setting": r.setting, "map": r.kind, "heads": r.heads,
+                     "error_median": r.error, "sink": r.sink.tolist(),
+                     "share": r.share.tolist(), "null": r.null.tolist(),
+                     "runs": [run.to_dict() for run in r.runs]} for r in rows], args.json)
     return EXIT_OK

@@ -16,6 +16,7 @@ from typing import Any
 from ..checker.hull import occurring_situations
 from ..checker.instance import read_instance
 from ..checker.schema import format_rational
+from ..tables import Tabular
 from ..task import TriggerTask
 from .certfile import CertificateMixin, envelope
 from .situations import Situation, solve_situations, token_label
@@ -23,7 +24,7 @@ from .values import ValueTable, check_eps, value_table
 
 
 @dataclass(frozen=True)
-class FamilyCertificate(CertificateMixin):
+class FamilyCertificate(CertificateMixin, Tabular):
     """Theorem 3 over the whole family: one :class:`Situation` per occurring token set.
 
     ``min_bound``: the least certified bound over bounded situations (``None`` if none).
@@ -81,6 +82,13 @@ class FamilyCertificate(CertificateMixin):
         }
         data = {"situations": [s.entry() for s in self.situations]}
         return envelope("hull-family", self.values.instance(self.eps), claim, data)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per token set: the certified distance ``d`` and BOS-mass bound (exact;
+        ``None`` where there is no bound), the solver's distance and the reason."""
+        return [dict(situation="{" + ", ".join(token_label(c) for c in s.tokens) + "}",
+                     d=s.d, bound=s.bound, distance=s.distance, reason=s.reason)
+                for s in self.situations]
 
     def table(self) -> list[tuple[str, str, str]]:
         """Rows ``(situation, d, bound or reason)``."""

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..numerics import stable_norm
+from .interruptible import solver_for
+
 SOLVER = "CLARABEL"
 
 
@@ -65,7 +68,7 @@ def min_norm_points(point_sets: Sequence[np.ndarray], solver: str = SOLVER) -> l
     # Σ_i ||z_i|| (not squared: a second-order cone keeps small distances accurate)
     norms = cp.norm(cp.reshape(z, (len(sets), p), order="C"), 2, axis=1)
     problem = cp.Problem(cp.Minimize(cp.sum(norms)), [link, sums @ lam == 1])
-    problem.solve(solver=solver)
+    problem.solve(solver=solver_for(solver))
     if problem.status not in ("optimal", "optimal_inaccurate") or lam.value is None:
         raise RuntimeError(f"min-norm QP failed: solver status {problem.status}")
     zs = np.asarray(z.value).reshape(len(sets), p)
@@ -74,7 +77,7 @@ def min_norm_points(point_sets: Sequence[np.ndarray], solver: str = SOLVER) -> l
     for i in range(len(sets)):
         point = zs[i] * scales[i]
         w = duals[i] if float(duals[i] @ point) >= 0 else -duals[i]
-        out.append(MinNorm(float(np.linalg.norm(zs[i])) * scales[i], point,
+        out.append(MinNorm(float(stable_norm(zs[i])) * scales[i], point,
                            np.clip(lam.value[offsets[i]:offsets[i + 1]], 0.0, None), w))
     return out
 

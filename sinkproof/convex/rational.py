@@ -15,6 +15,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..checker.exact import dot, norm_sq
+from ..numerics import stable_norm
 
 Vector = list[Fraction]
 
@@ -59,7 +60,7 @@ def sqrt_upper(x: Fraction) -> Fraction:
 def integer_direction(w: Sequence[float] | np.ndarray) -> Vector | None:
     """``w`` scaled to norm ``DIRECTION_SCALE`` and rounded to integers (``None`` if ``w ≈ 0``)."""
     w = np.asarray(w, dtype=float).ravel()
-    norm = float(np.linalg.norm(w))
+    norm = float(stable_norm(w))
     if not np.isfinite(norm) or norm == 0.0:
         return None
     ints = [Fraction(round(v)) for v in w / norm * DIRECTION_SCALE]

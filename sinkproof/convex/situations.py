@@ -20,6 +20,8 @@ from scipy.optimize import linprog
 
 from ..checker.instance import TRIGGER
 from ..checker.schema import format_rational
+from ..errors import Interrupted
+from ..numerics import stable_norm
 from ..progress import Progress
 from .minnorm import min_norm_points
 from .rational import certified_distance, floor_to, integer_direction, solve_exact
@@ -123,16 +125,22 @@ def _inherit(tokens: Tokens, zero_sets: list[tuple[Tokens, list[Fraction]]],
 
 def solve_situations(values: ValueTable, situations: Sequence[Tokens],
                      eps: Fraction) -> dict[Tokens, Situation]:
-    """Certify Theorem 3 on every token set in ``situations`` (sorted tuples of codes)."""
+    """Certify Theorem 3 on every token set in ``situations`` (sorted tuples of codes).
+    Ctrl-C raises :class:`~sinkproof.errors.Interrupted` with the situations settled so far."""
     result: dict[Tokens, Situation] = {}
     zero_sets: list[tuple[Tokens, list[Fraction]]] = []
     by_size: dict[int, list[Tokens]] = {}
     for s in dict.fromkeys(situations):
         by_size.setdefault(len(s), []).append(s)
-    with Progress(len(situations), "Theorem 3 situations", threshold=2000) as bar:
-        for size in sorted(by_size):
-            _solve_level(values, by_size[size], eps, result, zero_sets)
-            bar.update(len(by_size[size]), note=f"size {size}")
+    try:
+        with Progress(len(situations), "Theorem 3 situations", threshold=2000) as bar:
+            for size in sorted(by_size):
+                _solve_level(values, by_size[size], eps, result, zero_sets)
+                bar.update(len(by_size[size]), note=f"size {size}")
+    except KeyboardInterrupt:
+        planned = sum(len(level) for level in by_size.values())
+        raise Interrupted(dict(result), f"{len(result)} of {planned} situations settled"
+                          ) from None
     return result
 
 
@@ -151,7 +159,7 @@ def _solve_level(values: ValueTable, level: list[Tokens], eps: Fraction,
         return
     sols = min_norm_points([np.array([values.floats[c] for c in s]) for s in batch])
     for tokens, sol in zip(batch, sols):
-        scale = max(float(np.linalg.norm(values.floats[c])) for c in tokens)
+        scale = max(float(stable_norm(values.floats[c])) for c in tokens)
         result[tokens] = _decide(values, tokens, eps, sol.distance,
                                  [sol.direction, sol.point],
                                  sol.distance <= ZERO_TOLERANCE * scale, zero_sets)

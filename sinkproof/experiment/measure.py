@@ -12,9 +12,13 @@ import numpy as np
 from ..kernel import forward_prefixes
 from ..measures import evaluate, explicit_prefix_blocks
 from ..model import AttentionModel
+from ..numerics import stable_norm
 from ..task import TriggerTask
 from .theory import relu_check, theorem1_check, theorem3_check
 from .train import TrainedModel
+
+NESTED = ("theory", "history", "head_outputs", "value_norms")
+"""Fields of :class:`RunResult` that are not one cell of a table row."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -59,6 +63,12 @@ class RunResult:
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
+    def record(self) -> dict[str, Any]:
+        """The run as one table row: every field except the nested ones (``theory``,
+        ``history``, ``head_outputs``, ``value_norms``); per-head fields stay lists."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__
+                if name not in NESTED}
+
     def _heads(self, values: list[float]) -> str:
         return "[" + ", ".join(f"{v:.3g}" for v in values) + "]"
 
@@ -84,7 +94,7 @@ def longer_model(model: AttentionModel, T: int) -> AttentionModel:
     """The same parameters on the task with maximum length ``T`` (inverse positions: same D)."""
     if model.task.positions != "inverse":
         raise ValueError("length generalisation needs positions='inverse' (D independent of T)")
-    return AttentionModel(model.task.replace(T=T), model.kind, model.A, model.U)
+    return model.replace(task=model.task.replace(T=T))
 
 
 def longer_sequences(task: TriggerTask, T: int, n: int, seed: int) -> list[tuple[int, ...]]:
@@ -95,7 +105,7 @@ def longer_sequences(task: TriggerTask, T: int, n: int, seed: int) -> list[tuple
 def value_norms(model: AttentionModel) -> dict[str, list[float]]:
     """Per head: ``||v_b||``, ``||v_τ||`` and the least and largest ``||v_c||``."""
     task = model.task
-    norms = np.linalg.norm(model.value_table, axis=-1)  # (H, k+2)
+    norms = stable_norm(model.value_table)  # (H, k+2)
     return dict(bos=norms[:, task.bos_code].tolist(), trigger=norms[:, task.trig_code].tolist(),
                 content_min=norms[:, : task.k].min(axis=1).tolist(),
                 content_max=norms[:, : task.k].max(axis=1).tolist())
@@ -115,8 +125,8 @@ def head_outputs(model: AttentionModel, sequences: Sequence[Sequence[int]]) -> d
         keep = fw.query != model.task.trig_code
         per_head = np.stack([np.einsum("nj,njp->np", fw.weights[h][keep],
                                        values[h][fw.keys[keep]]) for h in range(model.H)])
-        heads_total += float(np.linalg.norm(per_head, axis=-1).sum(axis=0) @ mult[keep])
-        out_total += float(np.linalg.norm(per_head.sum(axis=0), axis=-1) @ mult[keep])
+        heads_total += float(stable_norm(per_head).sum(axis=0) @ mult[keep])
+        out_total += float(stable_norm(per_head.sum(axis=0)) @ mult[keep])
         count += float(mult[keep].sum())
     return dict(sum_head_norms=heads_total / count, output_norm=out_total / count)
 

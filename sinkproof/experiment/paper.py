@@ -13,6 +13,15 @@ counted from 1; ``L-1`` when ``L <= 8``): the largest absolute error, the mean a
 standard deviation of every head's attention map, ``bos_nontrigger[l][h]``, the
 mean BOS weight over the non-trigger rows ``i >= 1`` (row 0 sees BOS only), and
 ``bos_trigger[l][h]``, the mean BOS weight of the trigger row.
+
+Every map of ``MAPS`` trains here: a map's own parameters (``mp``, ``(layers, heads, P)``:
+the sink logit or sigmoid bias ``b``, starting at 0) and a gated map's gate (``gw``
+``(layers, heads, n)``, ``gc`` ``(layers, heads)``, starting at 0) are learned with the
+rest.  Weights are effective weights (a gated head's ``g_i α_ik``).  Off the simplex the
+figures also give the BOS *share* ``α_i0 / Σ_k α_ik`` and the **null mass**: the null
+slot (``1 - Σ_k α_ik`` of a virtual slot or a gate) plus the weight on keys whose value
+``W_V x_k`` has norm ``<= NULL_ETA`` (as a share of the total weight for maps without a
+slot whose weights need not sum to 1).
 """
 
 from __future__ import annotations
@@ -23,13 +32,19 @@ from typing import Any
 
 import numpy as np
 
+from ..attention import MAPS
 from ..search.paper import paper_forward as forward
+from ..search.paper import paper_forward_details as forward_details
 from ..tasks.paper import BOS, PaperTask
 from .paperbounds import bound_check
 
-KINDS = ("softmax", "relu_length")
+KINDS = tuple(MAPS)
+"""Every map trains in the paper's setting; the paper's own are :data:`PAPER_KINDS`."""
+PAPER_KINDS = ("softmax", "relu_length")
 SINK_LEVEL = 0.97
 """A head *sinks* when its mean BOS weight over non-trigger rows is at least this."""
+NULL_ETA = 0.05
+"""A key is null when its value ``W_V x_k`` has norm at most this."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +93,8 @@ class Run:
     wall_s: float
     lr: float
     bound_check: dict[str, Any] = field(default_factory=dict)
+    bos_share_nontrigger: list[list[float]] = field(default_factory=list)
+    null_nontrigger: list[list[float]] = field(default_factory=list)
     params: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
     mean_maps: np.ndarray | None = field(repr=False, default=None)
     std_maps: np.ndarray | None = field(repr=False, default=None)
@@ -91,15 +108,27 @@ class Run:
         return d
 
 
-def init_params(key: Any, layers: int, heads: int, n: int, std: float = 0.02) -> dict:
-    """Weights N(0, std²): ``wq, wk, wv`` ``(layers, heads, n, n)``, ``wo`` ``(layers, n, Hn)``."""
+def init_params(key: Any, layers: int, heads: int, n: int, std: float = 0.02,
+                kind: str = "softmax") -> dict:
+    """Weights N(0, std²): ``wq, wk, wv`` ``(layers, heads, n, n)``, ``wo`` ``(layers, n, Hn)``;
+    for a map with parameters ``mp`` ``(layers, heads, P)`` at the map's defaults, and for a
+    gated map ``gw`` ``(layers, heads, n)`` N(0, std²) and ``gc`` ``(layers, heads)`` 0."""
     import jax
+    import jax.numpy as jnp
 
-    kq, kk, kv, ko = jax.random.split(key, 4)
+    kq, kk, kv, ko, kg = jax.random.split(key, 5)
     shape = (layers, heads, n, n)
-    return {"wq": std * jax.random.normal(kq, shape), "wk": std * jax.random.normal(kk, shape),
-            "wv": std * jax.random.normal(kv, shape),
-            "wo": std * jax.random.normal(ko, (layers, n, heads * n))}
+    params = {"wq": std * jax.random.normal(kq, shape), "wk": std * jax.random.normal(kk, shape),
+              "wv": std * jax.random.normal(kv, shape),
+              "wo": std * jax.random.normal(ko, (layers, n, heads * n))}
+    amap = MAPS[kind]
+    if amap.param_names:
+        params["mp"] = jnp.broadcast_to(jnp.asarray(amap.default_params(), jnp.float32),
+                                        (layers, heads, len(amap.param_names)))
+    if amap.properties.gated:
+        params["gw"] = std * jax.random.normal(kg, (layers, heads, n))
+        params["gc"] = jnp.zeros((layers, heads))
+    return params
 
 
 def batch(key: Any, size: int, n: int, L: int, residual: bool) -> tuple[Any, Any]:
@@ -143,7 +172,7 @@ def train(kind: str, layers: int, heads: int, seed: int = 0,
     opt = optax.adam(lr, b1=p.betas[0], b2=p.betas[1])
     key = jax.random.PRNGKey(seed)
     key, kinit = jax.random.split(key)
-    params = init_params(kinit, layers, heads, p.n, p.init_std)
+    params = init_params(kinit, layers, heads, p.n, p.init_std, kind)
 
     def loss_fn(prm, x, y):
         out, _ = forward(prm, x, kind, residual)
@@ -179,6 +208,21 @@ def train(kind: str, layers: int, heads: int, seed: int = 0,
                     stopped=bool(done), stop_error=float(err), wall_s=wall, lr=lr)
 
 
+def null_figures(kind: str, w: np.ndarray, vnorm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean BOS share and null mass per layer and head ``(layers, heads)`` over the rows of
+    ``w`` ``(B, layers, heads, rows, L)`` (effective weights), by the map's properties."""
+    props = MAPS[kind].properties
+    total = w.sum(axis=-1)
+    safe = np.where(total > 0, total, 1.0)
+    share = np.where(total > 0, w[..., 0] / safe, 0.0)
+    on_null = (w * (vnorm[:, :, :, None, :] <= NULL_ETA)).sum(axis=-1)
+    if props.on_simplex or props.null_slot:  # the slot (if any) takes 1 - Σ_k α_ik
+        null = on_null + (1.0 - total if props.null_slot else 0.0)
+    else:
+        null = np.where(total > 0, on_null / safe, 0.0)
+    return share.mean(axis=(0, 3)), null.mean(axis=(0, 3))
+
+
 def eval_set(protocol: Protocol) -> np.ndarray:
     """The seeded test sequences, float32 ``(n_eval, L, n)``, trigger at ``eval_trigger``."""
     task = PaperTask(n=protocol.n, L=protocol.L)
@@ -196,11 +240,12 @@ def evaluate(kind: str, layers: int, heads: int, seed: int, params: dict[str, np
     x = eval_set(protocol)
     task = PaperTask(n=protocol.n, L=protocol.L, residual=residual)
     y = task.row_targets(x.astype(float))
-    out, w = forward({k: jnp.asarray(v) for k, v in params.items()}, jnp.asarray(x), kind,
-                     residual)
-    out, w = np.asarray(out, dtype=float), np.asarray(w, dtype=float)
+    out, w, vnorm = forward_details({k: jnp.asarray(v) for k, v in params.items()},
+                                    jnp.asarray(x), kind, residual)
+    out, w, vnorm = (np.asarray(a, dtype=float) for a in (out, w, vnorm))
     rows = [i for i in range(1, protocol.L) if i != protocol.eval_trigger]
     bos = w[:, :, :, rows, 0].mean(axis=(0, 3))
+    share, null = null_figures(kind, w[:, :, :, rows], vnorm)
     held = bound_check(kind, layers, heads, params, x.astype(float), out, w, y,
                        protocol.eval_trigger)
     return Run(kind=kind, layers=layers, heads=heads, seed=seed, steps=steps, stopped=stopped,
@@ -208,9 +253,11 @@ def evaluate(kind: str, layers: int, heads: int, seed: int, params: dict[str, np
                bos_nontrigger=bos.tolist(),
                bos_trigger=w[:, :, :, protocol.eval_trigger, 0].mean(axis=0).tolist(),
                sinks_per_layer=[int(np.sum(b >= SINK_LEVEL)) for b in bos],
-               wall_s=wall_s, lr=lr, bound_check=held, params=params, mean_maps=w.mean(axis=0),
+               wall_s=wall_s, lr=lr, bound_check=held, bos_share_nontrigger=share.tolist(),
+               null_nontrigger=null.tolist(), params=params, mean_maps=w.mean(axis=0),
                std_maps=w.std(axis=0), one_maps=w[0])
 
 
-__all__ = ["CONFIGS", "KINDS", "QUICK", "SINK_LEVEL", "Protocol", "Run", "assemble", "batch",
-           "eval_set", "evaluate", "forward", "init_params", "train"]
+__all__ = ["CONFIGS", "KINDS", "NULL_ETA", "PAPER_KINDS", "QUICK", "SINK_LEVEL", "Protocol",
+           "Run", "assemble", "batch", "eval_set", "evaluate", "forward", "forward_details",
+           "init_params", "null_figures", "train"]

@@ -39,9 +39,13 @@ def bound_check(kind: str, layers: int, heads: int, params: dict[str, np.ndarray
     sequences ``x`` ``(N, L, n)`` (outputs ``out``, weights ``w`` ``(N, layers, heads, L,
     L)``, targets ``y``, the trigger at index ``trigger``), or why no bound applies."""
     if (kind, layers, heads) != ("softmax", 1, 1):
-        why = ("length-normalised ReLU needs no sink ((P3), exact)" if kind != "softmax"
-               else "no sink bound holds: a sink-free accurate model is verified for two "
-                    "heads (one layer) and for two residual layers of one head")
+        if kind == "relu_length":
+            why = "length-normalised ReLU needs no sink ((P3), exact)"
+        elif kind != "softmax":
+            why = f"no per-position bound is implemented for {kind} in the paper's setting"
+        else:
+            why = ("no sink bound holds: a sink-free accurate model is verified for two "
+                   "heads (one layer) and for two residual layers of one head")
         return {"bound": None, "why": why}
     N = min(MAX_SEQUENCES, x.shape[0])
     U = params["wo"][0] @ params["wv"][0, 0]

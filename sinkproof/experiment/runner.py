@@ -10,18 +10,20 @@ from pathlib import Path
 from typing import Any
 
 from .._validate import as_int
+from ..errors import Interrupted
 from ..executor import ProcessExecutor
 from ..model import AttentionModel
 from ..progress import Progress
+from ..tables import Tabular
 from .config import HELDOUT_SEED, LONGER_SEED, ExperimentConfig
 from .figures import attention_heatmaps, bos_over_training
 from .measure import RunResult, longer_sequences, measure
-from .table import aggregate, summary_markdown, theory_markdown, violations
+from .table import aggregate, exemplar, summary_markdown, theory_markdown, violations
 from .train import train
 
 
 @dataclass(frozen=True)
-class ExperimentResult:
+class ExperimentResult(Tabular):
     """The runs of one experiment, its configuration and wall time.
 
     ``runs``: one :class:`RunResult` per trained model; ``models``: the trained
@@ -37,6 +39,11 @@ class ExperimentResult:
     @property
     def violations(self) -> int:
         return violations(self.runs)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per run: its settings and scalar measures, per-head measures as lists
+        (:meth:`RunResult.record`)."""
+        return [run.record() for run in self.runs]
 
     def table(self) -> list[dict[str, Any]]:
         """Mean, standard deviation, min and max over seeds per (content, kind, heads)."""
@@ -109,14 +116,27 @@ class ExperimentResult:
                    [AttentionModel.from_dict(m) for m in models], float(meta["seconds"]))
 
     def heatmap_models(self) -> list[list[tuple[str, AttentionModel]]]:
-        """Per attention kind, the models of the first content set and the first seed
-        (every head count), labelled with their held-out error; no choosing of seeds."""
-        content, seed = self.config.contents[0], self.config.seeds[0]
+        """Per attention kind and head count, the exemplar of the first content set: the
+        first seed (in the configuration's order) whose run solves the task
+        (:func:`~sinkproof.experiment.table.exemplar`), labelled with its held-out error.
+        A run that did not learn (a dead ReLU head has error 1 and attends nowhere) is
+        never shown as what "no sink" looks like: when no seed solved the setting, the
+        first seed's model is shown labelled "did not solve"."""
+        content = self.config.contents[0]
         rows = []
         for kind in self.config.kinds:
-            rows.append([(f"{kind} H={run.heads} seed {seed} (err {run.error:.2g})", model)
-                         for run, model in zip(self.runs, self.models)
-                         if (run.content, run.kind, run.seed) == (content, kind, seed)])
+            row = []
+            for heads in self.config.heads:
+                pairs = [(run, model) for run, model in zip(self.runs, self.models)
+                         if (run.content, run.kind, run.heads) == (content, kind, heads)]
+                if not pairs:
+                    continue
+                found = exemplar([run for run, _ in pairs])
+                run, model = pairs[0] if found is None else pairs[found]
+                note = "" if found is not None else ", did not solve: no seed did"
+                row.append((f"{kind} H={heads} seed {run.seed} (err {run.error:.2g}{note})",
+                            model))
+            rows.append(row)
         return rows
 
 
@@ -135,6 +155,13 @@ def _run_one(arg: tuple[Any, ...]) -> tuple[RunResult, AttentionModel]:
     return _one_run(*arg)
 
 
+def _result(cfg: ExperimentConfig, done: dict[int, tuple[RunResult, AttentionModel]],
+            start: float) -> ExperimentResult:
+    results = [done[i] for i in sorted(done)]
+    return ExperimentResult(cfg, [r for r, _ in results], [m for _, m in results],
+                            time.perf_counter() - start)
+
+
 def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None,
         progress: bool | None = None, figures: bool = True, jobs: int = 1) -> ExperimentResult:
     """Train and measure every model of ``config`` (default :meth:`ExperimentConfig.default`).
@@ -142,7 +169,9 @@ def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None
     ``jobs > 1`` trains that many models at a time in worker processes (results are
     identical: every run is seeded on its own).  With ``out``, also write
     results.json, results.md, config.json, models.json and (``figures=True``)
-    heatmaps.png and bos_training.png there.
+    heatmaps.png and bos_training.png there.  Ctrl-C raises
+    :class:`~sinkproof.errors.Interrupted` whose ``partial`` holds the runs finished so far
+    (nothing is written).
     """
     cfg = ExperimentConfig.default() if config is None else config
     if not isinstance(cfg, ExperimentConfig):
@@ -151,26 +180,26 @@ def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None
     settings = [(content, kind, heads, seed) for content in cfg.contents for kind in cfg.kinds
                 for heads in cfg.heads for seed in cfg.seeds]
     start = time.perf_counter()
-    results: list[tuple[RunResult, AttentionModel]] = []
-    with Progress(cfg.n_runs * cfg.steps, "experiment", progress, threshold=0) as bar:
-        if jobs == 1:
-            for s in settings:
-                note = "{} {} H={} seed={}".format(*s)
-                results.append(_one_run(cfg, *s, on_step=lambda n, note=note: bar.update(n, note)))
-        else:
-            done: dict[int, tuple[RunResult, AttentionModel]] = {}
-            with ProcessExecutor(jobs) as ex:
-                for i, res in ex.run(_run_one, [(cfg, *s) for s in settings]):
-                    note = "{} {} H={} seed={}".format(*settings[i])
-                    if not res.ok:
-                        raise RuntimeError(f"training run {note} failed: {res.error}")
-                    run_result, model = res.value
-                    done[i] = (run_result, model.replace())  # read-only copies again
-                    bar.update(cfg.steps, note)
-            results = [done[i] for i in range(len(settings))]
-    runs = [r for r, _ in results]
-    models = [m for _, m in results]
-    result = ExperimentResult(cfg, runs, models, time.perf_counter() - start)
+    done: dict[int, tuple[RunResult, AttentionModel]] = {}
+    try:
+        with Progress(cfg.n_runs * cfg.steps, "experiment", progress, threshold=0) as bar:
+            if jobs == 1:
+                for i, s in enumerate(settings):
+                    note = "{} {} H={} seed={}".format(*s)
+                    done[i] = _one_run(cfg, *s, on_step=lambda n, note=note: bar.update(n, note))
+            else:
+                with ProcessExecutor(jobs) as ex:
+                    for i, res in ex.run(_run_one, [(cfg, *s) for s in settings]):
+                        note = "{} {} H={} seed={}".format(*settings[i])
+                        if not res.ok:
+                            raise RuntimeError(f"training run {note} failed: {res.error}")
+                        run_result, model = res.value
+                        done[i] = (run_result, model.replace())  # read-only copies again
+                        bar.update(cfg.steps, note)
+    except KeyboardInterrupt:  # Ctrl-C: the runs finished so far, in the order of settings
+        partial = _result(cfg, done, start)
+        raise Interrupted(partial, f"{len(done)} of {len(settings)} runs finished") from None
+    result = _result(cfg, done, start)
     if out is not None:
         result.write(out, figures=figures)
     return result

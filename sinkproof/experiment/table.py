@@ -13,6 +13,14 @@ SOLVED_ERROR = 0.1
 """A run *solves* the task when its held-out sup error is below this (content norms are ~1)."""
 
 
+def exemplar(runs: Sequence[RunResult]) -> int | None:
+    """Index of the run that stands for its setting in figures: the first (in the order
+    given, so seeds are not chosen by their outcome) whose held-out error is below
+    :data:`SOLVED_ERROR`; ``None`` when no run solved the task (a dead ReLU run, error 1,
+    attends nowhere and must not pass for a model that solves the task with no sink)."""
+    return next((i for i, run in enumerate(runs) if run.error < SOLVED_ERROR), None)
+
+
 def group_key(run: RunResult) -> tuple[str, str, int]:
     """Runs that differ only in seed share ``(content, kind, heads)``."""
     return run.content, run.kind, run.heads

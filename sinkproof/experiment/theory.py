@@ -20,6 +20,7 @@ import numpy as np
 from ..kernel import forward_prefixes
 from ..measures import explicit_prefix_blocks
 from ..model import AttentionModel
+from ..numerics import stable_norm
 from ..theorems import theorem
 from ..theorems.theorem3 import allowed_nonbos, sink_bound
 
@@ -83,11 +84,15 @@ def hull_distance_lower(points: np.ndarray) -> float:
     (0 when negative), and it is tight when ``z`` is the min-norm point.
     """
     pts = np.asarray(points, dtype=float)
+    scale = float(np.abs(pts).max(initial=0.0))
+    if not scale > 0:
+        return 0.0
+    pts = pts / scale  # the distance scales with the points: 1e-200 or 1e200 stay exact
     z = min_norm_point(pts)
-    nz = float(np.linalg.norm(z))
+    nz = float(stable_norm(z))
     if nz == 0.0:
         return 0.0
-    return max(0.0, float((pts @ z).min()) / nz)
+    return max(0.0, float((pts @ (z / nz)).min())) * scale
 
 
 def _violations(log_nonbos: np.ndarray, eps: np.ndarray, distance: np.ndarray) -> np.ndarray:
@@ -118,13 +123,13 @@ def theorem1_check(model: AttentionModel) -> dict[str, Any]:
         return dict(theorem=1, applies=False, reason=reason)
     task = model.task
     values = model.value_table[0]
-    err0 = float(np.linalg.norm(values[task.bos_code]))  # f_0 = v_b
-    norms = np.linalg.norm(values[: task.k], axis=1)
+    err0 = float(stable_norm(values[task.bos_code]))  # f_0 = v_b
+    norms = stable_norm(values[: task.k])
     eps_all, lnb_all, violations = [], [], 0
     for n in range(1, task.T + 1):
         codes = np.repeat(np.arange(task.k)[:, None], n, axis=1)
         fw = forward_prefixes(model, codes)
-        eps = np.maximum(err0, np.linalg.norm(fw.output - fw.target, axis=1))
+        eps = np.maximum(err0, stable_norm(fw.output - fw.target))
         violations += int(_violations(fw.log_nonbos[0], eps, norms).sum())
         eps_all.append(eps)
         lnb_all.append(fw.log_nonbos[0])
@@ -159,7 +164,7 @@ def theorem3_check(model: AttentionModel, sequences: Sequence[Sequence[int]],
         return dict(theorem=3, applies=False, reason=reason)
     task = model.task
     values = model.value_table[0]
-    err0 = float(np.linalg.norm(values[task.bos_code]))
+    err0 = float(stable_norm(values[task.bos_code]))
     cache: dict[frozenset[int], float] = {}
     bos_sum = bound_sum = count = 0.0
     nonvacuous = violations = 0
@@ -169,7 +174,7 @@ def theorem3_check(model: AttentionModel, sequences: Sequence[Sequence[int]],
         if not np.any(keep):
             continue
         dist = np.array([_hull(cache, values, row) for row in codes[keep]])
-        own = np.maximum(err0, np.linalg.norm(fw.output[keep] - fw.target[keep], axis=1))
+        own = np.maximum(err0, stable_norm(fw.output[keep] - fw.target[keep]))
         lnb = fw.log_nonbos[0, keep]
         violations += int(_violations(lnb, own, dist).sum())
         at_eps = np.maximum(sink_bound(eps, dist), 0.0)

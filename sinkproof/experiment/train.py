@@ -22,7 +22,13 @@ import optax
 from ..autodiff import padded_size, x64
 from ..measures import evaluate
 from ..model import AttentionModel
-from ..search.objective import TRACED_OPTIONS, device_tables, objective_terms, prefix_batch
+from ..search.objective import (
+    TRACED_OPTIONS,
+    device_tables,
+    extra_parameters,
+    objective_terms,
+    prefix_batch,
+)
 from ..task import TriggerTask
 from .config import PROBE_SEED, TRAIN_SEED_OFFSET, ExperimentConfig
 from .optim import adam
@@ -115,6 +121,10 @@ def train(task: TriggerTask, kind: str, heads: int, seed: int,
           on_step: Callable[[int], None] | None = None) -> TrainedModel:
     """Train an ``H``-head ``kind`` layer with learned values on ``task`` by Adam on the MSE.
 
+    Every parameter of the head is learned: ``A``, ``U``, the map's own parameters (the
+    sink logit or sigmoid bias ``b``, starting at 0) and a gated map's gate ``(w, c)``
+    (starting at 0, a gate of 1/2).
+
     The training set is ``config.n_train`` sequences sampled with seed
     ``TRAIN_SEED_OFFSET + seed``, cut into fixed mini-batches visited in a seeded
     shuffled order; the initialisation uses ``seed``.  ``on_step(n)`` is called
@@ -137,7 +147,9 @@ def train(task: TriggerTask, kind: str, heads: int, seed: int,
     order = order_rng.permutation(n_batches)
     with x64():
         device = [b.padded(rows).device() for b in batches]
-        params = {"A": jnp.asarray(A), "U": jnp.asarray(U)}
+        extra = extra_parameters(task, kind, heads)
+        params = {"A": jnp.asarray(A), "U": jnp.asarray(U),
+                  **{k: jnp.asarray(v) for k, v in extra.items()}}
         state = adam(cfg.lr).init(params)
         for step in range(cfg.steps + 1):
             if step % n_batches == 0 and step:
@@ -145,13 +157,14 @@ def train(task: TriggerTask, kind: str, heads: int, seed: int,
             batch = device[order[step % n_batches]]
             if step == cfg.steps or step % cfg.record_every == 0:
                 A, U = np.asarray(params["A"]), np.asarray(params["U"])
+                extra = {k: np.asarray(params[k]) for k in extra}
             loss, new_params, state = step_fn(params, state, batch, phi, tokens)
             loss = float(loss)
             if not np.isfinite(loss):
                 raise FloatingPointError(
                     f"{kind} H={heads} seed={seed}: loss diverged at step {step}")
             if step % cfg.record_every == 0 or step == cfg.steps:
-                sink, share = _probe(AttentionModel(task, kind, A, U), probe)
+                sink, share = _probe(AttentionModel(task, kind, A, U, **extra), probe)
                 steps.append(step)
                 losses.append(loss)
                 sinks.append(sink)
@@ -162,5 +175,5 @@ def train(task: TriggerTask, kind: str, heads: int, seed: int,
             if on_step is not None:
                 on_step(1)
     history = History(np.array(steps), np.array(losses), np.array(sinks), np.array(shares))
-    return TrainedModel(AttentionModel(task, kind, A, U), seed, history,
+    return TrainedModel(AttentionModel(task, kind, A, U, **extra), seed, history,
                         time.perf_counter() - start)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import Interrupted
 from ..task import TriggerTask
 from .constructions import constructions_section
 from .family import theorem3_family_section
@@ -46,8 +47,13 @@ SECTIONS: list[Callable[[TriggerTask], list[Table]]] = [
 
 
 def build_report(task: TriggerTask) -> Report:
-    """Run every section of :data:`SECTIONS` on ``task``."""
+    """Run every section of :data:`SECTIONS` on ``task``.  Ctrl-C raises
+    :class:`~sinkproof.errors.Interrupted` with the report of the sections finished."""
     report = Report(task)
-    for section in SECTIONS:
-        report.tables.extend(section(task))
+    for done, section in enumerate(SECTIONS):
+        try:
+            tables = section(task)
+        except KeyboardInterrupt:
+            raise Interrupted(report, f"{done} of {len(SECTIONS)} sections finished") from None
+        report.tables.extend(tables)
     return report

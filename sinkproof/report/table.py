@@ -6,9 +6,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..tables import Tabular
+
 
 @dataclass
-class Table:
+class Table(Tabular):
     """A titled table of rows (lists of cells) with a caption under it."""
 
     title: str
@@ -16,9 +18,15 @@ class Table:
     rows: list[list[Any]]
     caption: str = ""
 
+    def to_records(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, r)) for r in self.rows]
+
+    def table_columns(self) -> list[str]:
+        return list(self.columns)
+
     def to_dict(self) -> dict[str, Any]:
-        return dict(title=self.title, columns=self.columns,
-                    rows=[dict(zip(self.columns, r)) for r in self.rows], caption=self.caption)
+        return dict(title=self.title, columns=self.columns, rows=self.to_records(),
+                    caption=self.caption)
 
     def __repr__(self) -> str:
         return f"Table({self.title!r}: {len(self.rows)} rows x {len(self.columns)} columns)"

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..constructions import softmax_solution
 from ..measures import evaluate
+from ..numerics import stable_norm
 from ..symbolic.normbound import eps_min_enclosure, log_eps_min, norm_needed
 from ..task import TriggerTask
 from .constructions import DEFAULT_LS
@@ -49,7 +50,7 @@ def theorem5_sandwich_section(task: TriggerTask,
 def theorem1_tightness_section(task: TriggerTask,
                                Ls: tuple[float, ...] | None = None) -> list[Table]:
     """Theorem 1's allowed non-BOS mass ``ε/‖c‖`` vs the construction's, on ``X^c_n``."""
-    norms = np.linalg.norm(task.content, axis=1)
+    norms = stable_norm(task.content)
     rows = []
     for L in DEFAULT_LS if Ls is None else Ls:
         model = softmax_solution(task, L)

@@ -11,7 +11,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from .engine import available_cores, search
+from .engine import SearchBudgetError, available_cores, search
 from .frontier import CertifiedBound, Frontier, FrontierPoint, certified_bound, frontier
 from .objective import (
     BatchMeasures,
@@ -24,12 +24,14 @@ from .objective import (
 )
 from .result import SearchResult, TracePoint
 from .verify import WitnessReport, rigorous_measures, verify_witness, witness_document
+from .witnessfile import WitnessInfo, load_witness
 
-# ``from sinkproof import search`` gives the function when the lazy export ran first
-# and this module otherwise; both then answer ``.search(...)`` and ``(...)``.
+# ``sp.search`` is this module (callable), whichever submodule was imported first; the
+# function answers ``.search`` too, for code that holds it rather than the module.
 search.search = search  # type: ignore[attr-defined]
 
 __all__ = [
+    "SearchBudgetError",
     "BatchMeasures",
     "CertifiedBound",
     "Frontier",
@@ -37,12 +39,14 @@ __all__ = [
     "PrefixBatch",
     "SearchResult",
     "TracePoint",
+    "WitnessInfo",
     "WitnessReport",
     "available_cores",
     "batch_measures",
     "certified_bound",
     "feature_rows",
     "frontier",
+    "load_witness",
     "prefix_batch",
     "search",
     "value_and_grad",

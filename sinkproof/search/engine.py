@@ -16,7 +16,7 @@ from contextlib import closing
 from typing import Any
 
 from .._validate import as_int, as_real, choice
-from ..errors import CertificateError
+from ..errors import CertificateError, SinkproofError
 from ..exact_numbers import bos_mass, error_level
 from ..executor import Executor, SerialExecutor, cancelled, shared_processes
 from ..executor import available_cores as available_cores
@@ -24,12 +24,18 @@ from ..model import KINDS, AttentionModel
 from ..progress import Progress
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
-from .objective import PrefixBatch, prefix_batch
+from .objective import PrefixBatch, bos_measure_kind, prefix_batch, witness_measure
 from .restart import RestartOutcome, SearchSettings, pareto, run_restart
 from .result import SearchResult, TracePoint
 from .verify import verify_witness
 
 VALUES = ("learned", "fixed")
+
+
+
+class SearchBudgetError(SinkproofError):
+    """The time budget ran out before any restart finished (nothing to report)."""
+
 
 _BATCH: list[tuple[Any, PrefixBatch]] = []
 """The last batch this process built, with its ``(task, where)`` (a worker runs many
@@ -123,8 +129,8 @@ def search(
     # the search works in floats; the range checks are exact and shared with claims and CLI
     max_error = float(error_level(max_error, "max_error", positive=True))
     max_bos_mass = float(bos_mass(max_bos_mass, "max_bos_mass"))
-    if kind == "softmax" and max_bos_mass == 0.0:
-        raise ValueError("max_bos_mass must be > 0 for softmax: its BOS weight is never 0")
+    if bos_measure_kind(kind) == "log_odds" and max_bos_mass == 0.0:
+        raise ValueError(f"max_bos_mass must be > 0 for {kind}: its BOS weight is never 0")
     restarts = as_int("restarts", restarts, minimum=1)
     seed = as_int("seed", seed, minimum=0)
     maxiter = as_int("maxiter", maxiter, minimum=1)
@@ -161,7 +167,8 @@ def search(
                     candidates += 1
                     try:
                         report = verify_witness(_model(settings, outcome), max_error,
-                                                max_bos_mass, where, dps)
+                                                max_bos_mass, where, dps,
+                                                measure=witness_measure(kind))
                     except CertificateError:  # outside the checker's range (huge logits)
                         rejected += 1
                         continue
@@ -173,6 +180,9 @@ def search(
             interrupted = True
     if chosen is None and done:
         chosen = min(done, key=lambda o: (o.penalty, o.index))
+    if chosen is None and not interrupted:
+        raise SearchBudgetError(f"no restart finished within the budget of {budget:g} s "
+                                "(the workers' start-up and compilation count against it)")
     if chosen is None:
         raise KeyboardInterrupt("search interrupted before any restart finished")
     points = pareto([p for o in done for p in o.points])
@@ -197,4 +207,5 @@ def search(
 
 
 def _model(settings: SearchSettings, outcome: RestartOutcome) -> AttentionModel:
-    return AttentionModel(settings.task, settings.kind, A=outcome.A, U=outcome.U)
+    return AttentionModel(settings.task, settings.kind, A=outcome.A, U=outcome.U,
+                          **outcome.extra)

@@ -19,15 +19,19 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_int, as_real, choice
+from .._validate import as_int, choice
+from ..attention import MAPS
+from ..exact_numbers import error_level
 from ..executor import Executor
 from ..model import KINDS, AttentionModel
 from ..modelclass import ModelClass
 from ..progress import Progress
+from ..tables import Tabular
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
 from ..theorems import CertifiedBound, best_bound
 from .engine import VALUES, _outcomes, available_cores
+from .objective import bos_measure_kind, witness_measure
 from .restart import RestartOutcome, SearchSettings
 from .verify import rigorous_measures
 
@@ -54,7 +58,7 @@ class FrontierPoint:
 
 
 @dataclass(frozen=True)
-class Frontier:
+class Frontier(Tabular):
     """The empirical frontier of a class (``points``, sorted by error) and its bound."""
 
     task: TriggerTask
@@ -73,6 +77,12 @@ class Frontier:
         if self.bound is None:
             return []
         return [p for p in self.points if p.bos_upper < self.bound(p.error_upper)]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per point: target error, float64 and rigorous figures, certified bound."""
+        return [dict(target=p.target, error=p.error, bos_mass=p.bos_mass,
+                     error_upper=p.error_upper, bos_upper=p.bos_upper, bound=p.bound)
+                for p in self.points]
 
     def table(self) -> str:
         """Markdown table: target, reached error and BOS mass, certified bound."""
@@ -132,6 +142,19 @@ def _best(outcomes: Sequence[RestartOutcome], eps: float) -> RestartOutcome:
     return min(outcomes, key=lambda o: (o.error, o.index))
 
 
+FREE_SHARE = 1e-3
+"""The BOS share the frontier asks of maps off the simplex whose weights are never 0 (their
+share can fall without limit: minimising it would drive the scores past any range)."""
+
+
+def _target(kind: str) -> float:
+    """BOS target of the frontier's search: 1 (minimise the mass, objective ``"sink"``) on
+    the simplex with positive weights, 0 with exact zeros, else :data:`FREE_SHARE`."""
+    if bos_measure_kind(kind) == "weight":
+        return 0.0
+    return 1.0 if MAPS[kind].properties.on_simplex else FREE_SHARE
+
+
 def frontier(
     task: TriggerTask,
     kind: str = "softmax",
@@ -157,7 +180,7 @@ def frontier(
     heads = as_int("heads", heads, minimum=1)
     restarts = as_int("restarts", restarts, minimum=1)
     seed = as_int("seed", seed, minimum=0)
-    targets = sorted(as_real("errors", e, minimum=0.0, strict=True) for e in errors)
+    targets = sorted(float(error_level(e, "errors", positive=True)) for e in errors)
     if not targets:
         raise ValueError("errors is empty: give at least one target error")
     cores = available_cores() if processes is None else as_int("processes", processes, 1)
@@ -166,14 +189,14 @@ def frontier(
     points = []
     with Progress(len(targets), "frontier", progress, threshold=2) as bar:
         for eps in targets:
-            settings = SearchSettings(
-                task, kind, heads, values, eps, 1.0 if kind == "softmax" else 0.0, where,
-                seed, maxiter=maxiter, objective="sink" if kind == "softmax" else "penalty")
+            settings = SearchSettings(task, kind, heads, values, eps, _target(kind), where,
+                                      seed, maxiter=maxiter,
+                                      objective="sink" if _target(kind) == 1.0 else "penalty")
             with closing(_outcomes(settings, restarts, min(cores, restarts), executor)) as it:
                 outcomes = [o for o in it if o is not None]
             best = _best(outcomes, eps)
-            model = AttentionModel(task, kind, A=best.A, U=best.U)
-            err_up, bos_up = rigorous_measures(model, where, dps)
+            model = AttentionModel(task, kind, A=best.A, U=best.U, **best.extra)
+            err_up, bos_up = rigorous_measures(model, where, dps, witness_measure(kind))
             points.append(FrontierPoint(eps, best.error, best.bos_mass, err_up, bos_up,
                                         None if bound is None else bound(err_up), model))
             bar.update(1)

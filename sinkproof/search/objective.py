@@ -20,12 +20,20 @@ Losses (``loss=``):
   + error_weight Σ_n hinge(e_n - (1 - margin))²`` (meant for softmax; with ReLU the
   BOS score can fall without limit, so search for BOS mass 0 with ``"penalty"``).
 
-The BOS measure ``m`` is taken at the batch's constrained prefixes (``where``).  For
-softmax it is the log-odds ``log α_0 - log(1 - α_0) = s_0 - logsumexp(s_{1:t})``
-(monotone in ``α_0``, computed in the log domain, with gradient of order one even
-when ``1 - α_0`` is far below float64 resolution); its threshold is
-``logit(max_bos_mass)``.  For ReLU it is the BOS score ``s_0`` itself
-(``α_0 = max(0, s_0) <= b`` iff ``s_0 <= b`` for ``b >= 0``).
+The BOS measure ``m`` is taken at the batch's constrained prefixes (``where``), chosen
+by the map's properties (:func:`bos_measure_kind`), never by its name:
+
+- maps whose weights are never 0 (softmax, sink logit, softmax1, sigmoid, gated softmax):
+  the log-odds of the BOS *share* ``q = α_0 / Σ_j α_j`` (the BOS mass on the simplex),
+  ``log α_0 - log Σ_{j>=1} α_j = ℓ_0 - logsumexp(ℓ_{1:t})`` with ``ℓ_j`` the log-weights
+  (``s_j`` for the softmax family, whose normaliser, virtual slot and gate cancel in
+  the share; ``log σ(s_j + b)`` for sigmoid).  Monotone in ``q``, computed in the log
+  domain (gradient of order one even when ``1 - q`` is far below float64 resolution);
+  threshold ``logit(max_bos_mass)``;
+- maps with exact zeros: the BOS *weight*: ``α_0`` itself on the simplex (sparsemax,
+  entmax-1.5, where it is the mass), and for ReLU and ReLU/length the BOS term before
+  the ``max(0, ·)`` (``s_0``, ``s_0 / max(t, 1)``: ``α_0 <= b`` iff it is ``<= b``, for
+  ``b >= 0``); threshold ``max_bos_mass``.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ import numpy as np
 from scipy.special import expit
 
 from .._validate import as_real, choice
+from ..attention import MAPS
 from ..autodiff import (
     Forward,
     PaddedPrefixes,
@@ -249,17 +258,59 @@ def _as_heads(A: Any, U: Any, task: TriggerTask) -> tuple[np.ndarray, np.ndarray
     return A, U
 
 
+def bos_measure_kind(kind: str) -> str:
+    """``"log_odds"`` (of the BOS share) for maps whose weights are never 0, ``"weight"``
+    for maps with exact zeros (see the module docstring)."""
+    return "weight" if MAPS[kind].properties.exact_zeros else "log_odds"
+
+
+def witness_measure(kind: str) -> str:
+    """The BOS measure the search bounds, as the trusted checker names it: ``"weight"``
+    (``α_0``; the mass on the simplex) or ``"share"`` (``α_0 / Σ_j α_j``)."""
+    on_simplex = MAPS[kind].properties.on_simplex
+    return "share" if bos_measure_kind(kind) == "log_odds" and not on_simplex else "weight"
+
+
 def bos_threshold(kind: str, max_bos_mass: float) -> float:
-    """Threshold on the BOS measure ``m`` equivalent to ``α_0 <= max_bos_mass``."""
+    """Threshold on the BOS measure ``m`` equivalent to ``BOS measure <= max_bos_mass``."""
     b = as_real("max_bos_mass", max_bos_mass, minimum=0.0)
-    if kind == "relu":
+    if bos_measure_kind(kind) == "weight":
         return b
     if b <= 0.0:
-        raise ValueError("max_bos_mass must be > 0 for softmax: its BOS weight is never 0")
+        raise ValueError(f"max_bos_mass must be > 0 for {kind}: its BOS weight is never 0")
     if b >= 1.0:
         return np.inf
     return float(np.log(b) - np.log1p(-b))
 
+
+EXTRA_PARAMETERS = ("map_params", "gate_w", "gate_c")
+"""Head parameters besides ``A`` and ``U``: the map's own (e.g. a sink logit ``b``) and a gate."""
+
+
+def extra_parameters(task: TriggerTask, kind: str, heads: int,
+                     given: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+    """The parameters of ``heads`` heads of map ``kind`` besides ``A`` and ``U``, checked:
+    ``map_params`` ``(H, P)`` when the map has parameters (default: its defaults),
+    ``gate_w`` ``(H, D)`` and ``gate_c`` ``(H,)`` for a gated map (default 0)."""
+    amap = MAPS[kind]
+    given = {} if given is None else {k: v for k, v in given.items() if v is not None}
+    unknown = set(given) - set(EXTRA_PARAMETERS)
+    if unknown:
+        raise TypeError(f"unknown head parameters: {', '.join(sorted(unknown))}")
+    out: dict[str, np.ndarray] = {}
+    if amap.param_names:
+        out["map_params"] = amap.check_params(given.get("map_params"), heads).copy()
+    elif "map_params" in given and np.size(given["map_params"]):
+        raise ValueError(f"the {kind} map has no parameters, got map_params")
+    if amap.properties.gated:
+        w = np.zeros((heads, task.D)) if "gate_w" not in given else \
+            np.array(given["gate_w"], dtype=float).reshape(heads, task.D)
+        c = np.zeros(heads) if "gate_c" not in given else \
+            np.array(given["gate_c"], dtype=float).reshape(heads)
+        out.update(gate_w=w, gate_c=c)
+    elif "gate_w" in given or "gate_c" in given:
+        raise ValueError(f"gate_w/gate_c given, but the {kind} map has no gate")
+    return out
 
 
 def _options(kind: str, loss: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -277,8 +328,9 @@ def _options(kind: str, loss: str, options: dict[str, Any]) -> dict[str, Any]:
         error_weight=as_real("error_weight", options.get("error_weight", 100.0), minimum=0.0),
         leak=as_real("leak", options.get("leak", 0.0), minimum=0.0),
     )
-    if opts["leak"] and kind != "relu":
-        raise ValueError("leak (the negative slope of a leaky ReLU) applies to kind='relu' only")
+    if opts["leak"] and MAPS[kind].factorisation != "sum":
+        raise ValueError("leak (the negative slope of a leaky ReLU) applies to the maps "
+                         "c_t max(0, s) only (relu, relu_length)")
     if loss == "penalty":
         if options.get("max_bos_mass") is None or max_error is None:
             raise ValueError("loss='penalty' needs max_error and max_bos_mass")
@@ -336,11 +388,24 @@ def device_tables(task: TriggerTask) -> tuple[jax.Array, jax.Array]:
         return jnp.asarray(phi), jnp.asarray(tok)
 
 
-def _bos_measure(kind: str, fw: Forward, valid: jax.Array) -> jax.Array:
-    """The BOS measure ``m`` ``(H, N)``: log-odds for softmax, the BOS score for ReLU."""
-    if kind == "softmax":
-        return bos_log_odds(fw.scores, valid[None])
-    return fw.scores[..., 0]
+def _bos_measure(kind: str, params: dict[str, jax.Array], fw: Forward,
+                 data: dict[str, jax.Array]) -> jax.Array:
+    """The BOS measure ``m`` ``(H, N)`` of :func:`bos_measure_kind`, by the map's properties."""
+    amap = MAPS[kind]
+    valid = data["valid"]
+    if bos_measure_kind(kind) == "log_odds":
+        s = fw.scores
+        if amap.factorisation == "log_sum":  # sigmoid: log σ(s + b), in the log domain
+            mp = params.get("map_params")
+            b = 0.0 if mp is None else mp[:, 0][:, None, None]
+            s = jax.nn.log_sigmoid(s + b)
+        return bos_log_odds(s, valid[None])
+    if amap.factorisation == "sum":  # c_t max(s_0, 0) - c_t max(-s_0, 0) = c_t s_0
+        def bos_term(s: jax.Array) -> jax.Array:
+            return (amap.weights_jax(s, valid, data["depth"])
+                    - amap.weights_jax(-s, valid, data["depth"]))[..., 0]
+        return jax.vmap(bos_term)(fw.scores)
+    return fw.weights[..., 0]
 
 
 def _hinge2(x: jax.Array, mask: jax.Array) -> jax.Array:
@@ -358,7 +423,7 @@ def objective_terms(params: dict[str, jax.Array], data: dict[str, jax.Array], ph
     fw = forward(params, data, phi, tokens, kind, opts["leak"])
     real = data["real"]
     e2 = ((fw.output - data["target"]) ** 2).sum(axis=-1)
-    m = _bos_measure(kind, fw, data["valid"])
+    m = _bos_measure(kind, params, fw, data)
     c = jnp.broadcast_to(data["constrained"][None], m.shape)
     e = e2 / opts["max_error"] ** 2
     tau = opts["temperature"]
@@ -398,8 +463,9 @@ def _measures_only(params: dict[str, jax.Array], data: dict[str, jax.Array], phi
 @dataclass(frozen=True)
 class BatchMeasures:
     """Float64 measures of a model on a batch: the largest error ``max ||f - y||``,
-    the largest BOS mass over heads at the constrained prefixes (nan if none), and the
-    largest BOS measure (log-odds for softmax, score for ReLU)."""
+    the largest BOS measure over heads at the constrained prefixes as a mass or share
+    in ``[0, 1]`` (nan if none), and the largest raw BOS measure ``m`` (log-odds, or the
+    BOS weight's term: :func:`bos_measure_kind`)."""
 
     max_error: float
     max_bos_mass: float
@@ -411,7 +477,7 @@ def _batch_measures(kind: str, max_e2: Any, max_m: Any) -> BatchMeasures:
     m = float(max_m)
     if m == -np.inf:
         return BatchMeasures(err, float("nan"), float("nan"))
-    mass = expit(m) if kind == "softmax" else max(m, 0.0)
+    mass = expit(m) if bos_measure_kind(kind) == "log_odds" else max(m, 0.0)
     return BatchMeasures(err, float(mass), m)
 
 
@@ -441,9 +507,11 @@ def value_and_grad(
     ``dU`` is the gradient in ``U`` even when the values are fixed (ignore it then).
     Options: ``max_error`` (``ε``), ``max_bos_mass``, ``temperature`` (``τ``, default
     0.05), ``margin`` (default 0), ``bos_weight`` (1), ``error_weight`` (100); see the
-    module docstring for each loss.  ``leak`` (ReLU only, default 0) replaces the weights
-    by a leaky ReLU ``max(s, leak·s)``: a surrogate with gradient where every score is
-    negative, used by the search's first stages; the BOS measure stays ``s_0``.
+    module docstring for each loss.  ``leak`` (ReLU and ReLU/length, default 0) replaces
+    the weights by a leaky ReLU ``max(s, leak·s)`` (times ``c_t``): a surrogate with
+    gradient where every score is negative, used by the search's first stages; the BOS
+    measure stays ``c_t s_0``.  The map's own parameters and a gate keep their defaults
+    (:func:`value_grad_params` takes and differentiates them).
     Gradients are JAX's reverse mode through :func:`sinkproof.autodiff.forward`.
     """
     value, dA, dU, _ = value_grad_measures(task, kind, A, U, batch, loss=loss, **options)
@@ -456,33 +524,62 @@ def value_grad_measures(
 ) -> tuple[float, np.ndarray, np.ndarray, BatchMeasures]:
     """:func:`value_and_grad` plus the :class:`BatchMeasures` of the same forward pass;
     ``grad_U=False`` skips the gradient in ``U`` (returned as zeros)."""
+    A, U = _as_heads(A, U, task)
+    wrt = ("A", "U") if grad_U else ("A",)
+    value, grads, m = value_grad_params(task, kind, {"A": A, "U": U}, batch, loss=loss,
+                                        wrt=wrt, **options)
+    return value, grads["A"], grads.get("U", np.zeros_like(U)), m
+
+
+def _all_parameters(task: TriggerTask, kind: str, params: dict[str, Any]
+                    ) -> dict[str, np.ndarray]:
+    if not isinstance(params, dict) or "A" not in params:
+        raise TypeError("params must be a dict with 'A' (and optionally 'U', 'map_params', "
+                        "'gate_w', 'gate_c')")
+    A, U = _as_heads(params["A"], params.get("U"), task)
+    extra = {k: v for k, v in params.items() if k not in ("A", "U")}
+    return {"A": A, "U": U, **extra_parameters(task, kind, A.shape[0], extra)}
+
+
+def value_grad_params(
+    task: TriggerTask, kind: str, params: dict[str, Any], batch: PrefixBatch, *,
+    loss: str = "mse", wrt: tuple[str, ...] | None = None, **options: Any,
+) -> tuple[float, dict[str, np.ndarray], BatchMeasures]:
+    """The objective ``loss`` of the head parameters ``params`` (``A``; optional ``U``,
+    ``map_params``, ``gate_w``, ``gate_c``: :func:`extra_parameters`) on ``batch``, its
+    gradient in each parameter named by ``wrt`` (default: every one the map has) and the
+    :class:`BatchMeasures` of the same forward pass."""
     _checked(task, kind, batch)
     choice("loss", loss, LOSSES)
     opts = _options(kind, loss, options)
-    A, U = _as_heads(A, U, task)
+    full = _all_parameters(task, kind, params)
+    wrt = tuple(full) if wrt is None else tuple(wrt)
+    for name in wrt:
+        if name not in full:
+            raise ValueError(f"wrt: the {kind} head has no parameter {name!r} "
+                             f"(it has {', '.join(full)})")
     bos_term = loss == "penalty" and bool(np.isfinite(opts["threshold"]))
     opts = {k: opts.get(k, np.inf) for k in TRACED_OPTIONS}
-    wrt = ("A", "U") if grad_U else ("A",)
     phi, tokens = device_tables(task)
     with x64():
-        params = {"A": jnp.asarray(A), "U": jnp.asarray(U)}
-        diff = {k: params.pop(k) for k in wrt}
+        fixed = {k: jnp.asarray(v) for k, v in full.items()}
+        diff = {k: fixed.pop(k) for k in wrt}
         (value, (max_e2, max_m)), grads = _value_grad(
-            diff, params, batch.device_data, phi, tokens, opts, kind=kind, loss=loss,
+            diff, fixed, batch.device_data, phi, tokens, opts, kind=kind, loss=loss,
             bos_term=bos_term, wrt=wrt)
-        dA = np.asarray(grads["A"])
-        dU = np.asarray(grads["U"]) if grad_U else np.zeros_like(U)
-        return float(value), dA, dU, _batch_measures(kind, max_e2, max_m)
+        grads = {k: np.asarray(v) for k, v in grads.items()}
+        return float(value), grads, _batch_measures(kind, max_e2, max_m)
 
 
-def batch_measures(task: TriggerTask, kind: str, A: Any, U: Any, batch: PrefixBatch
-                   ) -> BatchMeasures:
-    """The error and BOS figures of ``(kind, A, U)`` on ``batch`` (no gradients)."""
+def batch_measures(task: TriggerTask, kind: str, A: Any, U: Any, batch: PrefixBatch,
+                   **extra: Any) -> BatchMeasures:
+    """The error and BOS figures of ``(kind, A, U)`` (and the head's ``map_params``,
+    ``gate_w``, ``gate_c``, default the map's defaults) on ``batch`` (no gradients)."""
     _checked(task, kind, batch)
-    A, U = _as_heads(A, U, task)
+    full = _all_parameters(task, kind, {"A": A, "U": U, **extra})
     phi, tokens = device_tables(task)
     opts = {k: 0.0 for k in TRACED_OPTIONS} | {"max_error": 1.0, "temperature": 1.0}
     with x64():
-        params = {"A": jnp.asarray(A), "U": jnp.asarray(U)}
+        params = {k: jnp.asarray(v) for k, v in full.items()}
         max_e2, max_m = _measures_only(params, batch.device_data, phi, tokens, opts, kind=kind)
         return _batch_measures(kind, max_e2, max_m)

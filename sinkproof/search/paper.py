@@ -39,27 +39,47 @@ CHUNK = 100
 """Steps between budget checks."""
 
 
-def paper_forward(params: dict, x: Any, kind: str, residual: bool) -> tuple[Any, Any]:
-    """The paper's stack on token matrices ``x`` ``(B, L, n)`` in JAX: ``(out (B, L, n),
-    w (B, layers, heads, L, L))``; the one differentiable forward of the paper's models
-    (``params``: ``wq, wk, wv`` ``(layers, heads, n, n)``, ``wo`` ``(layers, n, heads·n)``)."""
+def paper_forward_details(params: dict, x: Any, kind: str, residual: bool
+                          ) -> tuple[Any, Any, Any]:
+    """:func:`paper_forward` plus the value norms ``||W_V x_k||`` ``(B, layers, heads, L)``.
+
+    Besides ``wq, wk, wv, wo``: ``mp`` ``(layers, heads, P)``, the map's parameters (the
+    sink logit or sigmoid bias ``b``; default the map's defaults), and for a gated map
+    ``gw`` ``(layers, heads, n)``, ``gc`` ``(layers, heads)``: the gate
+    ``g_i = σ(w_h·x_i + c_h)`` scales head ``h``'s weights (effective weights) at row ``i``.
+    """
     amap = MAPS[kind]
     L = x.shape[-2]
     valid = jnp.tril(jnp.ones((L, L), dtype=bool))
     t = jnp.arange(L, dtype=x.dtype)
-    weights = []
+    weights, norms = [], []
     for layer in range(params["wq"].shape[0]):
         q = jnp.einsum("hij,blj->bhli", params["wq"][layer], x)
         k = jnp.einsum("hij,blj->bhli", params["wk"][layer], x)
         v = jnp.einsum("hij,blj->bhli", params["wv"][layer], x)
         s = jnp.einsum("bhid,bhkd->bhik", q, k)
-        w = amap.weights_jax(s, valid, t)
+        mp = params["mp"][layer][None, :, None, :] if "mp" in params else None
+        w = amap.weights_jax(s, valid, t, mp)
+        if "gw" in params:
+            g = jax.nn.sigmoid(jnp.einsum("hj,blj->bhl", params["gw"][layer], x)
+                               + params["gc"][layer][None, :, None])
+            w = w * g[..., None]
         o = jnp.einsum("bhik,bhkd->bhid", w, v)
         o = jnp.transpose(o, (0, 2, 1, 3)).reshape(x.shape[0], L, -1)
         y = o @ params["wo"][layer].T
         x = x + y if residual else y
         weights.append(w)
-    return x, jnp.stack(weights, axis=1)
+        norms.append(jnp.sqrt((v * v).sum(axis=-1)))
+    return x, jnp.stack(weights, axis=1), jnp.stack(norms, axis=1)
+
+
+def paper_forward(params: dict, x: Any, kind: str, residual: bool) -> tuple[Any, Any]:
+    """The paper's stack on token matrices ``x`` ``(B, L, n)`` in JAX: ``(out (B, L, n),
+    w (B, layers, heads, L, L))``; the one differentiable forward of the paper's models
+    (``params``: ``wq, wk, wv`` ``(layers, heads, n, n)``, ``wo`` ``(layers, n, heads·n)``;
+    optional map parameters and gate: :func:`paper_forward_details`)."""
+    out, w, _ = paper_forward_details(params, x, kind, residual)
+    return out, w
 
 
 @dataclass(frozen=True)

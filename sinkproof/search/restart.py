@@ -20,9 +20,10 @@ import numpy as np
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
+from ..attention import MAPS
 from ..model import fixed_values
 from ..task import TriggerTask
-from .objective import PrefixBatch, value_grad_measures
+from .objective import PrefixBatch, bos_measure_kind, extra_parameters, value_grad_params
 
 PENALTY_STAGES = ((1.0, 0.1), (10.0, 0.01), (100.0, 0.0))
 """``(BOS-hinge weight, ReLU leak)`` of the successive L-BFGS-B stages of the feasibility
@@ -70,6 +71,9 @@ class RestartOutcome:
     seconds: float
     points: list[tuple[float, float]] = field(default_factory=list)
     cut: bool = False
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
+    """The head's other learned parameters: ``map_params`` (e.g. the sink logit ``b``) and
+    the gate ``gate_w``, ``gate_c``, where the map has them."""
 
     def feasible(self, max_error: float, max_bos_mass: float) -> bool:
         """Both conditions hold in float64 (a candidate, not yet a witness)."""
@@ -90,6 +94,19 @@ def initial_parameters(settings: SearchSettings, index: int
     noise = rng.standard_normal((H, p, p + 3))
     base = fixed_values(p)[None] if index % 2 == 0 else 0.0
     return A, base + (0.3 if index % 2 == 0 else 1.0) * noise
+
+
+def initial_extra(settings: SearchSettings, index: int) -> dict[str, np.ndarray]:
+    """Start of the head's other parameters: the map's defaults (``b = 0``), and a gate
+    with ``N(0, s²/D)`` weights and bias 0 (its own seeded stream, so ``A`` and ``U``
+    start as for a map without them)."""
+    extra = extra_parameters(settings.task, settings.kind, settings.heads)
+    if "gate_w" in extra:
+        rng = np.random.default_rng([settings.seed, index, 1])
+        D = settings.task.D
+        extra["gate_w"] = rng.standard_normal(extra["gate_w"].shape) * settings.init_scale \
+            / np.sqrt(D)
+    return extra
 
 
 def pareto(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -119,28 +136,28 @@ def run_restart(settings: SearchSettings, batch: PrefixBatch, index: int,
 def _run_restart(settings: SearchSettings, batch: PrefixBatch, index: int,
                  stop: Callable[[], bool] | None) -> RestartOutcome:
     start = time.perf_counter()
-    task, H = settings.task, settings.heads
+    task = settings.task
     A0, U0 = initial_parameters(settings, index)
-    nA = A0.size
-    learned = U0 is not None
-    shapeA, shapeU = A0.shape, (H, task.p, task.p + 3)
+    start_params = {"A": A0, **({} if U0 is None else {"U": U0}),
+                    **initial_extra(settings, index)}
+    wrt = tuple(start_params)  # A, learned U, map parameters, gate
+    shapes = {k: v.shape for k, v in start_params.items()}
+    cuts = np.cumsum([0] + [v.size for v in start_params.values()])
     points: list[tuple[float, float]] = []
     evaluations = 0
     last: dict[str, Any] = {}
 
-    def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        return x[:nA].reshape(shapeA), (x[nA:].reshape(shapeU) if learned else None)
+    def unpack(x: np.ndarray) -> dict[str, np.ndarray]:
+        return {k: x[a:b].reshape(shapes[k]) for k, a, b in zip(wrt, cuts, cuts[1:])}
 
     def fun(x: np.ndarray, options: dict[str, Any]) -> tuple[float, np.ndarray]:
         nonlocal evaluations
-        A, U = unpack(x)
-        value, dA, dU, m = value_grad_measures(task, settings.kind, A, U, batch,
-                                               grad_U=learned, **options)
+        value, grads, m = value_grad_params(task, settings.kind, unpack(x), batch, wrt=wrt,
+                                            **options)
         evaluations += 1
         points.append((m.max_error, m.max_bos_mass))
         last.update(value=value)
-        grad = np.concatenate([dA.ravel(), dU.ravel()]) if learned else dA.ravel()
-        return value, grad
+        return value, np.concatenate([grads[k].ravel() for k in wrt])
 
     def stop_early(intermediate_result: Any) -> None:
         if settings.objective == "penalty" and last.get("value") == 0.0:
@@ -150,7 +167,7 @@ def _run_restart(settings: SearchSettings, batch: PrefixBatch, index: int,
         if stop is not None and stop():
             raise StopIteration
 
-    x = np.concatenate([A0.ravel(), U0.ravel()]) if learned else A0.ravel()
+    x = np.concatenate([v.ravel() for v in start_params.values()])
     cut = False
     for options, exact in _stages(settings):
         res = minimize(fun, x, args=(options,), jac=True, method="L-BFGS-B", callback=stop_early,
@@ -161,25 +178,27 @@ def _run_restart(settings: SearchSettings, batch: PrefixBatch, index: int,
             stop is not None and stop())
         if solved or cut:
             break
-    A, U = unpack(x)
-    value, _, _, m = value_grad_measures(
-        task, settings.kind, A, U, batch, loss="penalty", max_error=settings.max_error,
-        max_bos_mass=settings.max_bos_mass, margin=0.0)
+    final = unpack(x)
+    value, _, m = value_grad_params(
+        task, settings.kind, final, batch, wrt=("A",), loss="penalty",
+        max_error=settings.max_error, max_bos_mass=settings.max_bos_mass, margin=0.0)
+    U = final.pop("U", None)
+    A = final.pop("A")
     return RestartOutcome(index, A.copy(), None if U is None else U.copy(), m.max_error,
                           m.max_bos_mass, value, evaluations, time.perf_counter() - start,
-                          pareto(points), cut)
+                          pareto(points), cut, {k: v.copy() for k, v in final.items()})
 
 
 def _stages(settings: SearchSettings) -> list[tuple[dict[str, Any], bool]]:
     """Objective options of each L-BFGS-B stage, and whether it is the exact objective."""
     common = dict(max_error=settings.max_error, margin=settings.margin)
     if settings.objective == "sink":
-        if settings.kind != "softmax":
-            raise ValueError("objective='sink' minimises softmax BOS mass; for ReLU search "
-                             "with max_bos_mass=0")
+        if bos_measure_kind(settings.kind) != "log_odds":
+            raise ValueError(f"objective='sink' minimises a BOS mass that is never 0; for "
+                             f"{settings.kind} (exact zeros) search with max_bos_mass=0")
         return [(dict(loss="sink", error_weight=w, temperature=tau, **common), True)
                 for w, tau in SINK_STAGES]
-    leaky = settings.kind == "relu"
+    leaky = MAPS[settings.kind].factorisation == "sum"  # c_t max(0, s): zero gradient below 0
     return [(dict(loss="penalty", max_bos_mass=settings.max_bos_mass, bos_weight=w,
                   leak=leak if leaky else 0.0, **common), not leaky or leak == 0.0)
             for w, leak in PENALTY_STAGES]

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 from ..errors import CertificateError
 from ..model import AttentionModel
+from ..tables import Tabular
 from .verify import WitnessReport
 
 
@@ -19,7 +20,7 @@ class TracePoint(NamedTuple):
 
 
 @dataclass(frozen=True)
-class SearchResult:
+class SearchResult(Tabular):
     """Outcome of :func:`sinkproof.search`.
 
     ``found``: a model meets both conditions and the trusted checker confirmed it on
@@ -52,6 +53,10 @@ class SearchResult:
         if self.witness is None or not self.verified:
             raise CertificateError("no verified witness to save: the search found none")
         return self.witness.save(path)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """The trade-offs seen (the Pareto front ``trace``): one row per (error, BOS mass)."""
+        return [dict(error=p.error, bos_mass=p.bos_mass) for p in self.trace]
 
     def _headline(self) -> str:
         s = self.settings

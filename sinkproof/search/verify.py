@@ -20,9 +20,10 @@ import numpy as np
 from .._validate import as_int, as_real
 from ..checker.exact import InequalityFailed
 from ..checker.schema import FORMAT, VERSION, format_rational
-from ..checker.witness import decide, measure, read_witness
+from ..checker.witness import decide, read_witness
+from ..checker.witness import measure as checker_measure
 from ..errors import CertificateError
-from ..exact_numbers import bounded, show
+from ..exact_numbers import Exact, bounded, show
 from ..model import AttentionModel
 from .objective import WHERE
 
@@ -49,17 +50,20 @@ def _where_field(where: Any) -> Any:
     return pairs
 
 
-def witness_document(model: AttentionModel, max_error: float, max_bos_mass: float,
-                     where: Any = "nontrigger", dps: int = 50) -> dict[str, Any]:
+def witness_document(model: AttentionModel, max_error: Exact, max_bos_mass: Exact,
+                     where: Any = "nontrigger", dps: int = 50, measure: str = "weight"
+                     ) -> dict[str, Any]:
     """The witness certificate (JSON object) claiming that ``model`` has error
-    ``<= max_error`` on the family and BOS mass ``<= max_bos_mass`` at ``where``;
-    every float64 parameter is written as the exact rational it is."""
+    ``<= max_error`` on the family and BOS measure (``"weight"`` ``α_0`` or ``"share"``
+    ``α_0 / Σ_j α_j``) ``<= max_bos_mass`` at ``where``; every float64 parameter (``A``,
+    ``U``, the map's parameters, a gate) is written as the exact rational it is."""
     if not isinstance(model, AttentionModel):
         raise TypeError(f"model must be an AttentionModel, got {type(model).__name__}")
     # an exact threshold (a claim's ε) is written as it is; a float by its exact binary value
-    eps = (bounded(max_error, "max_error", 0) if isinstance(max_error, (Fraction, str))
-           else as_real("max_error", max_error, minimum=0.0))
-    bos = as_real("max_bos_mass", max_bos_mass, minimum=0.0)
+    eps = (as_real("max_error", max_error, minimum=0.0) if isinstance(max_error, float)
+           else bounded(max_error, "max_error", 0))
+    bos = (as_real("max_bos_mass", max_bos_mass, minimum=0.0) if isinstance(max_bos_mass, float)
+           else bounded(max_bos_mass, "max_bos_mass", 0))
     dps = as_int("dps", dps, minimum=15)
     task = model.task
     values = model.values
@@ -69,26 +73,39 @@ def witness_document(model: AttentionModel, max_error: float, max_bos_mass: floa
     where_field = _where_field(where)
     at = where_field if isinstance(where_field, str) else "the named"
     eps_text = show(eps) if isinstance(eps, Fraction) else format(eps, "g")
+    bos_text = show(bos) if isinstance(bos, Fraction) else format(bos, "g")
+    if measure not in ("weight", "share"):
+        raise ValueError(f"measure must be 'weight' or 'share', got {measure!r}")
+    what = "BOS mass" if measure == "weight" else "BOS share"
     statement = (f"a {model.H}-head {model.kind} model with {values} values has error <= "
-                 f"{eps_text} on the family and BOS mass <= {bos:g} at {at} positions")
+                 f"{eps_text} on the family and {what} <= {bos_text} at {at} positions")
+    data: dict[str, Any] = {
+        "A": [[[_exact(x) for x in row] for row in a] for a in model.A],
+        "U": "fixed" if values == "fixed" else
+             [[[_exact(x) for x in row] for row in u] for u in model.U],
+        "precision_digits": dps,
+    }
+    if model.map_params.shape[1]:
+        data["map_params"] = [[_exact(x) for x in row] for row in model.map_params]
+    if model.gate_w is not None:
+        data["gate_w"] = [[_exact(x) for x in row] for row in model.gate_w]
+        data["gate_c"] = [_exact(x) for x in model.gate_c]
+    claim: dict[str, Any] = {
+        "statement": statement,
+        "model_class": {"kind": model.kind, "heads": model.H, "values": values},
+        "max_error": _exact(eps),
+        "max_bos_mass": _exact(bos),
+        "where": where_field,
+    }
+    if measure != "weight":
+        claim["bos_measure"] = measure
     return {
         "format": FORMAT,
         "version": VERSION,
         "kind": "witness",
         "instance": instance,
-        "claim": {
-            "statement": statement,
-            "model_class": {"kind": model.kind, "heads": model.H, "values": values},
-            "max_error": _exact(eps),
-            "max_bos_mass": _exact(bos),
-            "where": where_field,
-        },
-        "data": {
-            "A": [[[_exact(x) for x in row] for row in a] for a in model.A],
-            "U": "fixed" if values == "fixed" else
-                 [[[_exact(x) for x in row] for row in u] for u in model.U],
-            "precision_digits": dps,
-        },
+        "claim": claim,
+        "data": data,
     }
 
 
@@ -161,22 +178,26 @@ def _sqrt_up(x: Fraction) -> float:
     return r
 
 
-def rigorous_measures(model: AttentionModel, where: Any = "nontrigger", dps: int = 50
-                      ) -> tuple[float, float]:
-    """Floats ``>=`` the true largest error on the family and the true largest BOS mass
-    over heads at ``where``, from the trusted checker's exact or interval evaluation."""
-    fig = measure(read_witness(witness_document(model, 0.0, 0.0, where, dps)))
+def rigorous_measures(model: AttentionModel, where: Any = "nontrigger", dps: int = 50,
+                      measure_name: str = "weight") -> tuple[float, float]:
+    """Floats ``>=`` the true largest error on the family and the true largest BOS measure
+    (``"weight"`` or ``"share"``) over heads at ``where``, from the trusted checker's exact
+    or interval evaluation."""
+    fig = checker_measure(read_witness(witness_document(model, 0.0, 0.0, where, dps,
+                                                        measure_name)))
     return _sqrt_up(fig.error_sq), float("nan") if fig.bos is None else _float_up(fig.bos)
 
 
-def verify_witness(model: AttentionModel, max_error: float, max_bos_mass: float,
-                   where: Any = "nontrigger", dps: int = 50) -> WitnessReport:
+def verify_witness(model: AttentionModel, max_error: Exact, max_bos_mass: Exact,
+                   where: Any = "nontrigger", dps: int = 50, measure: str = "weight"
+                   ) -> WitnessReport:
     """Re-evaluate ``model`` on the whole family with its parameters taken exactly
-    (ReLU: rationals; softmax: ``dps``-digit interval arithmetic) and report whether
-    error ``<= max_error`` everywhere and BOS mass ``<= max_bos_mass`` at ``where``."""
-    doc = witness_document(model, max_error, max_bos_mass, where, dps)
+    (rational maps: exact rationals; others: ``dps``-digit interval arithmetic) and report
+    whether error ``<= max_error`` everywhere and the BOS ``measure`` (``"weight"`` or
+    ``"share"``) is ``<= max_bos_mass`` at ``where``."""
+    doc = witness_document(model, max_error, max_bos_mass, where, dps, measure)
     witness = read_witness(doc)
-    fig = measure(witness)
+    fig = checker_measure(witness)
     try:
         verified = decide(witness, fig).ok
     except InequalityFailed:
@@ -184,6 +205,7 @@ def verify_witness(model: AttentionModel, max_error: float, max_bos_mass: float,
     bos = float("nan") if fig.bos is None else _float_up(fig.bos)
     return WitnessReport(
         verified=verified, error=_sqrt_up(fig.error_sq), bos_mass=bos,
-        max_error=float(max_error), max_bos_mass=float(max_bos_mass),
+        max_error=float(Fraction(doc["claim"]["max_error"])),
+        max_bos_mass=float(Fraction(doc["claim"]["max_bos_mass"])),
         error_at=fig.error_at, bos_at=fig.bos_at, n_prefixes=fig.n_prefixes, dps=dps,
         document=doc)

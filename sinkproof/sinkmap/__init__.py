@@ -13,6 +13,7 @@ from __future__ import annotations
 from .core import SUBFAMILIES, parse_eps, sink_map
 from .learned import LearnedSinkMap, learned_sink_map
 from .result import Entry, SinkMap
+from .work import sink_map_work
 
 __all__ = ["SUBFAMILIES", "Entry", "LearnedSinkMap", "SinkMap", "learned_sink_map", "parse_eps",
-           "sink_map"]
+           "sink_map", "sink_map_work"]

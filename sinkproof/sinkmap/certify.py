@@ -20,10 +20,10 @@ from ..checker.exact import InequalityFailed
 from ..checker.schema import format_rational
 from ..checker.socp import Instance, check_bound, check_ray
 from ..convex.values import ValueTable
-from ..task import TriggerTask
+from ..task import TRIG, TriggerTask
 from .blocks import Block, variable_index
 from .solve import DualSolution
-from .symmetry import Orbit
+from .symmetry import TokenSymmetry
 
 GRID_BITS = 40
 """Multipliers are rounded to multiples of ``2^-GRID_BITS``."""
@@ -97,14 +97,11 @@ def rationalise(task: TriggerTask, inst: Instance, block: Block, target: tuple[i
                 w=[format_rational(v) for v in ws])
 
 
-def derived_entry(task: TriggerTask, target: tuple[int, ...], source: int, orbit: Orbit,
-                  bound: str) -> dict[str, Any]:
-    """A certificate transported to ``target`` (codes) along its orbit."""
-    sym = orbit.to_target
-    return {"target": list(task.decode(target)), "from": source,
-            "positions": list(orbit.positions), "tokens": list(sym.perm),
-            "matrix": [[format_rational(exact(v)) for v in row] for row in sym.matrix],
-            "bound": bound}
+def symmetry_text(sym: TokenSymmetry) -> tuple[list[int], list[list[str]]]:
+    """A symmetry's ``tokens`` and ``matrix`` fields of a derived certificate entry: the
+    content-token map and the exact signed permutation matrix (one pair of lists per
+    symmetry, shared by every entry that uses it)."""
+    return list(sym.perm), [[format_rational(exact(v)) for v in row] for row in sym.matrix]
 
 
 def ray_entry(task: TriggerTask, inst: Instance, block: Block, target: tuple[int, ...],
@@ -149,17 +146,22 @@ def single_key_ray(task: TriggerTask, inst: Instance, target: tuple[int, ...]) -
     return None
 
 
-def transport_ray(task: TriggerTask, ray: dict[str, Any], orbit: Orbit,
-                  target: tuple[int, ...]) -> dict[str, Any]:
-    """A representative's ray carried to ``target`` (codes) along its orbit."""
-    t = len(target)
-    sym = orbit.to_target
-    direction = []
-    for b, j, v in ray["direction"]:
-        code = task.trig_code if b == -1 else b
-        direction.append([task.decode([sym.code(code)])[0],
-                          j if j == t else orbit.positions[j - 1], v])
-    return {"target": list(task.decode(target)), "direction": direction}
+def token_images(task: TriggerTask, sym: TokenSymmetry) -> dict[int, int]:
+    """``sym`` on user tokens (content indices and ``TRIG``)."""
+    trig = task.trig_code
+    return {TRIG if c == trig else c: TRIG if sym.code(c) == trig else sym.code(c)
+            for c in range(task.k + 1)}
+
+
+def transport_ray(ray: dict[str, Any], positions: list[int], images: dict[int, int],
+                  user_target: tuple[int, ...]) -> dict[str, Any]:
+    """A representative's ray carried to ``user_target`` (user tokens) along its orbit:
+    the representative's key position ``j`` goes to ``positions[j-1]`` (the query stays
+    last), its tokens by ``images`` (:func:`token_images`)."""
+    t = len(user_target)
+    return {"target": list(user_target),
+            "direction": [[images[b], j if j == t else positions[j - 1], v]
+                          for b, j, v in ray["direction"]]}
 
 
 def envelope(instance: dict[str, Any], certificates: list[dict], derived: list[dict],

@@ -20,9 +20,10 @@ before "no bound" is reported, and "no bound" comes with a verified ray.
 
 from __future__ import annotations
 
+import gc
 import itertools
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
 
@@ -30,24 +31,27 @@ import numpy as np
 
 from .._validate import as_int, choice
 from ..checker.socp import Instance
-from ..convex.values import ValueTable, check_eps, value_table
+from ..convex.values import ValueTable, value_table
+from ..errors import Interrupted
+from ..exact_numbers import error_level
 from ..progress import Progress
-from ..task import TriggerTask
+from ..task import TRIG, TriggerTask
 from ..tasks.protocol import require_setting
 from .blocks import Block, build_block
 from .certify import (
-    derived_entry,
     envelope,
     instance_dict,
     rationalise,
     ray_entry,
     single_key_ray,
+    symmetry_text,
+    token_images,
     transport_ray,
 )
 from .learned import learned_sink_map
 from .result import Entry, SinkMap
 from .solve import DEFAULT_SOLVER, BlockSolver
-from .symmetry import canonical, identity_symmetry, token_symmetries
+from .symmetry import Orbits, canonical_all, identity_symmetry, token_symmetries
 
 SUBFAMILIES = ("auto", "splice", "hamming", "full")
 MAX_FULL_PREFIXES = 20000
@@ -60,12 +64,10 @@ MARGINS = (1e-7, 1e-5, 1e-3)
 
 
 def parse_eps(eps: Any) -> Fraction:
-    """``eps > 0`` as an exact rational (:func:`sinkproof.convex.values.check_eps`: a float is
-    read by its shortest decimal form, ``0.1`` means 1/10)."""
-    value = check_eps(eps)
-    if value <= 0:
-        raise ValueError(f"eps must be > 0, got {value}")
-    return value
+    """``0 < eps < 1`` as an exact rational (:func:`sinkproof.exact_numbers.error_level`: a
+    float is read by its shortest decimal form, ``0.1`` means 1/10); from ``eps = 1`` on
+    every bound of the map would be vacuous, so it is refused."""
+    return error_level(eps, "eps", positive=True)
 
 
 def known_values(task: TriggerTask, values: Any) -> ValueTable:
@@ -84,7 +86,7 @@ def _target_prefixes(task: TriggerTask, positions: Any) -> list[tuple[int, ...]]
         for t in range(1, task.T + 1):
             for block in task.prefix_blocks(t):
                 rows = block.codes[block.codes[:, -1] != task.trig_code]
-                out.extend(tuple(int(c) for c in row) for row in rows)
+                out.extend(map(tuple, rows.tolist()))
         return out
     if isinstance(positions, (str, bytes)) or not isinstance(positions, Iterable):
         raise TypeError("positions must be a list of (sequence, position) pairs")
@@ -116,14 +118,17 @@ def _listed_prefixes(task: TriggerTask, family: Iterable[Sequence[int]]) -> set[
 
 
 class _Planner:
-    """Chooses the constraint prefixes of a target's block and caches full-block solvers."""
+    """Chooses the constraint prefixes of a target's block and caches full-block solvers
+    (instances of ``solver_class``)."""
+
+    solver_class = BlockSolver
 
     def __init__(self, task: TriggerTask, V: np.ndarray, eps: float, subfamily: str,
                  radius: int, listed: set[tuple[int, ...]] | None, solver: str,
                  all_triggers: bool = False) -> None:
         self.task, self.V, self.eps = task, V, eps
         self.subfamily, self.radius, self.listed, self.solver = subfamily, radius, listed, solver
-        self.trigger_matters = all_triggers or bool(np.linalg.norm(V[task.trig_code]) > 0)
+        self.trigger_matters = all_triggers or bool(np.any(V[task.trig_code] != 0))
         self._full: dict[tuple[int, int, float, bool], BlockSolver] = {}
 
     def _allowed(self, keys: tuple[int, ...], with_trigger: bool) -> bool:
@@ -205,7 +210,7 @@ class _Planner:
                 if rows.shape[0] == 0 or rows.shape[0] > MAX_FULL_PREFIXES:
                     return None
                 blk = build_block(self.task, self.V, q, t, rows, self.eps)
-                self._full[key] = BlockSolver(blk, self.solver)
+                self._full[key] = self.solver_class(blk, self.solver)
             solver = self._full[key]
             return solver, solver.block
         if self.subfamily == "hamming":
@@ -215,7 +220,7 @@ class _Planner:
         if rows.shape[0] == 0:
             return None
         blk = build_block(self.task, self.V, q, t, rows, self.eps)
-        return BlockSolver(blk, self.solver), blk
+        return self.solver_class(blk, self.solver), blk
 
 
 def _solve_target(planner: _Planner, inst: Instance, target: tuple[int, ...],
@@ -226,7 +231,7 @@ def _solve_target(planner: _Planner, inst: Instance, target: tuple[int, ...],
     if ray is not None:
         return {"ray": ray}, Entry("no bound", 0.0, None, 0.0, ray["why"], 0, "null key")
     attempts = [False, True]
-    float_bound, used, unbounded = 0.0, 0, False
+    float_bound, used, unbounded, notes = 0.0, 0, False, []
     for full in attempts:
         got = planner.solver_for(target, full)
         if got is None:
@@ -238,8 +243,9 @@ def _solve_target(planner: _Planner, inst: Instance, target: tuple[int, ...],
             or task.trig_code in target[:-1]) else (
             f"hamming<={planner.radius}" if planner.subfamily == "hamming" else "splice")
         for margin in MARGINS:
-            solver.margin.value = margin
-            sol = solver.solve(a0)
+            sol = solver.solve(a0, margin)
+            if sol.note:
+                notes.append(sol.note)
             if sol.status != "bounded":
                 break
             float_bound, used = sol.bound, blk.m
@@ -260,8 +266,74 @@ def _solve_target(planner: _Planner, inst: Instance, target: tuple[int, ...],
                     ray["why"] = "the logit-sharing program is unbounded along a verified ray"
                     return {"ray": ray}, Entry("no bound", 0.0, None, 0.0, ray["why"], blk.m,
                                                label)
-    why = ("unbounded (ray not certified)" if unbounded else "solver failed")
-    return {}, Entry("no bound" if unbounded else "failed", 0.0, None, 0.0, why, used, "")
+    if unbounded and not sol.inaccurate:
+        return {}, Entry("no bound", 0.0, None, 0.0, "unbounded (ray not certified)", used, "")
+    # a failed or inaccurate answer settles nothing: the position stays open
+    why = "the solver's infeasibility report is inaccurate" if unbounded else "solver failed"
+    if notes:
+        why += f" ({notes[-1]})"
+    return {}, Entry("uncertified", 0.0, None, 0.0, why, used, "")
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while the map's many small, acyclic containers are
+    built: each automatic pass scans every live one, which doubled the cost at p=2, T=8."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _settled(task: TriggerTask, targets: list[tuple[int, ...]], orbits: Orbits | None,
+             solved: list[tuple[dict[str, Any], Entry]]) -> dict[tuple[int, ...], Entry]:
+    """Entries of the targets whose representative was solved before an interruption (the
+    first ``len(solved)`` representatives; none if the orbits were not all found yet)."""
+    if orbits is None:  # targets are their own representatives, solved in order
+        return {task.decode(t): e for t, (_, e) in zip(targets, solved)} if solved else {}
+    return {task.decode(t): solved[r][1] if own else solved[r][1].detached()
+            for t, r, own in zip(targets, orbits.rep_id, orbits.is_rep) if r < len(solved)}
+
+
+def _spread(task: TriggerTask, targets: list[tuple[int, ...]], orbits: Orbits | None,
+            solved: list[tuple[dict[str, Any], Entry]], index: dict[int, int],
+            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[tuple[int, ...], Entry]]:
+    """Every target's entry, derived certificate or transported ray, from its
+    representative's (``index``: representative number -> certificate number)."""
+    trig = task.trig_code
+    users = [tgt if trig not in tgt else tuple([TRIG if c == trig else c for c in tgt])
+             for tgt in targets]
+    derived: list[dict[str, Any]] = []
+    rays: list[dict[str, Any]] = []
+    entries: dict[tuple[int, ...], Entry] = {}
+    if orbits is None:
+        for user, (data, entry) in zip(users, solved):
+            entries[user] = entry
+            if "ray" in data:
+                rays.append({k: v for k, v in data["ray"].items() if k != "why"})
+        return derived, rays, entries
+    texts = [symmetry_text(sym) for sym in orbits.to_target]
+    images = [token_images(task, sym) for sym in orbits.to_target]
+    for user, r, own, positions, s in zip(users, orbits.rep_id, orbits.is_rep,
+                                          orbits.positions, orbits.sym):
+        data, entry = solved[r]
+        if own:
+            entries[user] = entry
+            if "ray" in data:
+                rays.append({k: v for k, v in data["ray"].items() if k != "why"})
+            continue
+        entries[user] = entry.detached()
+        if "ray" in data:
+            rays.append(transport_ray(data["ray"], positions, images[s], user))
+        elif "bound" in data:
+            tokens, matrix = texts[s]
+            derived.append({"target": list(user), "from": index[r], "positions": positions,
+                            "tokens": tokens, "matrix": matrix,
+                            "bound": data["bound"]["bound"]})
+    return derived, rays, entries
 
 
 def sink_map(
@@ -292,7 +364,9 @@ def sink_map(
     small instances (:func:`sinkproof.sinkmap.learned.learned_sink_map`).
     ``subfamily``/``radius``: which constraints of each block to keep (module docstring);
     ``all_triggers``: keep prefixes holding a trigger even where they cannot bind (to
-    measure that leaving them out costs nothing).
+    measure that leaving them out costs nothing).  Ctrl-C raises
+    :class:`~sinkproof.errors.Interrupted` whose ``partial`` is the map of the targets
+    settled so far (their entries only: its ``certificate`` is left empty, unbuilt).
     """
     require_setting(task, "trigger")
     if isinstance(values, str) and values == "learned":  # bilinear: the bnb engine's route
@@ -303,7 +377,8 @@ def sink_map(
     table = known_values(task, values)
     U = table.U
     V = task.token_table @ U.T
-    targets = _target_prefixes(task, positions)
+    with _gc_paused():
+        targets = _target_prefixes(task, positions)
     listed = None if family is None else _listed_prefixes(task, family)
     symmetric = listed is None
     syms = token_symmetries(task, V) if symmetric else [identity_symmetry(task)]
@@ -311,34 +386,30 @@ def sink_map(
     inst = Instance(inst_d)
     planner = _Planner(task, V, float(eps_q), subfamily, radius, listed, solver, all_triggers)
 
-    orbits = {tgt: canonical(tgt, syms) if symmetric else None for tgt in targets}
-    reps = list(dict.fromkeys(o.rep if o is not None else tgt for tgt, o in orbits.items()))
-    solved: dict[tuple[int, ...], tuple[dict[str, Any], Entry]] = {}
-    with Progress(len(reps), "sink map", progress) as bar:
-        for rep in reps:
-            solved[rep] = _solve_target(planner, inst, rep)
-            bar.update(1)
-
-    certificates: list[dict[str, Any]] = []
-    index: dict[tuple[int, ...], int] = {}
-    for rep, (data, _) in solved.items():
-        if "bound" in data:
-            index[rep] = len(certificates)
-            certificates.append(data["bound"])
-    derived, rays, entries = [], [], {}
-    for tgt in targets:
-        orbit = orbits[tgt]
-        rep = orbit.rep if orbit is not None else tgt
-        data, entry = solved[rep]
-        user = task.decode(tgt)
-        entries[user] = entry if tgt == rep else replace(entry, u=None, block=None)
-        if "ray" in data:
-            if orbit is not None and rep != tgt:
-                rays.append(transport_ray(task, data["ray"], orbit, tgt))
-            else:
-                rays.append({k: v for k, v in data["ray"].items() if k != "why"})
-        elif "bound" in data and tgt != rep:
-            derived.append(derived_entry(task, tgt, index[rep], orbit, data["bound"]["bound"]))
+    solved: list[tuple[dict[str, Any], Entry]] = []
+    orbits: Orbits | None = None
+    try:
+        with _gc_paused():
+            orbits = canonical_all(targets, syms) if symmetric else None
+            reps = orbits.reps if orbits is not None else targets
+            with Progress(len(reps), "sink map", progress) as bar:
+                for rep in reps:
+                    solved.append(_solve_target(planner, inst, rep))
+                    bar.update(1)
+    except KeyboardInterrupt:  # Ctrl-C: the map of the targets settled so far
+        entries = _settled(task, targets, orbits if symmetric else None, solved)
+        raise Interrupted(SinkMap(task=task, eps=eps_q, U=U, entries=entries, certificate={},
+                                  subfamily=subfamily, radius=radius,
+                                  family="S_T" if symmetric else "listed"),
+                          f"{len(entries)} of {len(targets)} positions settled") from None
+    with _gc_paused():
+        certificates: list[dict[str, Any]] = []
+        index: dict[int, int] = {}
+        for r, (data, _) in enumerate(solved):
+            if "bound" in data:
+                index[r] = len(certificates)
+                certificates.append(data["bound"])
+        derived, rays, entries = _spread(task, targets, orbits, solved, index)
     statement = (f"Theorem 6 sink map: eps={eps_q}, single-head softmax, values "
                  f"{'U_fix' if table.fixed else 'U'}, any score function")
     cert = envelope(inst_d, certificates, derived, rays, statement)

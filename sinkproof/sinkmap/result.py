@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..checker import verify
+from ..tables import Tabular
 from ..task import TRIG, TriggerTask
 
 STATUSES = ("certified", "no bound", "uncertified", "failed")
@@ -42,6 +43,15 @@ class Entry:
         return (f"Entry({self.status}, bound={self.bound:.6f}{exact}, {self.constraints} "
                 f"constraints, {self.subfamily or '-'}{real}{why})")
 
+    def detached(self) -> Entry:
+        """A copy without the solver data (``u``, ``block``), for a position whose bound is
+        carried from another one (a fresh object: the bridge to search fills
+        ``realised`` per position)."""
+        out = object.__new__(Entry)
+        out.__dict__.update(self.__dict__)
+        out.u = out.block = None
+        return out
+
     @property
     def gap(self) -> float | None:
         """``realised - bound``: how far the certificate may be from the truth."""
@@ -67,7 +77,7 @@ def _show(seq: tuple[int, ...]) -> str:
 
 
 @dataclass
-class SinkMap:
+class SinkMap(Tabular):
     """Per target prefix ``X`` (user tokens, ``sp.TRIG`` for the trigger): the least BOS mass
     any eps-accurate single-head softmax model can have at position ``len(X)`` of every
     sequence starting with ``X``, as certified by :attr:`certificate`."""
@@ -136,6 +146,16 @@ class SinkMap:
                              mean=float(np.mean(cert)) if cert else math.nan,
                              max=max(cert) if cert else math.nan))
         return rows
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per target prefix: the prefix (``"TRIG"`` for the trigger), its position,
+        status, certified bound (exact and float), the solver's float bound, the realised
+        BOS mass and gap (after :meth:`realise`), constraints, subfamily and reason."""
+        return [dict(prefix=_show(key), position=len(key), status=e.status, bound=e.bound,
+                     exact=e.exact, float_bound=e.float_bound, realised=e.realised,
+                     gap=e.gap, constraints=e.constraints, subfamily=e.subfamily,
+                     reason=e.reason)
+                for key, e in self.entries.items()]
 
     def lowest(self, n: int = 5) -> list[tuple[tuple[int, ...], Entry]]:
         """The ``n`` certified prefixes with the smallest bound."""

@@ -89,17 +89,111 @@ class Orbit:
 
 def canonical(prefix: tuple[int, ...], syms: list[TokenSymmetry]) -> Orbit:
     """The orbit representative of a target prefix (codes ``x_1..x_t``)."""
-    best: tuple | None = None
-    for sym in syms:
-        keys = [sym.code(c) for c in prefix[:-1]]
-        order = sorted(range(len(keys)), key=lambda i: keys[i])
-        rep = (*[keys[i] for i in order], sym.code(prefix[-1]))
-        cand = (rep[-1], rep[:-1])
-        if best is None or cand < best[0]:
-            best = (cand, rep, tuple(i + 1 for i in order), sym)
-    assert best is not None
-    _, rep, positions, sym = best
-    return Orbit(rep=rep, positions=positions, to_target=sym.inverse())
+    return canonical_all([tuple(prefix)], syms).orbit(0)
+
+
+@dataclass(frozen=True)
+class Orbits:
+    """:func:`canonical` of many targets.  ``reps``: the distinct representatives, in order
+    of first appearance; target ``i`` has representative ``reps[rep_id[i]]`` (``is_rep[i]``
+    when it is that representative itself), ``positions[i]`` (as in :class:`Orbit`) and
+    reaches it by ``syms[sym[i]]``, whose inverse is ``to_target[sym[i]]``."""
+
+    reps: list[tuple[int, ...]]
+    rep_id: list[int]
+    is_rep: list[bool]
+    positions: list[list[int]]
+    sym: list[int]
+    to_target: list[TokenSymmetry]
+
+    def orbit(self, i: int) -> Orbit:
+        """Target ``i``'s :class:`Orbit`."""
+        return Orbit(self.reps[self.rep_id[i]], tuple(self.positions[i]),
+                     self.to_target[self.sym[i]])
+
+
+CHUNK = 1 << 14
+"""Targets canonicalised per numpy pass (bounds the ``(chunk, symmetries, t)`` arrays)."""
+
+
+def _code_tables(syms: list[TokenSymmetry]) -> np.ndarray:
+    """``(S, n_codes)``: row ``s`` maps every code (content, trigger, BOS) by ``syms[s]``."""
+    n = len(syms[0].perm) + 2
+    return np.array([[sym.code(c) for c in range(n)] for sym in syms], dtype=np.int16)
+
+
+def _canonical_block(codes: np.ndarray, tables: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Representatives of targets ``codes`` ``(N, t)`` of one length, all at once.
+
+    For every symmetry ``s`` the image's keys are sorted stably; the representative is the
+    lexicographically least ``(query, sorted keys)`` over ``s``, the first ``s`` on ties.
+    Sorted key lists of one length compare as their token counts do, read as
+    ``(-count(0), -count(1), ...)``, so the symmetry is chosen on ``(N, S, k+2)`` counts and
+    only the chosen image is sorted.
+    Returns ``rep`` ``(N, t)``, ``positions`` ``(N, t-1)`` (1-based) and ``sym`` ``(N,)``.
+    """
+    n, t = codes.shape
+    n_codes = tables.shape[1]
+    counts = np.zeros((n, n_codes), dtype=np.int16)
+    for j in range(t - 1):
+        counts[np.arange(n), codes[:, j]] += 1
+    inverse = np.argsort(tables, axis=1)  # inverse[s, tables[s, c]] = c
+    cand = np.concatenate([tables[:, codes[:, -1]].T[:, :, None],
+                           -counts[:, inverse]], axis=2)  # (N, S, 1 + n_codes)
+    alive = np.ones(cand.shape[:2], dtype=bool)
+    big = np.iinfo(cand.dtype).max
+    for c in range(cand.shape[2]):
+        col = cand[:, :, c]
+        low = np.where(alive, col, big).min(axis=1)
+        alive &= col == low[:, None]
+    best = np.argmax(alive, axis=1)  # first symmetry attaining the minimum
+    mapped = tables[best[:, None], codes]  # (N, t)
+    order = np.argsort(mapped[:, :-1], axis=1, kind="stable")
+    rep = np.concatenate([np.take_along_axis(mapped[:, :-1], order, axis=1), mapped[:, -1:]],
+                         axis=1)
+    return rep, order + 1, best
+
+
+def canonical_all(targets: list[tuple[int, ...]], syms: list[TokenSymmetry]) -> Orbits:
+    """:func:`canonical` of every target, vectorised over targets of equal length."""
+    tables = _code_tables(syms)
+    n = len(targets)
+    positions: list = [None] * n
+    best: list = [0] * n
+    rep_local = np.zeros(n, dtype=np.int64)
+    is_rep = np.zeros(n, dtype=bool)
+    firsts: list[np.ndarray] = []
+    rows: list[np.ndarray] = []
+    by_length: dict[int, list[int]] = {}
+    for i, tgt in enumerate(targets):
+        by_length.setdefault(len(tgt), []).append(i)
+    for t, where in by_length.items():
+        for lo in range(0, len(where), CHUNK):
+            idx = np.array(where[lo:lo + CHUNK])
+            codes = np.array([targets[i] for i in idx], dtype=np.int16).reshape(idx.size, t)
+            rep, pos, sym = _canonical_block(codes, tables)
+            is_rep[idx] = np.all(rep == codes, axis=1)
+            uniq, first, inverse = np.unique(rep, axis=0, return_index=True,
+                                             return_inverse=True)
+            rep_local[idx] = inverse.ravel() + sum(r.shape[0] for r in rows)
+            firsts.append(idx[first])
+            rows.append(uniq)
+            if idx[-1] - idx[0] + 1 == idx.size:  # contiguous (the usual case)
+                positions[idx[0]:idx[-1] + 1] = pos.tolist()
+                best[idx[0]:idx[-1] + 1] = sym.tolist()
+            else:
+                for i, q, s in zip(idx.tolist(), pos.tolist(), sym.tolist()):
+                    positions[i], best[i] = q, s
+    # one representative may come from several chunks: number them by first appearance
+    flat = [tuple(r) for chunk in rows for r in chunk.tolist()]
+    number: dict[tuple[int, ...], int] = {}
+    if flat:
+        for j in np.argsort(np.concatenate(firsts), kind="stable").tolist():
+            number.setdefault(flat[j], len(number))
+    reps = list(number)
+    rep_id = np.array([number[r] for r in flat], dtype=np.int64)[rep_local] if n else rep_local
+    return Orbits(reps, rep_id.tolist(), is_rep.tolist(), positions, best,
+                  [sym.inverse() for sym in syms])
 
 
 def transport(prefix: tuple[int, ...], orbit: Orbit) -> tuple[int, ...]:

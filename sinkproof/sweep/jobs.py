@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import SINK_MAP_MAX_WORK, InputError, check_work
 
 TASK_SETTINGS = {"p": 2, "T": 4, "content": "signed", "positions": "inverse",
                  "triggers": "single", "k": None, "content_seed": 0}
@@ -137,8 +137,13 @@ def run_certify(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
 def run_sinkmap(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
     """A Theorem 6 sink map (least certified BOS mass per non-trigger position)."""
     from ..sinkmap import sink_map
+    from ..sinkmap.work import estimate
 
-    result = sink_map(_task(s), s["eps"], values=s["values"], subfamily=s["subfamily"],
+    task = _task(s)
+    check_work("work units of the sink map", estimate(task, s["values"], s["subfamily"],
+                                                      int(s["radius"])),
+               SINK_MAP_MAX_WORK, flag="'sinkproof sinkmap --max-work'")
+    result = sink_map(task, s["eps"], values=s["values"], subfamily=s["subfamily"],
                       radius=int(s["radius"]), progress=False)
     certified = [e for e in result.entries.values() if e.status == "certified"]
     bounds = [e.bound for e in certified]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import statistics
 from pathlib import Path
@@ -38,15 +37,11 @@ def _typed_columns(result: Any) -> dict[str, list[Any]]:
 
 
 def write_table(result: Any, out: Path) -> list[Path]:
-    """``results.csv`` always; ``results.parquet`` through pyarrow."""
-    columns = _typed_columns(result)
-    names = list(columns)
+    """``results.csv`` always (:meth:`~sinkproof.tables.Tabular.to_csv`); ``results.parquet``
+    through pyarrow."""
     csv_path = out / "results.csv"
-    with csv_path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(names)
-        for i in range(len(result.rows)):
-            writer.writerow(["" if columns[n][i] is None else columns[n][i] for n in names])
+    result.to_csv(csv_path)
+    columns = _typed_columns(result)
     import pyarrow as pa
     import pyarrow.parquet as pq
 

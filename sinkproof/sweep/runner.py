@@ -12,6 +12,7 @@ from typing import Any
 
 from ..executor import Executor, JobResult, make_executor
 from ..progress import Progress
+from ..tables import Tabular
 from .cache import Cache, job_key
 from .grid import Sweep, SweepError, load_sweep, sweep_from_dict
 from .jobs import JOB_KINDS
@@ -19,7 +20,7 @@ from .output import write_outputs
 
 
 @dataclass
-class SweepResult:
+class SweepResult(Tabular):
     """The rows of a sweep (one dict per job, in grid order), how many jobs were computed
     now and how many came from the cache, and whether Ctrl-C cut it short."""
 
@@ -48,13 +49,16 @@ class SweepResult:
                 f"{self.cached} from cache, {self.failed} failed")
         return text + (" (interrupted: finished jobs kept)" if self.interrupted else "")
 
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per job, in grid order (:attr:`rows`)."""
+        return [dict(row) for row in self.rows]
+
+    def table_columns(self) -> list[str]:
+        return self.columns
+
     def to_pandas(self) -> Any:
-        """The table as a pandas DataFrame (pandas is optional)."""
-        try:
-            import pandas as pd
-        except ImportError as exc:
-            raise ImportError("to_pandas needs pandas: pip install pandas") from exc
-        return pd.DataFrame(self.rows, columns=self.columns)
+        """The same as :meth:`to_dataframe` (the earlier name)."""
+        return self.to_dataframe()
 
     def __repr__(self) -> str:
         return f"SweepResult({self.summary_line()})"
@@ -147,14 +151,21 @@ def run_sweep(spec: Sweep | Mapping[str, Any] | str | Path, out: str | Path | No
                     bar.update(1, f"job {i}")
         except KeyboardInterrupt:
             result.interrupted = True
-        finally:
+            if own:
+                ex.stop()
+        except BaseException:
+            if own:
+                ex.stop()
+            raise
+        else:
             if own:
                 ex.close()
     result.rows = [r if r is not None else _row(i, keys[i], jobs[i], None, None, False)
                    for i, r in enumerate(rows)]
     result.seconds = time.perf_counter() - start
     if out_dir is not None:
-        result.files = write_outputs(result, out_dir, figures=figures)
+        # after Ctrl-C the finished rows are written, but no figure (matplotlib is slow)
+        result.files = write_outputs(result, out_dir, figures=figures and not result.interrupted)
     return result
 
 

@@ -28,30 +28,29 @@ import numpy as np
 import sympy
 
 from .._validate import choice
-from ..model import KINDS, AttentionModel
+from ..exact_numbers import exact
+from ..model import AttentionModel
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
 
 Vector = tuple[Fraction, ...]
 
+EXACT_KINDS = ("softmax", "relu")
+"""The maps this exact evaluator implements."""
+
 
 def as_fraction(x: Any) -> Fraction:
-    """An exact rational from an int, Fraction, SymPy Rational, ``"p/q"`` string or float."""
-    if isinstance(x, bool):
-        raise TypeError("a parameter must be a number, got bool")
-    if isinstance(x, sympy.Rational):
-        return Fraction(int(x.p), int(x.q))
+    """An exact rational: a float (Python's or NumPy's) by its exact binary value (a
+    parameter or a measured error is that value); anything else as
+    :func:`sinkproof.exact_numbers.exact` reads it (int, Fraction, Decimal, SymPy
+    Rational, ``"1/20"``, ``"0.05"``)."""
     if isinstance(x, (np.floating, np.integer)):
         x = x.item()
-    if isinstance(x, float) and not np.isfinite(x):
-        raise ValueError(f"parameters must be finite, got {x}")
-    if isinstance(x, (int, float, Fraction, str)):
-        try:
-            return Fraction(x)
-        except ValueError:
-            raise ValueError(f"{x!r} is not a rational number") from None
-    raise TypeError(
-        f"a parameter must be rational (int, Fraction, str, float), got {type(x).__name__}")
+    if isinstance(x, float):
+        if not np.isfinite(x):
+            raise ValueError(f"parameters must be finite, got {x}")
+        return Fraction(x)
+    return exact(x, "a parameter")
 
 
 def _matrix(name: str, value: Any, shape: tuple[int, ...]) -> tuple:
@@ -81,7 +80,7 @@ class ExactModel:
     def __init__(self, task: TriggerTask, kind: str, A: Any, U: Any = None) -> None:
         require_setting(task, "trigger")
         self.task = task
-        self.kind = choice("attention kind", kind, KINDS)
+        self.kind = choice("attention kind", kind, EXACT_KINDS)
         a = np.array(A, dtype=object)
         H = a.shape[0] if a.ndim == 3 else 1
         self.A = _matrix("A", A, (H, task.D, task.D))

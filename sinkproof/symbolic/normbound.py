@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import sympy
 
-from .._validate import as_real
+from ..exact_numbers import bounded
 from ..numerics import logsumexp
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
@@ -171,9 +171,11 @@ class NormNeeded:
                 f"ε_min ≥ {self.enclosure_below[0]:.6g} there); closed form {self.closed_form:.6g}")
 
 
-def norm_needed(task: TriggerTask, eps: float, rtol: float = 1e-9) -> NormNeeded:
-    """The least ``B`` with ``ε_min(B) <= eps``, bracketed and certified from below."""
-    eps = as_real("eps", eps, minimum=0.0, strict=True)
+def norm_needed(task: TriggerTask, eps: Any, rtol: Any = 1e-9) -> NormNeeded:
+    """The least ``B`` with ``ε_min(B) <= eps``, bracketed and certified from below
+    (``eps > 0`` and ``rtol`` in ``(0, 1)`` read exactly: ``"1/20"``, Fraction, Decimal)."""
+    eps = float(bounded(eps, "eps", 0, low_open=True))
+    rtol = float(bounded(rtol, "rtol", 0, 1, low_open=True, high_open=True))
     top = eps_min(task, 0.0)
     if eps >= top:
         return NormNeeded(eps, 0.0, 0.0, (0.0, 0.0), 0.0)

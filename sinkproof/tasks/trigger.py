@@ -192,7 +192,8 @@ class TriggerTask(Task):
 
     def decode(self, codes: Sequence[int]) -> tuple[int, ...]:
         """User-facing tokens (content indices, :data:`TRIG`) from internal codes."""
-        return tuple(TRIG if int(c) == self.trig_code else int(c) for c in codes)
+        trig = self.trig_code
+        return tuple([TRIG if c == trig else c for c in map(int, codes)])
 
     # --------------------------------------------------------------- features
     @property

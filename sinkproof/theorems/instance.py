@@ -226,6 +226,9 @@ class InstantiatedBound:
         live = [i for i in self.items if not i.vacuous]
         best = max(live, key=lambda i: i.value, default=None)
         top = f", strongest {best!r}" if best is not None else ""
+        if best is None and self.items:
+            top = ", every item vacuous" + (" (eps >= 1: error 1 is the size of the targets)"
+                                            if self.eps >= 1 else "")
         return (f"InstantiatedBound({self.theorem}, eps={sympy.sstr(self.eps)}, "
                 f"{len(self.items)} items{top})")
 

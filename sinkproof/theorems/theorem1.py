@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numpy as np
 import sympy
 
 from ..model import AttentionModel
 from ..modelclass import ModelClass
+from ..numerics import stable_norm
 from ..symbolic.bounds import CONTENT_NORM, EPS, VALUE_NORM, Formula, norm_exact
 from ..task import TriggerTask
 from .base import (
@@ -77,7 +77,7 @@ def class_bound(task: TriggerTask, model_class: ModelClass) -> CertifiedBound | 
     largest ``‖c‖``); learned values: none without the value map."""
     if model_class.values != "fixed":
         return None
-    norm = float(np.linalg.norm(task.content, axis=1).max())
+    norm = float(stable_norm(task.content).max())
     return CertifiedBound(
         "Theorem 1 (fixed values)", f"max BOS mass >= 1 - ε/{norm:.6g}",
         lambda e: THEOREM1_FIXED(eps=e, content_norm=norm))

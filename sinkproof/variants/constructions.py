@@ -30,6 +30,7 @@ import numpy as np
 from ..attention import MAPS
 from ..constructions import feature_index
 from ..model import AttentionModel
+from ..numerics import stable_norm
 from ..task import TriggerTask
 
 __all__ = ["Construction", "construction", "DEFAULT_LEVEL"]
@@ -63,7 +64,7 @@ class Construction:
         (map parameters and the gate bias are not counted)."""
         a = float(np.linalg.norm(self.matrix(), 2))
         if self.gate_w is not None:
-            a = max(a, float(np.linalg.norm([float(x) for x in self.gate_w])))
+            a = max(a, float(stable_norm([float(x) for x in self.gate_w])))
         return a
 
     def model(self) -> AttentionModel:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from ..errors import Interrupted
 from ..task import TriggerTask
 from .constructions import construction
 from .normprice import NORM_PRICE_MAPS, norm_lower_bound
@@ -35,14 +36,19 @@ class SandwichRow:
 
 def sandwich(task: TriggerTask, kinds: tuple[str, ...] = NORM_PRICE_MAPS,
              levels: tuple[int, ...] = LEVELS) -> list[SandwichRow]:
-    """One row per map and level."""
-    rows = []
-    for kind in kinds:
-        for L in levels:
-            con = construction(task, kind, L)
-            err = verify_construction(con).error_hi
-            rows.append(SandwichRow(kind, con.level, err, con.norm,
-                                    norm_lower_bound(task, kind, err)))
+    """One row per map and level.  Ctrl-C raises :class:`~sinkproof.errors.Interrupted`
+    with the rows finished."""
+    rows: list[SandwichRow] = []
+    try:
+        for kind in kinds:
+            for L in levels:
+                con = construction(task, kind, L)
+                err = verify_construction(con).error_hi
+                rows.append(SandwichRow(kind, con.level, err, con.norm,
+                                        norm_lower_bound(task, kind, err)))
+    except KeyboardInterrupt:
+        raise Interrupted(rows, f"{len(rows)} of {len(kinds) * len(levels)} rows finished"
+                          ) from None
     return rows
 
 

@@ -11,6 +11,9 @@ An answer is ``yes``/``no`` only when its evidence verifies; otherwise the cell 
   weights ``g α_j`` and a slot ``1 - g``);
 - ``construction``: a head of :mod:`sinkproof.variants.constructions` verified on the whole
   family (:func:`sinkproof.variants.verify.verify_construction`, exact or outward intervals);
+- ``witness``: such a construction written as two witness files (error ``<= ε`` on the
+  family, BOS weight and BOS share ``<= 3/4`` at every non-trigger position) that the
+  trusted checker verifies;
 - ``theorem``: a stated theorem whose hypothesis is checked on the map's properties, with
   its constants instantiated (:mod:`sinkproof.variants.normprice`).
 """
@@ -24,6 +27,9 @@ from typing import Any
 from .. import checker
 from ..attention import MAPS
 from ..convex import family_certificate
+from ..errors import Interrupted
+from ..search.verify import witness_document
+from ..tables import Tabular
 from ..task import TriggerTask
 from .constructions import DEFAULT_LEVEL, construction
 from .normprice import NORM_PRICE_MAPS, norm_lower_bound, norm_price_formula
@@ -62,9 +68,16 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class VariantsTable:
+class VariantsTable(Tabular):
+    """Per attention map (``rows``: map -> question -> :class:`Cell`), the answers on ``task``."""
+
     task: TriggerTask
     rows: dict[str, dict[str, Cell]]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per (map, question): answer, how it was settled, detail, command."""
+        return [{"map": m, "question": q, **c.to_dict()}
+                for m, qs in self.rows.items() for q, c in qs.items()]
 
     def to_json(self) -> list[dict[str, Any]]:
         """``[{"map": NAME, "questions": {QUESTION: {answer, how, detail, command}}}]``."""
@@ -113,8 +126,19 @@ def _con_text(checks: list[ConstructionCheck], which: str, kind: str) -> str:
     return f"{kind} construction on all {checks[0].positions} positions: " + "; ".join(parts)
 
 
+def _witnesses(task: TriggerTask, name: str, check: ConstructionCheck
+               ) -> tuple[tuple[dict[str, Any], ...], tuple[Any, ...]]:
+    """The construction at ``check.level`` as witness documents bounding the BOS weight and
+    the BOS share by :data:`AWAY` at non-trigger positions, and the checker's verdicts."""
+    model = construction(task, name, check.level).model()
+    eps = max(Fraction(check.error_hi) * (1 + Fraction(1, 10**9)), Fraction(1, 10**300))
+    docs = tuple(witness_document(model, eps, AWAY, "nontrigger", measure=m)
+                 for m in ("weight", "share"))
+    return docs, tuple(checker.verify(d) for d in docs)
+
+
 def _sink_cell(name: str, q: str, which: str, hull: tuple[Any, Any],
-               checks: list[ConstructionCheck], quick: bool) -> Cell:
+               checks: list[ConstructionCheck], quick: bool, task: TriggerTask) -> Cell:
     props = MAPS[name].properties
     cmd = _cmd(name, q, quick)
     if _covered(name, which):
@@ -135,7 +159,15 @@ def _sink_cell(name: str, q: str, which: str, hull: tuple[Any, Any],
                         (cert, verdict))
         return Cell("open", "none", f"hull certificate not verified: {verdict}", cmd)
     if _refutes(checks, which):
-        return Cell("no", "construction", _con_text(checks, which, name), cmd, tuple(checks))
+        text = _con_text(checks, which, name)
+        if which == "bos":
+            docs, verdicts = _witnesses(task, name, checks[-1])
+            if all(v.ok for v in verdicts):
+                return Cell("no", "witness", f"{text}; as witness files (error <= "
+                            f"{_fmt(checks[-1].error_hi)}, BOS weight and BOS share <= "
+                            f"{AWAY} at every non-trigger position) verified by the trusted "
+                            "checker", cmd, (*checks, *docs))
+        return Cell("no", "construction", text, cmd, tuple(checks))
     return Cell("open", "none", "no verified construction: " + _con_text(checks, which, name),
                 cmd, tuple(checks))
 
@@ -212,8 +244,9 @@ def cell(name: str, question: str, task: TriggerTask | None = None,
     if question in _SINK:
         which = _SINK[question]
         if _covered(name, which):
-            return _sink_cell(name, question, which, _hull(task), [], quick)
-        return _sink_cell(name, question, which, (None, None), _checks(task, name), quick)
+            return _sink_cell(name, question, which, _hull(task), [], quick, task)
+        return _sink_cell(name, question, which, (None, None), _checks(task, name), quick,
+                          task)
     checks = _checks(task, name)
     exact = _exact_cell(name, checks, quick)
     if question == "exact_solution_at_finite_norm":
@@ -223,21 +256,32 @@ def cell(name: str, question: str, task: TriggerTask | None = None,
 
 def build_table(task: TriggerTask | None = None, quick: bool = False,
                 maps: tuple[str, ...] | None = None) -> VariantsTable:
-    """Build (and verify) every cell for ``maps`` (default: all of MAPS) on ``task``."""
+    """Build (and verify) every cell for ``maps`` (default: all of MAPS) on ``task``.
+    Ctrl-C raises :class:`~sinkproof.errors.Interrupted` with the table of the maps done."""
     task = default_task(quick) if task is None else task
     names = tuple(MAPS) if maps is None else maps
     for n in names:
         _known_map(n)
     need_hull = any(MAPS[n].properties.on_simplex or MAPS[n].properties.null_slot
                     for n in names)
-    hull = _hull(task) if need_hull else (None, None)
     rows: dict[str, dict[str, Cell]] = {}
-    for name in names:
-        checks = _checks(task, name)
-        exact = _exact_cell(name, checks, quick)
-        rows[name] = {
-            **{q: _sink_cell(name, q, which, hull, checks, quick) for q, which in _SINK.items()},
-            "exact_solution_at_finite_norm": exact,
-            "norm_grows_as_error_shrinks": _norm_cell(name, task, checks, exact, quick),
-        }
+    try:
+        hull = _hull(task) if need_hull else (None, None)
+        for name in names:
+            rows[name] = _row(task, name, hull, quick)
+    except KeyboardInterrupt:
+        raise Interrupted(VariantsTable(task, rows),
+                          f"{len(rows)} of {len(names)} attention maps finished") from None
     return VariantsTable(task, rows)
+
+
+def _row(task: TriggerTask, name: str, hull: Any, quick: bool) -> dict[str, Cell]:
+    """The four cells of one attention map."""
+    checks = _checks(task, name)
+    exact = _exact_cell(name, checks, quick)
+    return {
+        **{q: _sink_cell(name, q, which, hull, checks, quick, task)
+           for q, which in _SINK.items()},
+        "exact_solution_at_finite_norm": exact,
+        "norm_grows_as_error_shrinks": _norm_cell(name, task, checks, exact, quick),
+    }

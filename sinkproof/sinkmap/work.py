@@ -1,0 +1,91 @@
+"""How much a sink map costs, counted before it starts (closed forms, nothing enumerated).
+
+The cost of a sink map is its second-order-cone programs: one per target prefix up to the
+value symmetries of the content set, each with one cone constraint per kept prefix of its
+block.  The unit is one cone constraint of one program (a ``(p+1)``-dimensional cone);
+every target also costs its symmetry images (one unit each) to find its orbit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import ceil, comb
+
+import numpy as np
+
+from ..errors import SINK_MAP_MAX_WORK as MAX_WORK
+from ..task import TriggerTask
+from . import learned
+from .core import AUTO_FULL_PREFIXES, known_values
+from .symmetry import token_symmetries
+
+__all__ = ["MAX_WORK", "block_prefixes", "estimate", "kept_prefixes", "sink_map_work"]
+
+
+
+def block_prefixes(task: TriggerTask, t: int, with_trigger: bool = True) -> int:
+    """Key prefixes ``x_1..x_{t-1}`` of one block of position ``t`` (with or without those
+    holding a trigger)."""
+    k, n = task.k, t - 1
+    if not with_trigger:
+        return k**n
+    if task.triggers == "multi":
+        return (k + 1) ** n
+    return k**n + n * k ** max(n - 1, 0)
+
+
+def kept_prefixes(task: TriggerTask, t: int, subfamily: str, radius: int,
+                  with_trigger: bool = True) -> int:
+    """Upper bound on the cone constraints of one program at position ``t``."""
+    full = block_prefixes(task, t, with_trigger)
+    if subfamily == "full" or (subfamily == "auto" and full <= AUTO_FULL_PREFIXES):
+        return full
+    if subfamily == "hamming":
+        n = t - 1
+        return min(full, sum(comb(n, h) * task.k**h for h in range(min(radius, n) + 1)))
+    return min(full, (task.k + 1) * 2 ** (t - 1))
+
+
+def sink_map_work(task: TriggerTask, symmetries: int, subfamily: str = "auto",
+                  radius: int = 2, lengths: Sequence[int] | None = None,
+                  trigger_matters: bool = True) -> int:
+    """Work units of a sink map (module docstring), an upper bound: over every target length
+    ``t`` (all non-trigger positions of ``S_T``, or the lengths of ``lengths``, one per
+    target), the programs (over ``S_T``: targets / ``symmetries``, at least one; listed
+    targets one each) times their constraints, plus one unit per symmetry image of every
+    target.  ``trigger_matters=False`` (the trigger's value is zero): a target without a
+    trigger keeps no prefix holding one."""
+    symmetries = max(int(symmetries), 1)
+    # (t, target holds a trigger) -> number of targets
+    counts: dict[tuple[int, bool], int] = {}
+    if lengths is None:
+        for t in range(1, task.T + 1):
+            plain = task.k**t
+            counts[(t, False)] = plain
+            counts[(t, True)] = task.k * block_prefixes(task, t) - plain
+    else:
+        for t in lengths:  # a listed target may hold a trigger: count the larger block
+            counts[(t, True)] = counts.get((t, True), 0) + 1
+    work = 0
+    for (t, holds_trigger), targets in counts.items():
+        if targets == 0:
+            continue
+        programs = targets if lengths is not None else max(ceil(targets / symmetries), 1)
+        kept = kept_prefixes(task, t, subfamily, radius, holds_trigger or trigger_matters)
+        work += programs * kept + targets * symmetries
+    return work
+
+
+def estimate(task: TriggerTask, values: object = "fixed", subfamily: str = "auto",
+             radius: int = 2, lengths: Sequence[int] | None = None) -> int:
+    """:func:`sink_map_work` of ``sink_map(task, eps, values, ...)``: the value symmetries
+    and whether the trigger's value is zero are read off the values (no program built).
+    With ``values="learned"`` (the branch-and-bound route): tree nodes times the family's
+    prefixes (each node's programs range over them), for at most
+    :data:`~sinkproof.sinkmap.learned.MAX_TARGETS` targets."""
+    if isinstance(values, str) and values == "learned":
+        targets = len(lengths) if lengths is not None else learned.MAX_TARGETS
+        return min(targets, learned.MAX_TARGETS) * learned.MAX_NODES * task.n_sequences
+    V = task.token_table @ known_values(task, values).U.T
+    return sink_map_work(task, len(token_symmetries(task, V)), subfamily, radius, lengths,
+                         trigger_matters=bool(np.any(V[task.trig_code] != 0)))
