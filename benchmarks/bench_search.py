@@ -7,13 +7,18 @@ both measured in this run:
 
 1. fixed work: the same ``--restarts`` seeded restarts as ``search`` runs them, in
    this process (processes=1: JAX's intra-op threads may use every core) and in N
-   worker processes (fresh processes, each pinned to one core with one compute
-   thread, :func:`sinkproof.executor.shared_processes`), cold (the first call: the workers' start-up
+   worker processes (fresh processes, each with one compute thread,
+   :func:`sinkproof.executor.shared_processes`), cold (the first call: the workers' start-up
    and JAX compilation) and warm (the same call again: pools persist in a process);
    the best error must be identical (same seed, same result) and the ratio of the
    wall-clock times is the parallel speed-up.  Then the same restarts in a pool of
-   1 pinned worker against N (both warm): how restarts scale with processes when
-   each has one core (the goal: >= 1.7x for 2 on 2 cores);
+   1 worker against N (both warm): how restarts scale with processes when each
+   computes on one thread (the goal: >= 1.7x for 2 on 2 cores).  Next to each wall
+   time: the CPU seconds per restart of the processes that computed (this process for
+   1, JAX's threads included; the workers' from /proc otherwise), which a loaded
+   machine changes far less than wall time: equal CPU per restart means the processes
+   do not fight, and a wall ratio below the process count means the machine had no
+   idle core to give;
 2. fixed wall-clock budget (``--budget`` seconds each): restarts that finished
    within it, restarts per second, and the best error they reached.
 
@@ -33,22 +38,49 @@ from sinkproof.executor import shared_processes
 from sinkproof.search.engine import _outcomes, available_cores
 from sinkproof.search.restart import SearchSettings
 
+TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
-def run(settings: SearchSettings, restarts: int, processes: int) -> tuple[float, list]:
-    """What ``search`` does: 1 = in this process (JAX uses every core it may), N = workers."""
-    start = time.perf_counter()
+
+def _cpu_of(pids: list[int]) -> float:
+    """User + system CPU seconds of processes (all their threads), from /proc (Linux);
+    NaN where /proc is not there."""
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return float("nan")
+        total += (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+    return total
+
+
+def _cpu(processes: int) -> float:
+    """CPU seconds so far of whoever runs the restarts: this process for 1 (JAX's and
+    BLAS's threads included), else the kept pool's workers."""
+    if processes == 1:
+        return time.process_time()
+    return _cpu_of(shared_processes(processes).pids())
+
+
+def run(settings: SearchSettings, restarts: int, processes: int) -> tuple[float, float, list]:
+    """What ``search`` does: 1 = in this process (JAX uses every core it may), N = workers.
+    Returns wall seconds, CPU seconds of the computing processes, and the outcomes."""
+    start, cpu = time.perf_counter(), _cpu(processes)  # 0 before a pool's first start
     with closing(_outcomes(settings, restarts, processes)) as it:
         done = [o for o in it if o is not None and not o.cut]
-    return time.perf_counter() - start, done
+    wall = time.perf_counter() - start
+    return wall, _cpu(processes) - cpu, done
 
 
-def run_workers(settings: SearchSettings, restarts: int, processes: int) -> tuple[float, list]:
-    """The restarts in a pool of ``processes`` pinned single-threaded workers (also for 1)."""
-    start = time.perf_counter()
-    with closing(_outcomes(settings, restarts, processes,
-                           shared_processes(processes, pin=True))) as it:
+def run_workers(settings: SearchSettings, restarts: int, processes: int,
+                ) -> tuple[float, float, list]:
+    """The restarts in a pool of ``processes`` single-threaded workers (also for 1)."""
+    ex = shared_processes(processes)
+    start, cpu = time.perf_counter(), _cpu_of(ex.pids())
+    with closing(_outcomes(settings, restarts, processes, ex)) as it:
         done = [o for o in it if o is not None and not o.cut]
-    return time.perf_counter() - start, done
+    return time.perf_counter() - start, _cpu_of(ex.pids()) - cpu, done
 
 
 def main() -> None:
@@ -74,33 +106,41 @@ def main() -> None:
     print(f"\n1. fixed work: {args.restarts} restarts, maxiter {args.maxiter} per stage")
     rows = {}
     for procs in (1, args.processes):
-        cold, done = run(settings(), args.restarts, procs)  # start-up and compilation
-        warm, again = run(settings(), args.restarts, procs)  # the same work, warm
+        cold, _, done = run(settings(), args.restarts, procs)  # start-up and compilation
+        warm, cpu, again = run(settings(), args.restarts, procs)  # the same work, warm
         assert [o.error for o in done] == [o.error for o in again]
         best = min(o.error for o in done)
-        rows[procs] = (cold, warm, best)
+        rows[procs] = (cold, warm, best, cpu / len(again))
         print(f"   {procs} process(es): {cold:6.1f} s cold (first call), {warm:6.1f} s warm, "
-              f"{len(done) / warm:.3f} restarts/s warm, best error {best:.6g}")
-    (c1, w1, e1), (cn, wn, en) = rows[1], rows[args.processes]
-    print(f"   speed-up N/1 warm: {w1 / wn:.2f}x (cold, with start-up: {c1 / cn:.2f}x); "
-          f"same best error: {e1 == en}; load average now {os.getloadavg()[0]:.1f}")
+              f"{len(done) / warm:.3f} restarts/s warm, CPU {cpu / len(again):.3f} s per "
+              f"restart, best error {best:.6g}; load {os.getloadavg()[0]:.1f}")
+    (c1, w1, e1, u1), (cn, wn, en, un) = rows[1], rows[args.processes]
+    print(f"   speed-up N/1 warm: {w1 / wn:.2f}x wall (cold, with start-up: {c1 / cn:.2f}x); "
+          f"CPU per restart N/1: {un / u1:.2f}; same best error: {e1 == en}; load average now "
+          f"{os.getloadavg()[0]:.1f}")
     print(f"RATIO search {args.processes} processes warm: {w1 / wn:.2f}x (vs the same seeded "
-          f"restarts in 1 process, same run)")
+          f"restarts in 1 process, same run; CPU per restart {u1:.3f} s there, {un:.3f} s in "
+          f"the workers; load {os.getloadavg()[0]:.1f})")
 
-    print("\n   the same restarts in pools of pinned one-thread workers (1 worker vs N), warm:")
+    print("\n   the same restarts in pools of one-thread workers (1 worker vs N), warm:")
     pools = {}
     for procs in (1, args.processes):
         run_workers(settings(), args.processes, procs)  # start-up and compilation
-        pools[procs], done = run_workers(settings(), args.restarts, procs)
+        wall, cpu, done = run_workers(settings(), args.restarts, procs)
         assert min(o.error for o in done) == e1
-        print(f"   {procs} worker(s): {pools[procs]:6.1f} s, "
-              f"{len(done) / pools[procs]:.3f} restarts/s")
-    print(f"   speed-up N workers / 1 worker: {pools[1] / pools[args.processes]:.2f}x; "
-          f"load average now {os.getloadavg()[0]:.1f}")
+        pools[procs] = (wall, cpu / len(done))
+        print(f"   {procs} worker(s): {wall:6.1f} s, {len(done) / wall:.3f} restarts/s, "
+              f"CPU {cpu / len(done):.3f} s per restart; load {os.getloadavg()[0]:.1f}")
+    (pw1, pu1), (pwn, pun) = pools[1], pools[args.processes]
+    print(f"   speed-up N workers / 1 worker: {pw1 / pwn:.2f}x wall; CPU per restart N/1: "
+          f"{pun / pu1:.2f}; load average now {os.getloadavg()[0]:.1f}")
+    print(f"RATIO search {args.processes} workers vs 1: {pw1 / pwn:.2f}x (vs the same "
+          f"restarts in a pool of 1 worker, same run; CPU per restart {pu1:.3f} s / "
+          f"{pun:.3f} s; load {os.getloadavg()[0]:.1f})")
 
     print(f"\n2. fixed budget: {args.budget:g} s each")
     for procs in (1, args.processes):
-        _, done = run(settings(time.time() + args.budget), 10_000, procs)
+        _, _, done = run(settings(time.time() + args.budget), 10_000, procs)
         best = min((o.error for o in done), default=float("nan"))
         print(f"   {procs} process(es): {len(done)} restarts finished, "
               f"{len(done) / args.budget:.3f} restarts/s, best error {best:.6g}")

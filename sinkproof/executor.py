@@ -7,11 +7,12 @@ order).  A job that raises is recorded with its error message and never stops th
 others; so is a job whose worker process died.  A long job may poll :func:`cancelled`
 and return early once the caller stopped consuming its run (or pressed Ctrl-C).
 
-Worker processes limit their BLAS and XLA threads to one each (and, with ``pin``, sit
-on one core of the parent's affinity set each, in turn), so ``n`` workers on ``n``
-cores run ``n`` computations side by side instead of ``n`` times as many threads
-time-slicing.  They are forked from a clean fork server, never from the caller:
-forking a process whose JAX runtime has started threads can deadlock.  They ignore
+Worker processes limit their BLAS and XLA threads to one each, so ``n`` workers on
+``n`` cores run ``n`` computations side by side instead of ``n`` times as many threads
+time-slicing.  They are not pinned to cores: on a machine shared with other work a
+pinned worker stays on its core however busy it is (measured slower).  They are
+forked from a clean fork server, never from the caller: forking a process whose JAX
+runtime has started threads can deadlock.  They ignore
 Ctrl-C; the parent stops them.
 """
 
@@ -237,22 +238,17 @@ def core_set() -> list[int]:
         return list(range(os.cpu_count() or 1))
 
 
-def _start_worker(flags: Any, counter: Any, cores: list[int] | None) -> None:
-    """Pool worker initialiser: leave Ctrl-C to the parent, keep the pool's cancellation
-    flags, sit on the next core (``cores``: pinning), limit every thread pool to one."""
+def _start_worker(flags: Any) -> None:
+    """Pool worker initialiser: keep the pool's cancellation flags, leave Ctrl-C to the
+    parent and limit every thread pool to one thread."""
     global _FLAGS
     _FLAGS = flags
-    if cores and hasattr(os, "sched_setaffinity"):
-        with counter.get_lock():
-            index = counter.value
-            counter.value += 1
-        os.sched_setaffinity(0, {cores[index % len(cores)]})
     limit_threads()
 
 
 class ProcessExecutor(Executor):
     """Local worker processes (``concurrent.futures``), each limited to one BLAS and XLA
-    thread; with ``pin``, each on one core of this process's affinity set, in turn.
+    thread.
 
     A worker that dies (a crash, the out-of-memory killer) takes no other job with it:
     the pool is restarted, the jobs that may have been running are run again one at a
@@ -260,9 +256,8 @@ class ProcessExecutor(Executor):
 
     name = "processes"
 
-    def __init__(self, workers: int, pin: bool = False) -> None:
+    def __init__(self, workers: int) -> None:
         self.workers = max(int(workers), 1)
-        self.pin = bool(pin)
         self._context = start_context()
         self._flags = self._context.Array("b", RING, lock=False)
         self._runs = itertools.count()
@@ -271,11 +266,14 @@ class ProcessExecutor(Executor):
 
     def _ensure_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            counter = self._context.Value("i", 0)
             self._pool = ProcessPoolExecutor(
                 max_workers=self.workers, mp_context=self._context, initializer=_start_worker,
-                initargs=(self._flags, counter, core_set() if self.pin else None))
+                initargs=(self._flags,))
         return self._pool
+
+    def pids(self) -> list[int]:
+        """Process ids of the running workers (none before the first run)."""
+        return [] if self._pool is None else list(self._pool._processes or {})
 
     def run(self, fn: Callable[[Any], Any], args: Sequence[Any]) -> Iterator[tuple[int, JobResult]]:
         slot = next(self._runs) % RING
@@ -354,19 +352,19 @@ class ProcessExecutor(Executor):
         self.stop()  # Ctrl-C or a failure: stop the workers now
 
     def __repr__(self) -> str:
-        return f"ProcessExecutor(workers={self.workers}, pin={self.pin})"
+        return f"ProcessExecutor(workers={self.workers})"
 
 
-_SHARED: dict[tuple[int, bool], ProcessExecutor] = {}
+_SHARED: dict[int, ProcessExecutor] = {}
 
 
-def shared_processes(workers: int, pin: bool = True) -> ProcessExecutor:
+def shared_processes(workers: int) -> ProcessExecutor:
     """A process pool kept for the life of this process (closing it does nothing), so
-    that later runs skip the workers' start-up and JAX compilation; ``pin`` as in
-    :class:`ProcessExecutor`.  Stopped before interpreter teardown."""
-    key = (max(int(workers), 1), bool(pin))
+    that later runs skip the workers' start-up and JAX compilation.  Stopped before
+    interpreter teardown."""
+    key = max(int(workers), 1)
     if key not in _SHARED:
-        ex = ProcessExecutor(*key)
+        ex = ProcessExecutor(key)
         ex.persistent = True
         _SHARED[key] = ex
     return _SHARED[key]

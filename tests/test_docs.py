@@ -184,7 +184,20 @@ def doc_files() -> list[Path]:
     return ([readme] if readme.exists() else []) + files
 
 
-@pytest.mark.parametrize("path", doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
+SLOW_PAGES = {"README.md", "docs/bnb.md", "docs/certificates.md", "docs/experiments.md",
+              "docs/paper.md", "docs/search.md", "docs/sinkmap.md", "docs/sweeps.md",
+              "docs/testing.md", "docs/tutorial.md", "docs/variants.md"}
+"""Pages whose blocks take 2 s of CPU or more (measured with a per-test CPU profile of the
+default run): they run where slow tests run (CI), the other pages in every run."""
+
+
+def _page_params() -> list:
+    return [pytest.param(p, id=str(p.relative_to(ROOT)),
+                         marks=[pytest.mark.slow] if str(p.relative_to(ROOT)) in SLOW_PAGES
+                         else []) for p in doc_files()]
+
+
+@pytest.mark.parametrize("path", _page_params())
 def test_doc_code_blocks_run(path: Path, tmp_path: Path) -> None:
     for shared in READ_ONLY_DIRS:  # so docs can name files as from the repository root
         (tmp_path / shared).symlink_to(ROOT / shared, target_is_directory=True)

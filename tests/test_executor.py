@@ -98,7 +98,7 @@ def test_a_dead_worker_and_a_raising_job_are_recorded_and_the_others_finish():
 
 
 def test_stopping_a_run_early_cancels_its_running_jobs(tmp_path):
-    ex = shared_processes(2, pin=False)
+    ex = shared_processes(2)
     paths = [str(tmp_path / f"job{i}") for i in range(3)]
     with closing(ex.map(_job, [("after", paths[0]), *paths])) as results:
         assert next(results).value == 0

@@ -35,6 +35,7 @@ def test_trace_is_a_pareto_front(relu_found):
     assert errs == sorted(errs) and all(b1 > b2 for b1, b2 in zip(boss, boss[1:]))
 
 
+@pytest.mark.slow  # 2.3 s of CPU (worker processes) in the default run; CI runs it
 def test_same_seed_same_result_with_any_number_of_processes():
     task = sp.TriggerTask(p=1, T=2)
     kw = dict(kind="softmax", values="learned", max_error=0.05, max_bos_mass=0.9,
@@ -52,7 +53,7 @@ def test_same_seed_same_result_with_any_number_of_processes():
 @pytest.mark.slow
 def test_relu_restarts_are_identical_in_one_two_and_three_processes():
     """Restart outcomes (parameters, measures, trade-offs) do not depend on how many
-    pinned worker processes compute them, nor on running in the parent instead."""
+    worker processes compute them, nor on running in the parent instead."""
     from contextlib import closing
 
     from sinkproof.search.engine import _outcomes

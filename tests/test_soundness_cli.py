@@ -210,6 +210,7 @@ def test_a_value_error_from_inside_numpy_is_internal_not_bad_input(monkeypatch, 
     assert cli.main(["check", str(claim_file(tmp_path))]) == 70
 
 
+@pytest.mark.slow  # 2.3 s of CPU (a shell pipeline) in the default run; CI runs it
 def test_a_closed_pipe_is_not_an_error():
     proc = subprocess.run(f"{sys.executable} -m sinkproof report --T 3 | head -1", shell=True,
                           capture_output=True, text=True, env=ENV, timeout=120)

@@ -269,6 +269,7 @@ def test_training_learns_the_gate():
     assert np.any(trained.model.gate_w != 0.0) and np.all(trained.model.gate_c != 0.0)
 
 
+@pytest.mark.slow  # 4.3 s of CPU (JAX training) in the default run; CI runs it
 def test_paper_training_learns_map_parameters_and_reports_null_mass():
     from sinkproof.experiment import paper
 

@@ -29,9 +29,9 @@ def test_the_sink_map_estimate_bounds_the_cone_constraints_really_solved(
     real = solve_module.BlockSolver.solve
     seen: dict[tuple, int] = {}
 
-    def counting(self, target):
+    def counting(self, target, *args, **kwargs):
         seen.setdefault((id(self), tuple(target)), self.block.m)
-        return real(self, target)
+        return real(self, target, *args, **kwargs)
 
     monkeypatch.setattr(solve_module.BlockSolver, "solve", counting)
     task = sp.TriggerTask(p=p, T=T)

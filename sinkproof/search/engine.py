@@ -63,10 +63,10 @@ def restart_job(job: tuple[SearchSettings, int]) -> RestartOutcome | None:
 
 def restart_executor(processes: int) -> Executor:
     """Where ``processes`` runs restarts: this process for 1 (JAX may use every core it
-    may run on), else a kept pool of that many pinned one-thread workers
+    may run on), else a kept pool of that many one-thread workers
     (:func:`sinkproof.executor.shared_processes`: later searches skip the workers'
     start-up and compilation)."""
-    return SerialExecutor() if processes == 1 else shared_processes(processes, pin=True)
+    return SerialExecutor() if processes == 1 else shared_processes(processes)
 
 
 def _outcomes(settings: SearchSettings, restarts: int, processes: int,
