@@ -26,7 +26,7 @@ from sinkproof import checker
 ROOT = Path(sinkproof.__file__).resolve().parent
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "interrupts"), ("workers",),
+    ("errors", "interrupts"),
     ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats",
      "tokens"),
     ("tables",),

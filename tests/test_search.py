@@ -115,10 +115,10 @@ def test_ctrl_c_returns_the_best_restart_so_far(monkeypatch):
 
     real = engine.run_restart
 
-    def interrupted_at_2(settings, batch, index):
+    def interrupted_at_2(settings, batch, index, stop=None):
         if index == 2:
             raise KeyboardInterrupt
-        return real(settings, batch, index)
+        return real(settings, batch, index, stop)
 
     monkeypatch.setattr(engine, "run_restart", interrupted_at_2)
     task = sp.TriggerTask(p=1, T=2)

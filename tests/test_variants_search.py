@@ -315,7 +315,7 @@ def test_a_budget_too_small_for_any_restart_is_reported_not_called_ctrl_c(monkey
     import importlib
 
     engine = importlib.import_module("sinkproof.search.engine")
-    def no_restart_finishes(settings, restarts, processes):
+    def no_restart_finishes(settings, restarts, processes, executor=None):
         yield from [None] * restarts
 
     monkeypatch.setattr(engine, "_outcomes", no_restart_finishes)
