@@ -1,5 +1,5 @@
-"""What Ctrl-C-safe solving costs: sink-map SOCPs solved by plain CLARABEL and by the
-interruptible CLARABEL (a termination callback polled every iteration, a SIGINT handler
+"""What Ctrl-C-safe solving costs: a sink-map SOCP (its CVXPY form) solved by plain CLARABEL
+and by the interruptible CLARABEL (a termination callback polled every iteration, a SIGINT handler
 swapped around each solve), alternating, on the same compiled programs.
 
 Prints ``RATIO interruptible_clarabel: <x>x (vs plain CLARABEL, same programs)``: the
@@ -23,7 +23,7 @@ from sinkproof.convex import interruptible
 from sinkproof.convex.interruptible import CLARABEL
 from sinkproof.sinkmap.blocks import build_block
 from sinkproof.sinkmap.core import _Planner, known_values
-from sinkproof.sinkmap.solve import BlockSolver
+from sinkproof.sinkmap.solve import CvxpyDual
 
 
 def main() -> None:
@@ -38,9 +38,9 @@ def main() -> None:
     t = task.T
     rows = planner.full_prefixes(0, t, False)
     block = build_block(task, V, 0, t, rows, 0.1)
-    solver = BlockSolver(block)
-    target = block.indicator(tuple(int(c) for c in block.prefixes[0]))
-    solver.target.value = target
+    solver = CvxpyDual(block, np.ones(block.n))  # the CVXPY route of a sink-map block
+    solver.target.value = block.indicator(tuple(int(c) for c in block.prefixes[0]))
+    solver.margin.value = 1e-7
     times: dict[str, list[float]] = {"plain": [], "interruptible": []}
     values: dict[str, float] = {}
     for _ in range(args.rounds):

@@ -8,7 +8,7 @@ both measured in this run:
 1. fixed work: the same ``--restarts`` seeded restarts as ``search`` runs them, in
    this process (processes=1: JAX's intra-op threads may use every core) and in N
    worker processes (fresh processes, each with one compute thread,
-   :mod:`sinkproof.workers`), cold (the first call: the workers' start-up
+   :func:`sinkproof.executor.shared_processes`), cold (the first call: the workers' start-up
    and JAX compilation) and warm (the same call again: pools persist in a process);
    the best error must be identical (same seed, same result) and the ratio of the
    wall-clock times is the parallel speed-up.  Then the same restarts in a pool of
@@ -34,7 +34,7 @@ import time
 from contextlib import closing
 
 import sinkproof as sp
-from sinkproof.search import engine
+from sinkproof.executor import shared_processes
 from sinkproof.search.engine import _outcomes, available_cores
 from sinkproof.search.restart import SearchSettings
 
@@ -60,16 +60,13 @@ def _cpu(processes: int) -> float:
     BLAS's threads included), else the kept pool's workers."""
     if processes == 1:
         return time.process_time()
-    pool, _ = engine._shared_pool(processes)
-    return _cpu_of([w.pid for w in pool._pool])
+    return _cpu_of(shared_processes(processes).pids())
 
 
 def run(settings: SearchSettings, restarts: int, processes: int) -> tuple[float, float, list]:
     """What ``search`` does: 1 = in this process (JAX uses every core it may), N = workers.
     Returns wall seconds, CPU seconds of the computing processes, and the outcomes."""
-    start, cpu = time.perf_counter(), _cpu(processes) if processes == 1 else 0.0
-    if processes > 1 and processes in engine._POOLS:
-        cpu = _cpu(processes)
+    start, cpu = time.perf_counter(), _cpu(processes)  # 0 before a pool's first start
     with closing(_outcomes(settings, restarts, processes)) as it:
         done = [o for o in it if o is not None and not o.cut]
     wall = time.perf_counter() - start
@@ -79,12 +76,11 @@ def run(settings: SearchSettings, restarts: int, processes: int) -> tuple[float,
 def run_workers(settings: SearchSettings, restarts: int, processes: int,
                 ) -> tuple[float, float, list]:
     """The restarts in a pool of ``processes`` single-threaded workers (also for 1)."""
-    pool, epoch = engine._shared_pool(processes)
-    pids = [w.pid for w in pool._pool]
-    start, cpu = time.perf_counter(), _cpu_of(pids)
-    jobs = [(settings, i, epoch.value) for i in range(restarts)]
-    done = [o for o in pool.imap(engine._work, jobs) if o is not None and not o.cut]
-    return time.perf_counter() - start, _cpu_of(pids) - cpu, done
+    ex = shared_processes(processes)
+    start, cpu = time.perf_counter(), _cpu_of(ex.pids())
+    with closing(_outcomes(settings, restarts, processes, ex)) as it:
+        done = [o for o in it if o is not None and not o.cut]
+    return time.perf_counter() - start, _cpu_of(ex.pids()) - cpu, done
 
 
 def main() -> None:

@@ -41,6 +41,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
+    load_before = os.getloadavg()[0]
     t1, rows1 = timed(args.jobs, 1)
     tn, rowsn = timed(args.jobs, args.workers)
     assert rows1 == rowsn, "results differ between worker counts"
@@ -49,7 +50,8 @@ def main() -> None:
     print(f"1 worker:  {t1:7.2f} s")
     print(f"{args.workers} workers: {tn:7.2f} s")
     print(f"ratio {args.workers} vs 1 workers: {t1 / tn:.2f}x  (identical results; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+          f"1-minute load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after, "
+          f"on {os.cpu_count()} cores)")
     print(f"RATIO sweep {args.workers} workers: {t1 / tn:.2f}x (vs the same sweep on 1 Dask "
           f"worker process, same run)")
 

@@ -49,8 +49,8 @@ EXIT_INTERNAL, EXIT_INTERRUPTED = 70, 130
 SINK_MAP_MAX_WORK = 20_000_000
 """Default limit on a sink map's work units (one per cone constraint of every SOCP solved,
 one per symmetry image of a target; ``sinkproof sinkmap --max-work``): p=2, T=8 (about
-18 million) runs, in about half a minute on one core; p=3, T=7 (about 37 million, over
-two minutes) is refused.  Light here so that ``sinkproof sinkmap --help`` loads no solver."""
+18 million) runs; p=3, T=7 (about 37 million) is refused.  Light here so that
+``sinkproof sinkmap --help`` loads no solver."""
 
 
 def check_work(what: str, estimate: int, limit: int, flag: str = "--max-work") -> None:

@@ -2,51 +2,79 @@
 
 One abstraction for every fan-out of the project (sweeps, search restarts, training
 runs): :meth:`Executor.run` takes a picklable function and a list of arguments and
-yields ``(index, JobResult)`` in completion order.  A job that raises is recorded with
-its error message and never stops the others.  Worker processes limit their BLAS and
-XLA threads to one each, so ``n`` workers on ``n`` cores do not oversubscribe them.
+yields ``(index, JobResult)`` in completion order (:meth:`Executor.map`: in argument
+order).  A job that raises is recorded with its error message and never stops the
+others; so is a job whose worker process died.  A long job may poll :func:`cancelled`
+and return early once the caller stopped consuming its run (or pressed Ctrl-C).
+
+Worker processes limit their BLAS and XLA threads to one each, so ``n`` workers on
+``n`` cores run ``n`` computations side by side instead of ``n`` times as many threads
+time-slicing.  They are not pinned to cores: on a machine shared with other work a
+pinned worker stays on its core however busy it is (measured slower).  They are
+forked from a clean fork server, never from the caller: forking a process whose JAX
+runtime has started threads can deadlock.  They ignore
+Ctrl-C; the parent stops them.
 """
 
 from __future__ import annotations
 
+import atexit
+import itertools
+import multiprocessing as mp
 import os
+import pickle
+import threading
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 from typing import Any
 
 from .interrupts import ignore_in_worker
-from .workers import start_context
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                     "BLIS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 """Environment variables that cap the thread pools of the numerical libraries."""
 
+SINGLE_THREAD_XLA = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+
+PRELOAD = ["sinkproof.search.engine", "sinkproof.experiment.runner"]
+"""Modules the fork server imports once, so that each worker starts without importing them."""
+
+RING = 256
+"""Cancellation flags of a process pool: run ``r`` uses flag ``r % RING``."""
+
+DASK_POLL = 0.5
+"""Seconds between two looks of a Dask job at its run's cancellation event."""
+
 
 @dataclass(frozen=True)
 class JobResult:
     """The outcome of one job: ``value`` when ``ok``, else ``error`` (one line) and
-    ``details`` (the traceback); ``seconds`` of wall time inside the worker."""
+    ``details`` (the traceback); ``seconds`` of wall time inside the worker.
+    ``exception`` is the exception itself when it could travel back (else ``None``)."""
 
     ok: bool
     value: Any = None
     error: str = ""
     details: str = ""
     seconds: float = 0.0
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
 
 
 def limit_threads() -> None:
     """Cap BLAS/OpenMP pools at one thread and XLA at one CPU thread in this process (a
-    worker's), and leave Ctrl-C to the parent, which stops the workers."""
+    worker's), and leave Ctrl-C to the parent, which stops the workers.  XLA reads its
+    flags when its runtime starts: call this before the first JAX computation."""
     ignore_in_worker()
     for name in THREAD_VARIABLES:
         os.environ[name] = "1"
     flags = os.environ.get("XLA_FLAGS", "")
     if "intra_op_parallelism_threads" not in flags:
-        os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false "
-                                   "intra_op_parallelism_threads=1").strip()
+        os.environ["XLA_FLAGS"] = f"{flags} {SINGLE_THREAD_XLA}".strip()
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - threadpoolctl is a dependency
@@ -54,9 +82,71 @@ def limit_threads() -> None:
     threadpool_limits(1)
 
 
-def call_job(fn: Callable[[Any], Any], arg: Any) -> JobResult:
-    """Run ``fn(arg)`` and capture its value or its error (never raises, but for Ctrl-C)."""
+# ------------------------------------------------------------------ cancellation
+_JOB = threading.local()
+"""The cancellation token of the job running in this thread (``call_job`` sets it)."""
+
+_FLAGS: Any = None
+"""In a pool worker: the pool's shared cancellation flags (set by the initialiser)."""
+
+
+class _PoolFlag:
+    """Run ``slot`` of a process pool was stopped: its shared flag is set."""
+
+    def __init__(self, slot: int) -> None:
+        self.slot = slot
+
+    def cancelled(self) -> bool:
+        return _FLAGS is not None and bool(_FLAGS[self.slot])
+
+
+class _DaskFlag:
+    """A Dask run was stopped: its named event is set (looked at every DASK_POLL s)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._seen = False
+        self._next = 0.0
+
+    def cancelled(self) -> bool:
+        now = time.monotonic()
+        if not self._seen and now >= self._next:
+            self._next = now + DASK_POLL
+            from distributed import Event
+
+            self._seen = bool(Event(self.name).is_set())
+        return self._seen
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"])  # type: ignore[misc]
+
+
+def cancelled() -> bool:
+    """Whether the run that submitted the job running in this thread has been stopped
+    (its caller stopped early or pressed Ctrl-C).  Always false outside a job, and in
+    the serial executor (where the caller waits for each job)."""
+    token = getattr(_JOB, "token", None)
+    return token is not None and token.cancelled()
+
+
+def _travels(exc: BaseException) -> BaseException | None:
+    try:
+        pickle.dumps(exc)
+    except Exception:  # noqa: BLE001 - any failure means: it cannot travel
+        return None
+    return exc
+
+
+def call_job(fn: Callable[[Any], Any], arg: Any, token: Any = None) -> JobResult:
+    """Run ``fn(arg)`` and capture its value or its error (never raises, but for Ctrl-C);
+    ``token`` answers :func:`cancelled` meanwhile."""
+    if token is not None and token.cancelled():
+        return JobResult(False, error="cancelled before it started")
     start = time.perf_counter()
+    _JOB.token = token
     try:
         value = fn(arg)
     except KeyboardInterrupt:
@@ -64,10 +154,20 @@ def call_job(fn: Callable[[Any], Any], arg: Any) -> JobResult:
     except BaseException as exc:  # noqa: BLE001 - a failed job is data, not a crash
         message = str(exc).splitlines()[0] if str(exc) else ""
         return JobResult(False, error=f"{type(exc).__name__}: {message}".rstrip(": "),
-                         details=traceback.format_exc(), seconds=time.perf_counter() - start)
+                         details=traceback.format_exc(), seconds=time.perf_counter() - start,
+                         exception=_travels(exc))
+    finally:
+        _JOB.token = None
     return JobResult(True, value=value, seconds=time.perf_counter() - start)
 
 
+def _lost(exc: BaseException, what: str) -> JobResult:
+    """A job that produced no result: its worker died, or it was cancelled."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return JobResult(False, error=f"{what} ({type(exc).__name__}{': ' + text if text else ''})")
+
+
+# --------------------------------------------------------------------- executors
 class Executor:
     """Runs jobs; subclasses decide where.  Use as a context manager."""
 
@@ -78,6 +178,21 @@ class Executor:
         """Yield ``(i, result of fn(args[i]))`` for every ``i``, in completion order."""
         for i, arg in enumerate(args):
             yield i, call_job(fn, arg)
+
+    def map(self, fn: Callable[[Any], Any], args: Sequence[Any]) -> Iterator[JobResult]:
+        """The results of :meth:`run` in argument order, each as soon as it and every
+        job before it have finished.  Closing the iterator stops the run."""
+        ready: dict[int, JobResult] = {}
+        following = 0
+        run = self.run(fn, args)
+        try:
+            for i, result in run:
+                ready[i] = result
+                while following in ready:
+                    yield ready.pop(following)
+                    following += 1
+        finally:
+            run.close()
 
     def close(self) -> None:
         """Release workers."""
@@ -100,53 +215,174 @@ class SerialExecutor(Executor):
     """Every job in this process, one after another."""
 
 
+def start_context() -> Any:
+    """``forkserver`` where available (a clean server process that has imported
+    :data:`PRELOAD` but started no JAX runtime forks each worker), else ``spawn``."""
+    if "forkserver" in mp.get_all_start_methods():
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(PRELOAD)
+        return ctx
+    return mp.get_context("spawn")
+
+
+def available_cores() -> int:
+    """Cores this process may run on."""
+    return len(core_set())
+
+
+def core_set() -> list[int]:
+    """The cores this process may run on (all of ``os.cpu_count()`` off Linux)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return list(range(os.cpu_count() or 1))
+
+
+def _start_worker(flags: Any) -> None:
+    """Pool worker initialiser: keep the pool's cancellation flags, leave Ctrl-C to the
+    parent and limit every thread pool to one thread."""
+    global _FLAGS
+    _FLAGS = flags
+    limit_threads()
+
+
 class ProcessExecutor(Executor):
-    """Local worker processes (``concurrent.futures``), each limited to one BLAS thread."""
+    """Local worker processes (``concurrent.futures``), each limited to one BLAS and XLA
+    thread.
+
+    A worker that dies (a crash, the out-of-memory killer) takes no other job with it:
+    the pool is restarted, the jobs that may have been running are run again one at a
+    time, and the one that kills its worker alone is recorded as failed."""
 
     name = "processes"
 
     def __init__(self, workers: int) -> None:
         self.workers = max(int(workers), 1)
-        # never fork the caller itself: a process whose JAX runtime runs threads deadlocks
-        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=start_context(),
-                                         initializer=limit_threads)
+        self._context = start_context()
+        self._flags = self._context.Array("b", RING, lock=False)
+        self._runs = itertools.count()
+        self._pool: ProcessPoolExecutor | None = None
+        self.persistent = False
+
+    def _ensure_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=self._context, initializer=_start_worker,
+                initargs=(self._flags,))
+        return self._pool
+
+    def pids(self) -> list[int]:
+        """Process ids of the running workers (none before the first run)."""
+        return [] if self._pool is None else list(self._pool._processes or {})
 
     def run(self, fn: Callable[[Any], Any], args: Sequence[Any]) -> Iterator[tuple[int, JobResult]]:
-        futures: dict[Future[JobResult], int] = {
-            self._pool.submit(call_job, fn, arg): i for i, arg in enumerate(args)}
-        pending = set(futures)
+        slot = next(self._runs) % RING
+        self._flags[slot] = 0
+        token = _PoolFlag(slot)
+        todo = dict.fromkeys(range(len(args)))  # jobs without a result, in order
+        alone = 0  # after a worker died: how many of the next jobs run one at a time
         try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    yield futures[fut], fut.result()
-        except GeneratorExit:  # the caller stopped early: drop the jobs not started
-            for fut in pending:
-                fut.cancel()
+            while todo:
+                batch = [next(iter(todo))] if alone else list(todo)
+                pool = self._ensure_pool()
+                futures: dict[Future[JobResult], int] = {
+                    pool.submit(call_job, fn, args[i], token): i for i in batch}
+                pending = set(futures)
+                died: BaseException | None = None
+                while pending and died is None:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in sorted(done, key=futures.__getitem__):
+                        try:
+                            result = fut.result()
+                        except BrokenProcessPool as exc:  # a worker died
+                            died = exc
+                            continue
+                        except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot travel
+                            result = _lost(exc, "its result did not come back")
+                        del todo[futures[fut]]
+                        yield futures[fut], result
+                if died is None:
+                    alone = max(alone - 1, 0)
+                    continue
+                self.stop()
+                if alone:  # it ran alone: it killed its worker
+                    i = batch[0]
+                    del todo[i]
+                    alone -= 1
+                    yield i, _lost(died, "its worker process died")
+                else:  # one of the jobs in flight (the first workers + 1 left) did it
+                    alone = min(self.workers + 1, len(todo))
+        except KeyboardInterrupt:  # stop the workers now, not after their current job
+            self._flags[slot] = 1
+            self.stop()
             raise
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        finally:
+            # done, or the caller stopped early: running jobs may stop and queued ones
+            # never start.  No future is cancelled: a pool killed later (Ctrl-C) would
+            # fail marking a cancelled future broken, with a traceback on stderr.
+            self._flags[slot] = 1
 
     def stop(self) -> None:
-        # stop the workers now, not after their current job.  No future is cancelled
-        # first: Python 3.11's pool thread would then fail (with a traceback on stderr)
-        # marking the cancelled futures broken.
-        workers = list((self._pool._processes or {}).values())  # before shutdown clears it
-        for proc in workers:
+        """Stop every worker now, not after its current job (Ctrl-C); the next run
+        starts a fresh pool."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        for proc in list((pool._processes or {}).values()):  # before shutdown clears it
             proc.terminate()
-        self._pool.shutdown(wait=False)
+        pool.shutdown(wait=False)
+
+    def close(self) -> None:
+        if not self.persistent:
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
+        if self.persistent:
+            return
         if exc_type is None:
-            self._pool.shutdown(wait=True)
-        else:  # Ctrl-C or a failure
-            self.stop()
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
+            return
+        self.stop()  # Ctrl-C or a failure: stop the workers now
+
+    def __repr__(self) -> str:
+        return f"ProcessExecutor(workers={self.workers})"
+
+
+_SHARED: dict[int, ProcessExecutor] = {}
+
+
+def shared_processes(workers: int) -> ProcessExecutor:
+    """A process pool kept for the life of this process (closing it does nothing), so
+    that later runs skip the workers' start-up and JAX compilation.  Stopped before
+    interpreter teardown."""
+    key = max(int(workers), 1)
+    if key not in _SHARED:
+        ex = ProcessExecutor(key)
+        ex.persistent = True
+        _SHARED[key] = ex
+    return _SHARED[key]
+
+
+@atexit.register
+def _stop_shared() -> None:
+    """Stop the kept pools before interpreter teardown (whose finalisers would print
+    ignored exceptions on the user's terminal)."""
+    for ex in _SHARED.values():
+        ex.stop()
+    _SHARED.clear()
 
 
 class DaskExecutor(Executor):
     """Dask distributed: an embedded ``LocalCluster`` (``workers`` processes, one thread
-    each) or, with ``scheduler``, an existing cluster at that address."""
+    each) or, with ``scheduler``, an existing cluster at that address.  A worker that
+    dies is retried by Dask; a job that keeps killing workers is recorded as failed."""
 
     name = "dask"
 
@@ -158,6 +394,7 @@ class DaskExecutor(Executor):
             raise ImportError("the Dask executor needs 'distributed': "
                               "pip install 'dask[distributed]'") from exc
         self._cluster = None
+        self._events: list[str] = []
         if scheduler is not None:
             self._client = Client(scheduler, timeout="10s")
             self.workers = max(len(self._client.scheduler_info().get("workers", {})), 1)
@@ -167,34 +404,42 @@ class DaskExecutor(Executor):
                                          dashboard_address=None, silence_logs=50)
             self._client = Client(self._cluster)
             self.workers = n
-        self._client.run(limit_threads)
+        if processes or scheduler is not None:
+            self._client.run(limit_threads)
 
     def run(self, fn: Callable[[Any], Any], args: Sequence[Any]) -> Iterator[tuple[int, JobResult]]:
-        from distributed import as_completed
+        from distributed import Event, as_completed
 
-        futures = self._client.map(call_job, [fn] * len(args), list(args), pure=False)
+        name = f"sinkproof-cancel-{uuid.uuid4().hex}"
+        n = len(args)
+        futures = self._client.map(call_job, [fn] * n, list(args), [_DaskFlag(name)] * n,
+                                   pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
         try:
             for fut in as_completed(futures):
-                yield index[fut.key], fut.result()
+                try:
+                    result = fut.result()
+                except Exception as exc:  # noqa: BLE001 - a killed worker, a lost task
+                    result = _lost(exc, "no result from the cluster")
+                yield index[fut.key], result
         finally:
-            self._client.cancel([f for f in futures if not f.done()])
+            left = [f for f in futures if not f.done()]
+            if left:  # stopped early: running jobs may stop, queued ones never start
+                Event(name, self._client).set()
+                self._events.append(name)
+                self._client.cancel(left)
 
     def close(self) -> None:
+        from distributed import Event
+
+        for name in self._events:  # the scheduler keeps set events until cleared
+            Event(name, self._client).clear()
         self._client.close()
         if self._cluster is not None:
             self._cluster.close()
 
 
 EXECUTORS = ("dask", "processes", "serial")
-
-
-def available_cores() -> int:
-    """Cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return os.cpu_count() or 1
 
 
 def make_executor(kind: str = "dask", workers: int | None = None,

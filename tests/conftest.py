@@ -10,8 +10,9 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+# the local run draws fewer examples (a fast loop); CI draws many more
 settings.register_profile(
-    "default", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "default", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile(
     "ci", max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -19,6 +20,12 @@ settings.register_profile(
 settings.load_profile("ci" if os.environ.get("CI") == "true" else "default")
 
 RUN_SLOW = os.environ.get("CI") == "true" or os.environ.get("SINKPROOF_SLOW") == "1"
+
+
+def examples(n: int) -> int:
+    """``max_examples`` for a test with its own settings: ``n`` where slow tests run (CI),
+    a third of it (at least 3) in the fast local run."""
+    return n if RUN_SLOW else max(3, n // 3)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -26,10 +26,11 @@ from sinkproof import checker
 ROOT = Path(sinkproof.__file__).resolve().parent
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "interrupts"), ("workers",),
-    ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats"),
+    ("errors", "interrupts"),
+    ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats",
+     "tokens"),
     ("tables",),
-    ("checker",),                    # TRUSTED: stdlib + mpmath (+ errors) only
+    ("checker", "params"),           # checker TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),
     ("attention",), ("models", "stack"), ("model", "adversary"),
     ("forward", "autodiff"), ("kernel", "stackeval"), ("treekernel",),
@@ -54,6 +55,8 @@ TRUSTED = ("sinkproof.checker", "sinkproof.errors")
 LAZY_ALLOWED = {
     "sinkproof.theorems.theorem6": "the sink map needs CVXPY: loaded when Theorem 6 is used",
     "sinkproof.sweep.jobs": "a job kind loads its own layer, in the worker that runs it",
+    "sinkproof.cli_common": "verify and --help stay light: the task and model layers load "
+                            "when a command that builds a task registers or runs",
     "sinkproof.pytest_plugin": "pytest loads the plugin in every run of the environment: "
                                "each fixture imports its layer when a test uses it",
 }

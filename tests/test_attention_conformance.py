@@ -17,6 +17,7 @@ import jax
 import mpmath
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -199,7 +200,7 @@ def _check_against_checker(name, s, t, params):
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(data=st.data())
 def test_float_weights_agree_with_the_checker(name, data):
     s, t = data.draw(score_blocks(EXTREME))
@@ -235,7 +236,7 @@ def _jax_inputs(s, t, params, junk):
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(data=st.data())
 def test_numpy_and_jax_forwards_agree(name, data):
     amap = MAPS[name]
@@ -290,7 +291,7 @@ def _gradient(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(data=st.data())
 def test_jax_gradient_matches_central_differences(name, data):
     amap = MAPS[name]

@@ -139,16 +139,20 @@ def test_padded_sizes_are_few_and_large_enough():
     assert len(sizes) < 60
 
 
-def test_worker_processes_compute_on_one_thread_and_are_not_pinned():
+def _threadpools(_):
     from threadpoolctl import threadpool_info
 
-    from sinkproof.workers import available_cores, pool
+    return threadpool_info()
 
-    cores = set(available_cores())
-    with pool(2) as workers:
-        affinities = workers.map(os.sched_getaffinity, [0, 0], chunksize=1)
-        flags = workers.map(os.getenv, ["XLA_FLAGS"] * 2, chunksize=1)
-        pools = workers.starmap(threadpool_info, [(), ()], chunksize=1)
+
+def test_worker_processes_compute_on_one_thread_and_are_not_pinned():
+    from sinkproof.executor import ProcessExecutor, core_set
+
+    cores = set(core_set())
+    with ProcessExecutor(2) as workers:
+        affinities = [r.value for r in workers.map(os.sched_getaffinity, [0, 0])]
+        flags = [r.value for r in workers.map(os.getenv, ["XLA_FLAGS"] * 2)]
+        pools = [r.value for r in workers.map(_threadpools, [0, 0])]
     assert all(a == cores for a in affinities)  # free to move off a busy core
     assert all("intra_op_parallelism_threads=1" in f for f in flags)
     assert all(lib["num_threads"] == 1 for libs in pools for lib in libs)

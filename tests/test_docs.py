@@ -184,7 +184,20 @@ def doc_files() -> list[Path]:
     return ([readme] if readme.exists() else []) + files
 
 
-@pytest.mark.parametrize("path", doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
+SLOW_PAGES = {"README.md", "docs/bnb.md", "docs/certificates.md", "docs/experiments.md",
+              "docs/paper.md", "docs/search.md", "docs/sinkmap.md", "docs/sweeps.md",
+              "docs/testing.md", "docs/tutorial.md", "docs/variants.md"}
+"""Pages whose blocks take 2 s of CPU or more (measured with a per-test CPU profile of the
+default run): they run where slow tests run (CI), the other pages in every run."""
+
+
+def _page_params() -> list:
+    return [pytest.param(p, id=str(p.relative_to(ROOT)),
+                         marks=[pytest.mark.slow] if str(p.relative_to(ROOT)) in SLOW_PAGES
+                         else []) for p in doc_files()]
+
+
+@pytest.mark.parametrize("path", _page_params())
 def test_doc_code_blocks_run(path: Path, tmp_path: Path) -> None:
     for shared in READ_ONLY_DIRS:  # so docs can name files as from the repository root
         (tmp_path / shared).symlink_to(ROOT / shared, target_is_directory=True)
@@ -265,6 +278,7 @@ def _option_rows(parser: argparse.ArgumentParser) -> list[str]:
 def render_cli_reference() -> str:
     """``docs/cli.md``, generated from :func:`sinkproof.cli.build_parser`."""
     from sinkproof.cli import build_parser
+    from sinkproof.cli_common import json_keys
     from sinkproof.errors import EXIT_CODES
 
     parser = build_parser()
@@ -298,6 +312,8 @@ def render_cli_reference() -> str:
         "finished (the positions settled, the runs or sections done), marked interrupted, "
         "and exits with status 130.",
         "",
+        *_conventions(),
+        "",
         "| command | what it does |",
         "|---|---|",
     ]
@@ -306,7 +322,43 @@ def render_cli_reference() -> str:
         lines += ["", f"## sinkproof {name}", ""]
         lines.append(_cell(cmd.description or helps.get(name) or ""))
         lines += _option_rows(cmd)
+        lines += ["", "*--json object* (always these keys):", "",
+                  *(f"- `{k}`: {v}" for k, v in json_keys(cmd).items())]
     return "\n".join(lines) + "\n"
+
+
+def _conventions() -> list[str]:
+    """The conventions every command shares, from :mod:`sinkproof.cli_common`."""
+    from sinkproof.cli_common import INTENTIONAL_DIFFERENCES, TASK_DEFAULTS
+    from sinkproof.tokens import SYNTAX
+
+    defaults = ", ".join(f"`{k}={v}`" for k, v in TASK_DEFAULTS.items() if v is not None)
+    return [
+        "Every command reads and writes the same way:",
+        "",
+        f"- **Sequences** are written as {SYNTAX}; `TRIG` and `-1` are read as the "
+        "trigger too, and claim files take the same text or a list.",
+        "- **`-`** is stdin wherever a file is read (claim, certificate, sweep file, "
+        "`--values` model) and stdout wherever one is written (certificate, witness, "
+        "statement, plot, `--json`); when stdout carries data nothing else is printed "
+        "there, and two streams on one of them are refused.",
+        "- **`--json FILE`** (`-` = stdout) on every command writes one object with the "
+        "keys listed under each command, always present.",
+        "- **Figures**: `--no-figures` skips them; without matplotlib a plot asked for "
+        "(`--plot`) is refused before any work, and default figures are skipped with a "
+        "one-line note.",
+        "- `sinkproof` alone prints this help (status 0), `--version` the version; a "
+        "closed stdout (`sinkproof report | head -1`) is not an error.",
+        "- Meaningless values are usage errors (status 2, one line) before any work: "
+        "`--eps` outside (0, 1), negative counts and seeds, `--T 0`, a position beyond "
+        "its sequence, `--values learned` where known values are needed. A sweep setting "
+        "obeys the rule of the option of its name (`eps`, `T`, `content_seed`, `task.T` in a "
+        "check job...), so a sweep with `eps = 1.5` is refused before its first job "
+        "(`sinkproof.params`).",
+        f"- **Task defaults** (`certify`, `report`, `sinkmap`, a sweep's task): {defaults}.",
+        "  The differences, all intentional:",
+        *(f"  - {d}" for d in INTENTIONAL_DIFFERENCES),
+    ]
 
 
 def test_cli_reference_is_generated_from_the_parser():

@@ -46,6 +46,7 @@ def _build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
         cwd=root, env=env, text=True, capture_output=True, timeout=300)
 
 
+@pytest.mark.slow  # 3 s of CPU (mkdocs build) in the default run; CI runs it
 def test_site_builds_strict(tmp_path):
     proc = _build(ROOT, tmp_path / "site")
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stderr[-3000:]}"

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-SLOW = {"search.py", "quick_experiment.py"}  # 10-20 s each on a loaded 2-core machine
+SLOW = {"search.py", "quick_experiment.py",  # 10-20 s each on a loaded 2-core machine
+        "check.py", "sink_map.py", "certificate.py"}  # 2-3 s of CPU each
 
 
 def _params() -> list:

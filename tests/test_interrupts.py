@@ -4,6 +4,7 @@ finished, marked interrupted, with exit status 130."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -150,18 +151,6 @@ def test_sinkmap_cli_prints_the_partial_map_and_exits_130(monkeypatch, capsys):
     assert "certified" in out  # the table of what was settled
 
 
-def test_experiment_cli_prints_the_finished_runs(monkeypatch, capsys, tmp_path):
-    import sinkproof.experiment.runner as runner
-
-    _interrupt_after(monkeypatch, runner, "_one_run", 1)
-    argv = ["experiment", "--smoke", "--no-figures", "--quiet", "--out", str(tmp_path / "e")]
-    assert cli.main(argv) == EXIT_INTERRUPTED
-    out = capsys.readouterr().out
-    assert "experiment interrupted: 1 of" in out and "runs finished" in out
-    assert "Mean" in out  # the summary table of the finished run
-    assert not (tmp_path / "e").exists()
-
-
 def test_report_cli_prints_the_finished_sections(monkeypatch, capsys):
     import sinkproof.report.build as build
 
@@ -197,14 +186,20 @@ def test_variants_cli_prints_the_maps_done(monkeypatch, capsys):
     assert out.count("(") >= 2  # two rows of cells, each with how it was checked
 
 
-def test_paper_cli_prints_the_finished_runs(monkeypatch, capsys, tmp_path):
-    import sinkproof.experiment.paper as paper
-
-    _interrupt_after(monkeypatch, paper, "train", 1)
-    argv = ["paper", "--quick", "--configs", "1x1", "--out", str(tmp_path / "p")]
-    assert cli.main(argv) == EXIT_INTERRUPTED
+@pytest.mark.parametrize("module, name, argv, wanted", [
+    ("sinkproof.experiment.runner", "_one_run",
+     ["experiment", "--smoke", "--no-figures", "--quiet", "--out"],
+     ["experiment interrupted: 1 of", "runs finished", "Mean"]),  # Mean: the summary table
+    ("sinkproof.experiment.paper", "train", ["paper", "--quick", "--configs", "1x1", "--out"],
+     ["paper interrupted: 1 of 2 runs finished", "1x1 seed 0"]),
+])
+def test_training_commands_print_the_finished_runs_and_write_nothing(
+        monkeypatch, capsys, tmp_path, module, name, argv, wanted):
+    _interrupt_after(monkeypatch, importlib.import_module(module), name, 1)
+    assert cli.main([*argv, str(tmp_path / "out")]) == EXIT_INTERRUPTED
     out = capsys.readouterr().out
-    assert "paper interrupted: 1 of 2 runs finished" in out and "1x1 seed 0" in out
+    assert all(text in out for text in wanted), out
+    assert not (tmp_path / "out").exists()
 
 
 def test_an_uncaught_interrupt_still_exits_130_with_its_progress(monkeypatch, capsys):

@@ -172,6 +172,7 @@ def test_every_position_claim_is_refuted_by_one_listed_position(tmp_path):
     assert found is not None and "every non-trigger position" in found.where
 
 
+@pytest.mark.slow  # 2.5 s of CPU in the default run; CI runs it
 def test_continuous_content_is_open_and_says_sampled():
     claim = claim_from_dict(data(task={"content": "uniform"}, model={"heads": 2},
                                  conclusion={"positions": "some"},
@@ -183,6 +184,7 @@ def test_continuous_content_is_open_and_says_sampled():
     assert "sampled + adversarial" in text and "lower estimate" in text
 
 
+@pytest.mark.slow  # 2 s of CPU in the default run; CI runs it
 def test_search_reports_a_frontier_and_never_claims_more():
     task = sp.PaperTask(n=4, L=4, content=[[-1.0], [1.0]])
     res = paper_search(task, "softmax", 1, 1, max_error=0.05, max_bos_mass=0.5, restarts=2,

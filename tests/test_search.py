@@ -35,6 +35,7 @@ def test_trace_is_a_pareto_front(relu_found):
     assert errs == sorted(errs) and all(b1 > b2 for b1, b2 in zip(boss, boss[1:]))
 
 
+@pytest.mark.slow  # 2.3 s of CPU (worker processes) in the default run; CI runs it
 def test_same_seed_same_result_with_any_number_of_processes():
     task = sp.TriggerTask(p=1, T=2)
     kw = dict(kind="softmax", values="learned", max_error=0.05, max_bos_mass=0.9,
@@ -114,10 +115,10 @@ def test_ctrl_c_returns_the_best_restart_so_far(monkeypatch):
 
     real = engine.run_restart
 
-    def interrupted_at_2(settings, batch, index):
+    def interrupted_at_2(settings, batch, index, stop=None):
         if index == 2:
             raise KeyboardInterrupt
-        return real(settings, batch, index)
+        return real(settings, batch, index, stop)
 
     monkeypatch.setattr(engine, "run_restart", interrupted_at_2)
     task = sp.TriggerTask(p=1, T=2)

@@ -66,6 +66,7 @@ def test_certified_bounds_follow_the_theorems():
     assert certified_bound(task, where="trigger") is None
 
 
+@pytest.mark.slow  # 2 s of CPU in the default run; CI runs it
 def test_plot_draws_frontier_and_bound(tmp_path):
     pytest.importorskip("matplotlib")
     import matplotlib

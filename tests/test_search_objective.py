@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,7 +36,7 @@ def objective_cases(draw):
     return task, kind, A, U, where, loss, opts, rng
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(objective_cases())
 def test_gradient_matches_central_differences(case):
     task, kind, A, U, where, loss, opts, rng = case
@@ -59,7 +60,7 @@ def test_gradient_matches_central_differences(case):
     assert abs(numeric - analytic) <= 2e-5 * scale, (numeric, analytic)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(objective_cases())
 def test_measures_agree_with_core_evaluator(case):
     task, kind, A, U, _, _, _, _ = case
@@ -97,7 +98,8 @@ def test_mse_is_the_mean_over_sequence_positions():
     assert value == pytest.approx(np.mean(errs), rel=1e-12)
 
 
-def test_large_logits_do_not_overflow():
+@pytest.mark.slow  # 4-5 s of CPU (a JIT per loss); log-domain sums at logits of +-1000 are
+def test_large_logits_do_not_overflow():  # also tested in test_numerics, every run
     task = sp.TriggerTask(p=2, T=4)
     model = sp.constructions.softmax_solution(task, L=800.0)
     batch = prefix_batch(task)

@@ -210,6 +210,7 @@ def test_a_value_error_from_inside_numpy_is_internal_not_bad_input(monkeypatch, 
     assert cli.main(["check", str(claim_file(tmp_path))]) == 70
 
 
+@pytest.mark.slow  # 2.3 s of CPU (a shell pipeline) in the default run; CI runs it
 def test_a_closed_pipe_is_not_an_error():
     proc = subprocess.run(f"{sys.executable} -m sinkproof report --T 3 | head -1", shell=True,
                           capture_output=True, text=True, env=ENV, timeout=120)
@@ -315,5 +316,7 @@ def test_ctrl_c_stops_other_long_commands_with_130(tmp_path, argv, partial):
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert time.perf_counter() - sent < 5, "Ctrl-C took too long"
-    assert proc.returncode == 130 and "interrupted" in out and partial in out, (out, err)
-    assert err == "", err
+    assert proc.returncode == 130, (out, err)
+    # the partial result, or (a loaded machine still listing the targets) nothing finished yet
+    assert (partial in out and "interrupted" in out and err == "") or (
+        out == "" and err == "sinkproof: interrupted\n"), (out, err)

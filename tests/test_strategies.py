@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
@@ -13,7 +14,7 @@ from sinkproof import strategies as sps
 from sinkproof.constructions import relu_solution
 from sinkproof.modelclass import ModelClass
 
-FAST = settings(max_examples=25, deadline=None)
+FAST = settings(max_examples=examples(25), deadline=None)  # 25 in CI
 
 
 @FAST

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -90,10 +95,13 @@ def test_rerun_computes_only_what_is_missing_and_distrusts_edited_cache(tmp_path
 
 
 def test_a_failed_job_is_recorded_and_the_sweep_goes_on(tmp_path):
-    spec = {"kind": "certify", "base": {"eps": "1/20", "T": 2}, "grid": {"p": [1, 0]}}
+    # a meaningless setting (p = 0) is refused before any job runs; a job that fails when
+    # it runs (a certificate needs known values) is recorded
+    spec = {"kind": "certify", "base": {"eps": "1/20", "T": 2, "p": 1},
+            "grid": {"values": ["fixed", "learned"]}}
     result = run_sweep(spec, tmp_path, executor="serial", figures=False)
     assert [r["status"] for r in result.rows] == ["ok", "failed"]
-    assert "p" in result.rows[1]["failure"]
+    assert "learned" in result.rows[1]["failure"]
     assert (result.computed, result.failed) == (1, 1)
     assert "1 failed" in result.summary_line()
     # failures are not cached: they run again
@@ -187,3 +195,53 @@ def test_variant_cells_agree_with_the_variants_table_and_a_bad_map_is_a_failed_j
     assert [r["status"] for r in bad] == ["failed"] * 4 and result.failed == 4
     assert all("unknown attention map 'nomap'" in r["failure"] for r in bad)
 
+
+EPS = ", ".join(f'"1/{20 + i}"' for i in range(12))
+INTERRUPTED = f"""# twelve sink maps of about a second each
+kind = "sinkmap"
+[base]
+p = 1
+T = 4
+[grid]
+eps = [{EPS}]
+"""
+
+
+def _interrupt_a_sweep(tmp_path, executor):
+    """Run a sweep in a real process, send it SIGINT once a job has finished, and check
+    that it stops with 130, no traceback, and every finished job in the table and cache."""
+    path, out = tmp_path / "s.toml", tmp_path / "out"
+    path.write_text(INTERRUPTED)
+    proc = subprocess.Popen([sys.executable, "-m", "sinkproof", "sweep", str(path), "--out",
+                             str(out), "--executor", executor, "--workers", "2", "--no-figures"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.time() + 300  # generous: the machine may be loaded
+    while not any((out / "cache").glob("*.json")):
+        assert proc.poll() is None, proc.communicate()
+        assert time.time() < deadline, "no job finished in time"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 130, (stdout, stderr)
+    assert "Traceback" not in stderr, stderr
+    assert stdout.strip().splitlines()[-1].endswith("(interrupted: finished jobs kept)")
+    with (out / "results.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    done = [r["eps"] for r in rows if r["status"] == "ok"]
+    assert len(rows) == 12 and {r["status"] for r in rows} <= {"ok", "not run"}
+    assert 1 <= len(done) == len(list((out / "cache").glob("*.json")))
+    # what finished was kept: the same jobs again all come from the cache
+    again = run_sweep({"kind": "sinkmap", "base": {"p": 1, "T": 4}, "grid": {"eps": done}},
+                      out, executor="serial", figures=False)
+    assert (again.computed, again.cached) == (0, len(done))
+    return len(done)
+
+
+def test_sigint_stops_a_sweep_on_worker_processes_keeping_every_finished_job(tmp_path):
+    assert _interrupt_a_sweep(tmp_path, "processes") < 12
+
+
+@pytest.mark.slow
+def test_sigint_stops_a_sweep_on_a_dask_cluster_keeping_every_finished_job(tmp_path):
+    _interrupt_a_sweep(tmp_path, "dask")

@@ -12,6 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +22,7 @@ from sinkproof.constructions import softmax_solution
 from sinkproof.theorems import THEOREMS
 from sinkproof.theorems.instance import errors_at
 
-FAST = settings(max_examples=25, deadline=None)
+FAST = settings(max_examples=examples(25), deadline=None)  # 25 in CI
 SMALL_TASKS = sps.tasks(max_p=2, max_T=4, min_T=2)
 
 

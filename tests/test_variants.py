@@ -154,7 +154,12 @@ def test_json_schema_and_map_list_are_exact():
     out = io.StringIO()
     with redirect_stdout(out):
         assert main(["variants", "--quick", "--json", "-"]) == 0
-    data = json.loads(out.getvalue())
+    obj = json.loads(out.getvalue())
+    assert set(obj) == {"command", "version", "exit_status", "task", "maps", "sandwich",
+                        "trained"}
+    assert obj["task"] == {**obj["task"], "p": 1, "T": 2} and obj["sandwich"] is None
+    assert obj["trained"] is None
+    data = obj["maps"]
     assert isinstance(data, list) and [r["map"] for r in data] == list(MAPS)
     for row in data:
         assert set(row) == {"map", "questions"}

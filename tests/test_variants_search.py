@@ -269,6 +269,7 @@ def test_training_learns_the_gate():
     assert np.any(trained.model.gate_w != 0.0) and np.all(trained.model.gate_c != 0.0)
 
 
+@pytest.mark.slow  # 4.3 s of CPU (JAX training) in the default run; CI runs it
 def test_paper_training_learns_map_parameters_and_reports_null_mass():
     from sinkproof.experiment import paper
 
@@ -314,7 +315,7 @@ def test_a_budget_too_small_for_any_restart_is_reported_not_called_ctrl_c(monkey
     import importlib
 
     engine = importlib.import_module("sinkproof.search.engine")
-    def no_restart_finishes(settings, restarts, processes):
+    def no_restart_finishes(settings, restarts, processes, executor=None):
         yield from [None] * restarts
 
     monkeypatch.setattr(engine, "_outcomes", no_restart_finishes)

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
-from ..convex.interruptible import solver_for
 from .box import ValueBox
 from .relaxation import Relaxation
 
@@ -95,7 +94,7 @@ class PrimalSolver:
         else:
             problem, u, W = self._build(flo, alo, fhi, bhi)
         try:
-            problem.solve(solver=solver_for(SOLVER))
+            problem.solve(solver=SOLVER)
         except cp.error.SolverError:
             problem.solve(solver="SCS", eps=1e-9, max_iters=200000)
         status = problem.status

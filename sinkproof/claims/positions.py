@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import tokens
 from .._validate import as_int
 from ..kernel import forward_prefixes
 from ..model import AttentionModel
@@ -33,19 +34,14 @@ NAMED_SETS: dict[str, str] = {
 
 
 def parse_token(value: Any) -> int:
-    """A token of a claim file: a content index, or ``"TRIG"`` / ``-1`` for the trigger."""
-    if isinstance(value, str):
-        if value.upper() in ("TRIG", "T", "TRIGGER"):
-            return TRIG
-        raise ValueError(f"unknown token {value!r}: use a content index or \"TRIG\"")
-    return as_int("token", value)
+    """A token of a claim file: a content index, or ``"T"`` / ``"TRIG"`` / ``-1`` for the
+    trigger (the syntax of :mod:`sinkproof.tokens`)."""
+    return tokens.parse_token(value)
 
 
 def parse_sequence(value: Any) -> tuple[int, ...]:
-    """A sequence after BOS: a list of tokens."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise TypeError(f"a sequence must be a list of tokens, got {type(value).__name__}")
-    return tuple(parse_token(v) for v in value)
+    """A sequence after BOS: a list of tokens or their text ``"0,1,T,2"``."""
+    return tokens.parse_sequence(value)
 
 
 @dataclass(frozen=True)

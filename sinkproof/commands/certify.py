@@ -3,25 +3,35 @@
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 from typing import Any
 
 from ..cli_common import (
+    add_json_option,
     add_paper_task_options,
     add_setting_option,
     add_task_options,
+    add_values_option,
     add_work_option,
+    count,
+    emit_json,
     eps_arg,
     paper_task_from_args,
     require_setting_arg,
+    reserve_stdio,
+    sequence_arg,
     task_from_args,
+    values_from_arg,
     write_json,
 )
 from ..errors import EXIT_INTERRUPTED, InputError, Interrupted, check_work
+from ..tokens import SYNTAX
 
 MAX_SITUATIONS = 100_000
 """Default limit on the situations (sets of distinct tokens) a family certificate solves."""
+
+JSON_KEYS = {"kind": "the certificate's kind (hull-family, hull or paper-hull-family)",
+             "claim": "the certified statement, as the certificate states it",
+             "out": "where the certificate was written ('-': stdout)"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,54 +41,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "otherwise) at every non-trigger position of the family, or at one "
                     "position, and write the certificate as JSON for 'sinkproof verify'.")
     add_task_options(p)
-    p.add_argument("--values", default="fixed", metavar="fixed|MODEL.json",
-                   help="'fixed' (U_fix, every model of the class) or a one-head model file "
-                        "(AttentionModel.to_dict JSON) whose values U are used")
+    add_values_option(p)
     p.add_argument("--eps", required=True, type=eps_arg,
                    help="error level in (0, 1), read exactly: 0.05, 1/20 or 1e-400")
-    p.add_argument("--sequence", metavar="TOKENS",
-                   help="certify one position of this sequence instead of the family: content "
-                        "indices and T for the trigger, comma-separated (e.g. 0,1,T,2)")
-    p.add_argument("--t", type=int, metavar="POS", help="the position for --sequence")
+    p.add_argument("--sequence", metavar="TOKENS", type=sequence_arg,
+                   help=f"certify one position of this sequence instead of the family: {SYNTAX}")
+    p.add_argument("--t", type=count(1), metavar="POS", help="the position for --sequence")
     p.add_argument("--out", required=True, metavar="FILE", help="certificate file ('-' = stdout)")
+    add_json_option(p, JSON_KEYS)
     add_work_option(p, MAX_SITUATIONS, "situations (sets of distinct tokens seen)")
     add_setting_option(p, "certify")
     add_paper_task_options(p)
     p.set_defaults(func=run)
-
-
-def _values(spec: str, task: Any) -> Any:
-    if spec == "fixed":
-        return "fixed"
-    if spec == "learned":
-        raise InputError("--values learned: a certificate needs known values; with learned "
-                         "values the bound depends on the value map. Give 'fixed' or a model "
-                         "file whose U is used (AttentionModel.to_dict JSON)")
-    from ..model import AttentionModel
-
-    try:
-        data = json.loads(Path(spec).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"--values {spec}: not valid JSON ({exc})") from None
-    model = AttentionModel.from_dict(data)
-    if model.task != task:
-        raise ValueError(f"--values {spec}: the model is for {model.task!r}, not {task!r}")
-    return model
-
-
-def _sequence(text: str) -> list[int]:
-    from ..task import TRIG
-
-    tokens = []
-    for part in text.split(","):
-        part = part.strip()
-        if part.upper() in ("T", "TRIG"):
-            tokens.append(TRIG)
-        elif part.lstrip("-").isdigit():
-            tokens.append(int(part))
-        else:
-            raise ValueError(f"--sequence: {part!r} is neither a content index nor T")
-    return tokens
 
 
 def situation_count(task: Any) -> int:
@@ -90,35 +64,44 @@ def situation_count(task: Any) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    quiet = reserve_stdio(args, outputs=("out", "json"), inputs=("values",))
+    paper = require_setting_arg(args, "certify") == "paper"
+    try:
+        cert = _paper(args) if paper else _trigger(args)
+    except Interrupted as exc:
+        if paper:
+            raise
+        bounds = [s.bound for s in exc.partial.values()  # type: ignore[attr-defined]
+                  if s.bound is not None]
+        least = f"least bound on them {min(bounds)}" if bounds else "no bound yet"
+        print(f"certify interrupted: {exc.progress} ({least}); no certificate written")
+        return EXIT_INTERRUPTED
+    data = cert.to_dict()
+    write_json(data, args.out)
+    if not quiet:
+        print(f"{cert!r}\nwritten to {args.out}; check it with: sinkproof verify {args.out}")
+    return emit_json(args, {"kind": data["kind"], "claim": data["claim"], "out": args.out}, 0)
+
+
+def _trigger(args: argparse.Namespace) -> Any:
+    """Theorem 3's hull certificate on our task: the family, or one position."""
     from ..convex import family_certificate, position_certificate
 
-    if require_setting_arg(args, "certify") == "paper":
-        return _paper(args)
     task = task_from_args(args)
-    values = _values(args.values, task)
+    values = values_from_arg(args.values, task, "certify")
     if args.sequence is None:
         if args.t is not None:
-            raise ValueError("--t needs --sequence")
+            raise InputError("--t needs --sequence")
         check_work("situations to certify", situation_count(task), args.max_work)
-        try:
-            cert = family_certificate(task, args.eps, values)
-        except Interrupted as exc:
-            bounds = [s.bound for s in exc.partial.values()  # type: ignore[attr-defined]
-                      if s.bound is not None]
-            least = f"least bound on them {min(bounds)}" if bounds else "no bound yet"
-            print(f"certify interrupted: {exc.progress} ({least}); no certificate written")
-            return EXIT_INTERRUPTED
+        cert = family_certificate(task, args.eps, values)
     else:
         if args.t is None:
-            raise ValueError("--sequence needs --t")
-        cert = position_certificate(task, _sequence(args.sequence), args.t, args.eps, values)
-    write_json(cert.to_dict(), args.out)
-    if args.out != "-":
-        print(f"{cert!r}\nwritten to {args.out}; check it with: sinkproof verify {args.out}")
-    return 0
+            raise InputError("--sequence needs --t")
+        cert = position_certificate(task, list(args.sequence), args.t, args.eps, values)
+    return cert
 
 
-def _paper(args: argparse.Namespace) -> int:
+def _paper(args: argparse.Namespace) -> Any:
     """The paper-hull family certificate (fixed values) on the paper's task with a grid."""
     from math import comb
 
@@ -131,8 +114,4 @@ def _paper(args: argparse.Namespace) -> int:
     check_work("situations to certify",
                sum(comb(task.m, s) for s in range(1, min(task.m, task.L - 2) + 1))
                * (task.m + 1), args.max_work)
-    cert = paper_family_certificate(task, args.eps)
-    write_json(cert.to_dict(), args.out)
-    if args.out != "-":
-        print(f"{cert!r}\nwritten to {args.out}; check it with: sinkproof verify {args.out}")
-    return 0
+    return paper_family_certificate(task, args.eps)

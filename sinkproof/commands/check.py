@@ -7,17 +7,30 @@ Exit status: 0 proved, 1 refuted, 3 open, 2 bad input, 4 refused (beyond --max-w
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from ..claims.schema import MAX_WORK
 from ..cli_common import (
+    STDIO,
+    add_json_option,
     add_setting_option,
     add_work_option,
-    count,
+    emit_json,
+    input_path,
+    output_path,
+    param_arg,
     positive_seconds,
     require_setting_arg,
-    write_json,
+    reserve_stdio,
 )
+
+JSON_KEYS = {
+    "status": "proved, refuted or open; the other keys depend on it: proved: by, bound, "
+              "detail, certificate; refuted: error, witness, violations, detail; open: "
+              "frontier, spent, reasons, interrupted",
+    "claim": "the claim as read (exact numbers as text)",
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,44 +42,60 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "re-verified in high precision and saved) or Open (best trade-offs found). "
                     "Exit status: 0 proved, 1 refuted, 3 open, 2 bad input, 4 refused "
                     "(beyond --max-work), 130 interrupted.")
-    p.add_argument("claim", metavar="FILE", help="claim file (.toml or .json)")
+    p.add_argument("claim", metavar="FILE",
+                   help="claim file (.toml or .json; '-' = stdin, JSON if it starts with '{')")
     p.add_argument("--budget", type=positive_seconds, default=None,
                    help="search seconds (overrides the file)")
-    p.add_argument("--restarts", type=count(1), default=None, help="search restarts per attempt")
-    p.add_argument("--seed", type=count(0), default=None, help="search seed")
+    p.add_argument("--restarts", type=param_arg("restarts"), default=None,
+                   help="search restarts per attempt")
+    p.add_argument("--seed", type=param_arg("seed"), default=None, help="search seed")
     p.add_argument("--certificate", metavar="CERT", default=None,
-                   help="certificate file to try as a proof")
+                   help="certificate file to try as a proof ('-' = stdin)")
     p.add_argument("--witness", metavar="OUT", default=None,
-                   help="where to save a refuting model (default: ./<claim>.witness.json)")
+                   help="where to save a refuting model (default: ./<claim>.witness.json; "
+                        "'-' = stdout)")
     p.add_argument("--certificate-out", metavar="OUT", default=None,
                    help="where to save a certificate made by the sink map or the engine "
-                        "(default: ./<claim>.certificate.json)")
+                        "(default: ./<claim>.certificate.json; '-' = stdout)")
     p.add_argument("--no-search", action="store_true", help="only try proofs")
     p.add_argument("--no-bnb", action="store_true",
                    help="skip the branch-and-bound proof engine (learned-value heads)")
-    p.add_argument("--json", metavar="FILE", help="also write the outcome as JSON ('-' = stdout)")
+    add_json_option(p, JSON_KEYS)
     add_work_option(p, MAX_WORK, "prefixes enumerated (positions, family prefixes); a "
                                  "registered theorem proves by situations without enumerating")
     add_setting_option(p, "check")
-    p.set_defaults(func=run, max_work=None, setting=None)  # None: the claim file's [check] max_work
+    # None: the claim file's [check] max_work, and its [task] setting
+    p.set_defaults(func=run, max_work=None, setting=None)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..claims import check, load_claim
     from ..errors import InputError
 
-    claim = load_claim(args.claim)
-    setting = getattr(claim, "setting", "trigger")
-    if args.setting is not None and require_setting_arg(args, "check") != setting:
-        raise InputError(f"--setting {args.setting}: {args.claim} is a claim in the "
-                         f"{setting!r} setting (its [task] says so)")
-    witness = args.witness or (claim.options.witness or f"{Path(args.claim).stem}.witness.json")
-    cert_out = args.certificate_out or f"{Path(args.claim).stem}.certificate.json"
-    outcome = check(claim, budget=args.budget, restarts=args.restarts, seed=args.seed,
-                    certificate=args.certificate, witness=witness, certificate_out=cert_out,
-                    search=not args.no_search, max_work=args.max_work, bnb=not args.no_bnb)
-    if args.json != "-":
-        print(outcome.render())
-    if args.json:
-        write_json(outcome.to_dict(), args.json)
-    return outcome.exit_code
+    quiet = reserve_stdio(args, outputs=("witness", "certificate_out", "json"),
+                          inputs=("claim", "certificate"))
+    stem = "stdin" if args.claim == STDIO else Path(args.claim).stem
+    with contextlib.ExitStack() as stack:
+        claim = load_claim(stack.enter_context(input_path(args.claim)))
+        setting = getattr(claim, "setting", "trigger")
+        if args.setting is not None and require_setting_arg(args, "check") != setting:
+            raise InputError(f"--setting {args.setting}: {args.claim} is a claim in the "
+                             f"{setting!r} setting (its [task] says so)")
+        certificate = (None if args.certificate is None
+                       else stack.enter_context(input_path(args.certificate, ".json")))
+        witness = args.witness or claim.options.witness or f"{stem}.witness.json"
+        witness_path = stack.enter_context(output_path(witness, ".json"))
+        cert_out = args.certificate_out or f"{stem}.certificate.json"
+        cert_path = stack.enter_context(output_path(cert_out, ".json"))
+        outcome = check(claim, budget=args.budget, restarts=args.restarts, seed=args.seed,
+                        certificate=certificate, witness=witness_path,
+                        certificate_out=cert_path, search=not args.no_search,
+                        max_work=args.max_work, bnb=not args.no_bnb)
+        data = outcome.to_dict()
+        for key, path, shown in (("witness", witness_path, witness),
+                                 ("certificate", cert_path, cert_out)):
+            if isinstance(data.get(key), str) and data[key] == str(path):
+                data[key] = str(shown)
+        if not quiet:
+            print(outcome.render())
+    return emit_json(args, data, outcome.exit_code)

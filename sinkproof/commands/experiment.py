@@ -3,8 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from ..cli_common import add_setting_option, add_work_option, count, require_setting_arg
+from ..cli_common import (
+    add_figures_option,
+    add_json_option,
+    add_seeds_option,
+    add_setting_option,
+    add_work_option,
+    emit_json,
+    figures_wanted,
+    param_arg,
+    positive_number,
+    require_setting_arg,
+    reserve_stdio,
+)
 from ..errors import EXIT_INTERRUPTED, Interrupted, check_work
 from ..model import KINDS
 from ..task import CONTENT_SCHEMES
@@ -23,6 +36,13 @@ def token_steps(config: object) -> int:
     return c.n_runs * per_run  # type: ignore[attr-defined]
 
 
+JSON_KEYS = {"config": "the experiment's settings", "seconds": "wall time of the training",
+             "runs": "one object per trained model (what results.json holds)",
+             "table": "mean, std, min and max over seeds per (content, kind, heads)",
+             "violations": "positions where a model broke a proved bound (0 unless a bug)",
+             "files": "the files written under --out"}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "experiment", help="train softmax and ReLU layers from random init and measure sinks",
@@ -38,19 +58,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     preset.add_argument("--smoke", action="store_true", help="tiny run for tests (seconds)")
     p.add_argument("--out", default="experiment-out", metavar="DIR",
                    help="output folder (default experiment-out)")
-    p.add_argument("--seeds", type=count(1), metavar="N", help="number of seeds 0..N-1")
-    p.add_argument("--steps", type=count(1), help="Adam steps per run")
-    p.add_argument("--lr", type=float, help="Adam learning rate")
-    p.add_argument("--p", type=count(1), help="content dimension")
-    p.add_argument("--T", type=count(1), help="trained maximum length")
-    p.add_argument("--longer-T", type=count(2), dest="longer_T",
+    add_seeds_option(p, None, "the seeds")
+    p.add_argument("--steps", type=param_arg("steps"), help="Adam steps per run")
+    p.add_argument("--lr", type=positive_number("lr"), help="Adam learning rate (> 0)")
+    p.add_argument("--p", type=param_arg("p"), help="content dimension")
+    p.add_argument("--T", type=param_arg("T"), help="trained maximum length")
+    p.add_argument("--longer-T", type=param_arg("longer_T"), dest="longer_T",
                    help="longest length of the length-generalisation test")
-    p.add_argument("--heads", type=count(1), nargs="+", help="head counts (default 1 4)")
+    p.add_argument("--heads", type=param_arg("heads"), nargs="+",
+                   help="head counts (default 1 4)")
     p.add_argument("--kinds", nargs="+", choices=KINDS, help="attention kinds")
     p.add_argument("--contents", nargs="+", choices=CONTENT_SCHEMES, help="content sets")
-    p.add_argument("--jobs", type=count(1), default=1, metavar="N",
+    p.add_argument("--jobs", type=param_arg("jobs"), default=1, metavar="N",
                    help="train N models at a time in worker processes (default 1)")
-    p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    add_figures_option(p, "PNG figures")
+    add_json_option(p, JSON_KEYS)
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     add_work_option(p, MAX_TOKEN_STEPS, "token-steps (training and evaluation tokens)")
     add_setting_option(p, "experiment")
@@ -74,27 +96,33 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, name):
             changes[name] = tuple(getattr(args, name))
     if args.seeds is not None:
-        if args.seeds < 1:
-            raise ValueError(f"--seeds must be >= 1, got {args.seeds}")
         changes["seeds"] = tuple(range(args.seeds))
     if "T" in changes and "longer_T" not in changes:
         changes["longer_T"] = 2 * changes["T"]
     config = config.replace(**changes)
     check_work("token-steps of training and evaluation", token_steps(config), args.max_work)
+    quiet = reserve_stdio(args, outputs=("json",)) or args.quiet
+    figures = figures_wanted(args)
     try:
         result = run_experiment(config, out=args.out, progress=False if args.quiet else None,
-                                figures=not args.no_figures, jobs=args.jobs)
+                                figures=figures, jobs=args.jobs)
     except Interrupted as exc:
         print(f"experiment interrupted: {exc.progress}; nothing written to {args.out}")
         if exc.partial.runs:  # type: ignore[attr-defined]
             print(exc.partial.markdown())  # type: ignore[attr-defined]
         return EXIT_INTERRUPTED
-    if not args.quiet:
+    files = [f"{args.out}/{name}" for name in ("results.json", "results.md", "config.json",
+                                               "models.json")]
+    files += [f"{args.out}/{name}" for name in ("heatmaps.png", "bos_training.png") if figures]
+    if not quiet:
         print(result.markdown())
-        print(f"wrote {args.out}/results.json, results.md, config.json, models.json"
-              + ("" if args.no_figures else ", heatmaps.png, bos_training.png"))
+        print(f"wrote {', '.join(files)}")
+    status = 0
     if result.violations:
         print(f"sinkproof: {result.violations} positions break a proved bound: this is a bug",
-              flush=True)
-        return 1
-    return 0
+              file=sys.stderr, flush=True)
+        status = 1
+    data = {"config": config.to_dict(), "seconds": result.seconds,
+            "runs": [r.to_dict() for r in result.runs], "table": result.table(),
+            "violations": result.violations, "files": files}
+    return emit_json(args, data, status)

@@ -8,13 +8,26 @@ import time
 from pathlib import Path
 
 from ..checker.maps import MAP_NAMES
-from ..cli_common import add_work_option
+from ..cli_common import (
+    add_figures_option,
+    add_json_option,
+    add_work_option,
+    count,
+    emit_json,
+    figures_wanted,
+    param_arg,
+    reserve_stdio,
+)
 from ..errors import EXIT_INTERRUPTED, check_work
 
 MAX_TOKEN_STEPS = 2_000_000_000
 """Default limit on a paper run's token-steps (runs x max steps x 128 sequences x L tokens
 x layers); the full reproduction with one seed (1x1, 2x2, 4x4 x 2 maps, 50000 steps,
 L=16) is about 1.4 billion (about half an hour), --quick about 0.25 million."""
+
+JSON_KEYS = {"runs": "one object per trained model (what results.json holds)",
+             "protocol": "the training protocol and the run's settings",
+             "seconds": "wall time", "files": "the files written under --out"}
 
 
 def paper_token_steps(protocol: object, configs: tuple[tuple[int, int], ...],
@@ -53,19 +66,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true",
                    help="tiny run for tests: n=6, L=8, 40 steps, 64 test sequences, "
                         "configurations 1x1 and 2x2")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0], metavar="S",
-                   help="training seeds (default 0)")
+    p.add_argument("--seeds", type=param_arg("seed"), nargs="+", default=[0], metavar="S",
+                   help="training seeds, listed (default 0; experiment's --seeds N counts)")
     p.add_argument("--configs", type=_configs, default=None, metavar="LxH,...",
                    help="layer x head configurations (default 1x1,2x2,4x4)")
     p.add_argument("--kinds", nargs="+", default=None, choices=MAP_NAMES,
                    help="attention maps (default the paper's: softmax relu_length; every "
                         "map trains, its parameters and gate learned)")
-    p.add_argument("--max-steps", type=int, default=None, metavar="N",
+    p.add_argument("--max-steps", type=count(0), default=None, metavar="N",
                    help="override the step limit (default 50000; --quick 40)")
     p.add_argument("--out", default="paper-out", metavar="DIR",
                    help="output folder (default paper-out)")
     add_work_option(p, MAX_TOKEN_STEPS, "token-steps (step limit x batch x length x layers, "
                                         "over the runs)")
+    add_figures_option(p)
+    add_json_option(p, JSON_KEYS)
     p.set_defaults(func=run)
 
 
@@ -75,10 +90,10 @@ def run(args: argparse.Namespace) -> int:
     from ..experiment.paper import CONFIGS, PAPER_KINDS, QUICK, Protocol, train
     from ..experiment.paperfigs import write
 
+    quiet = reserve_stdio(args, outputs=("json",))
+    figures = figures_wanted(args)
     protocol = QUICK if args.quick else Protocol()
     if args.max_steps is not None:
-        if args.max_steps < 0:
-            raise ValueError(f"--max-steps must be >= 0, got {args.max_steps}")
         protocol = replace(protocol, max_steps=args.max_steps)
     configs = args.configs or (CONFIGS[:2] if args.quick else CONFIGS)
     kinds = args.kinds or list(PAPER_KINDS)
@@ -102,8 +117,12 @@ def run(args: argparse.Namespace) -> int:
               f"written to {args.out}" + "".join(f"\n  {line}" for line in lines))
         return EXIT_INTERRUPTED
     wall = time.perf_counter() - start
-    files = write(runs, Path(args.out), protocol, {"seeds": args.seeds,
-                                                   "configs": [list(c) for c in configs],
-                                                   "kinds": kinds, "wall_s": wall})
-    print(f"{len(runs)} runs in {wall:.1f} s; wrote {', '.join(str(p) for p in files.values())}")
-    return 0
+    meta = {"seeds": args.seeds, "configs": [list(c) for c in configs], "kinds": kinds,
+            "wall_s": wall}
+    files = write(runs, Path(args.out), protocol, meta, figures_too=figures)
+    if not quiet:
+        print(f"{len(runs)} runs in {wall:.1f} s; wrote "
+              f"{', '.join(str(p) for p in files.values())}")
+    data = {"runs": [r.summary() for r in runs], "protocol": {**protocol.__dict__, **meta},
+            "seconds": wall, "files": [str(p) for p in files.values()]}
+    return emit_json(args, data, 0)

@@ -5,17 +5,22 @@ from __future__ import annotations
 import argparse
 
 from ..cli_common import (
+    add_json_option,
     add_setting_option,
     add_task_options,
     add_work_option,
+    emit_json,
     require_setting_arg,
+    reserve_stdio,
     task_from_args,
-    write_json,
 )
 from ..errors import EXIT_INTERRUPTED, Interrupted, check_work
 
 MAX_POSITIONS = 2_000_000
 """Default limit on the (sequence, position) pairs the report evaluates exhaustively."""
+
+JSON_KEYS = {"task": "the task instance",
+             "tables": "each table: title, columns, rows (column -> value), caption"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Evaluate Theorem 4's ReLU head and Theorem 5's softmax head "
                                    "exhaustively and print them next to the theory's bounds.")
     add_task_options(p)
-    p.add_argument("--json", metavar="FILE", help="also write the figures as JSON ('-' = stdout)")
+    add_json_option(p, JSON_KEYS)
     add_work_option(p, MAX_POSITIONS, "(sequence, position) pairs evaluated")
     add_setting_option(p, "report")
     p.set_defaults(func=run)
@@ -33,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     require_setting_arg(args, "report")
     from ..report import build_report
 
+    quiet = reserve_stdio(args, outputs=("json",))
     task = task_from_args(args)
     check_work("(sequence, position) pairs to evaluate", task.n_positions, args.max_work)
     try:
@@ -41,8 +47,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"report interrupted: {exc.progress}; the finished ones:")
         print(exc.partial.render())  # type: ignore[attr-defined]
         return EXIT_INTERRUPTED
-    if args.json != "-":
+    if not quiet:
         print(report.render())
-    if args.json:
-        write_json(report.to_dict(), args.json)
-    return 0
+    return emit_json(args, report.to_dict(), 0)

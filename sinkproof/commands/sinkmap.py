@@ -5,28 +5,31 @@ from __future__ import annotations
 import argparse
 
 from ..cli_common import (
+    add_json_option,
     add_setting_option,
     add_task_options,
+    add_values_option,
     add_work_option,
-    count,
+    emit_json,
     eps_arg,
+    output_path,
+    param_arg,
+    position_arg,
+    require_matplotlib,
     require_setting_arg,
+    reserve_stdio,
     task_from_args,
+    values_from_arg,
 )
 from ..errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_OPEN, SINK_MAP_MAX_WORK, check_work
 
-
-def _position(text: str) -> tuple[list[int], int]:
-    """``"0,2,-1:2"`` -> ``([0, 2, -1], 2)``: a sequence (TRIG = -1) and a position."""
-    seq_text, sep, pos_text = text.rpartition(":")
-    if not sep:
-        raise argparse.ArgumentTypeError(f"expected SEQUENCE:POSITION like 0,2:2, got {text!r}")
-    try:
-        seq = [int(tok) for tok in seq_text.split(",") if tok.strip()]
-        return seq, int(pos_text)
-    except ValueError:
-        msg = f"expected SEQUENCE:POSITION like 0,2:2, got {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
+JSON_KEYS = {"kind": "'sinkmap' (SinkMap.load reads the object back)",
+             "task": "the task instance", "eps": "the error bound, exactly",
+             "values": "the value matrix U ('learned' with --values learned)",
+             "subfamily": "the constraints kept",
+             "radius": "the Hamming radius", "family": "the prefix family",
+             "entries": "one object per target prefix: its bound and status",
+             "certificate": "the certificate 'sinkproof verify' checks"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,23 +41,25 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "error <= eps on S_T, each backed by an exact rational certificate. "
                     "Exit status 0: every position settled; 3: some position uncertified "
                     "or its program failed (the map is incomplete).")
-    add_task_options(p, T=4)
+    add_task_options(p)
     p.add_argument("--eps", required=True, type=eps_arg,
                    help="error bound in (0, 1), read exactly (e.g. 0.1, 1/10, 1e-400)")
-    p.add_argument("--values", default="fixed", metavar="fixed|learned|MODEL.json",
-                   help="known values: U_fix (default) or the U of a one-head model saved "
-                        "with AttentionModel.to_dict; 'learned': bounds for every value map "
-                        "by branch and bound (small instances: at most 32 positions, "
-                        "choose them with --at)")
-    p.add_argument("--at", type=_position, action="append", metavar="SEQ:POS",
-                   help="only this position, e.g. 0,2:2 (repeatable; -1 is the trigger)")
+    add_values_option(p, learned="by branch and bound (small instances: at most 32 "
+                                  "positions, choose them with --at)")
+    p.add_argument("--at", type=position_arg, action="append", metavar="SEQ:POS",
+                   help="only this position, e.g. 0,T,2:3 (repeatable; content indices and "
+                        "T for the trigger)")
     p.add_argument("--subfamily", choices=("auto", "hamming", "full"), default="auto",
                    help="which constraints to keep (any subfamily gives a valid bound)")
-    p.add_argument("--radius", type=count(0), default=2, help="Hamming radius (default 2)")
-    p.add_argument("--out", metavar="FILE", help="write the certificate (sinkproof verify FILE)")
-    p.add_argument("--json", metavar="FILE", help="save the sink map as JSON")
-    p.add_argument("--plot", metavar="FILE", help="save the heat map (needs matplotlib)")
-    p.add_argument("--rows", type=count(0), default=10, help="prefix rows to print (default 10)")
+    p.add_argument("--radius", type=param_arg("radius"), default=2,
+                   help="Hamming radius (default 2)")
+    p.add_argument("--out", metavar="FILE",
+                   help="write the certificate (sinkproof verify FILE; '-' = stdout)")
+    add_json_option(p, JSON_KEYS)
+    p.add_argument("--plot", metavar="FILE",
+                   help="save the heat map as PNG (needs matplotlib; '-' = stdout)")
+    p.add_argument("--rows", type=param_arg("rows"), default=10,
+                   help="prefix rows to print (default 10)")
     p.add_argument("--realise", action="store_true",
                    help="bridge to search: build accurate models aimed at the lowest bounds "
                         "(and where there is none) and print bound, realised mass and gap")
@@ -69,41 +74,45 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import Interrupted
     from ..sinkmap import sink_map
     from ..sinkmap.work import estimate
-    from .certify import _values as values_from_arg
 
+    quiet = reserve_stdio(args, outputs=("out", "json", "plot"), inputs=("values",))
+    if args.plot:
+        require_matplotlib("--plot")
     task = task_from_args(args)
-    values = "learned" if args.values == "learned" else values_from_arg(args.values, task)
-    lengths = None if args.at is None else [pos for _, pos in args.at]
+    values = values_from_arg(args.values, task, "sinkmap", learned=True)
+    positions = None if args.at is None else [(list(s), t) for s, t in args.at]
+    lengths = None if positions is None else [pos for _, pos in positions]
     check_work("work units (SOCP cone constraints and symmetry images, or tree nodes x "
                "prefixes with learned values) in the sink map",
                estimate(task, values, args.subfamily, args.radius, lengths), args.max_work)
     try:
-        result = sink_map(task, args.eps, values=values, positions=args.at,
+        result = sink_map(task, args.eps, values=values, positions=positions,
                           subfamily=args.subfamily, radius=args.radius)
     except Interrupted as exc:
         print(f"sink map interrupted: {exc.progress}; the partial map (nothing written):")
         print(repr(exc.partial))
         print(exc.partial.table(args.rows))  # type: ignore[attr-defined]
         return EXIT_INTERRUPTED
-    print(repr(result))
+    lines = [repr(result)]
     if args.realise:
         from ..search.realise import realise
 
-        for r in realise(result):
-            print(r)
-    print(result.table(args.rows))
+        lines += [str(r) for r in realise(result)]
+    lines.append(result.table(args.rows))
     if args.out:
-        result.save_certificate(args.out)
-        print(f"certificate written to {args.out}")
-    if args.json:
-        result.save(args.json)
+        with output_path(args.out, ".json") as path:
+            result.save_certificate(path)
+        lines.append(f"certificate written to {args.out}")
     if args.plot:
         import matplotlib
 
         matplotlib.use("Agg")
         ax = result.heatmap()
-        ax.figure.savefig(args.plot, dpi=120, bbox_inches="tight")
+        with output_path(args.plot, ".png") as path:
+            ax.figure.savefig(path, dpi=120, bbox_inches="tight", format="png")
+    if not quiet:
+        print("\n".join(lines))
     # a position the solver or the exact rounding could not settle is not a refutation of
     # anything: the map is incomplete, which is status 3 (open), never 1
     complete = result.count("uncertified") == 0 and result.count("failed") == 0
-    return EXIT_OK if complete else EXIT_OPEN
+    return emit_json(args, result.to_dict(), EXIT_OK if complete else EXIT_OPEN)

@@ -4,7 +4,23 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli_common import add_setting_option, require_setting_arg
+from ..cli_common import (
+    add_figures_option,
+    add_json_option,
+    add_setting_option,
+    emit_json,
+    figures_wanted,
+    input_path,
+    param_arg,
+    require_setting_arg,
+    reserve_stdio,
+)
+
+JSON_KEYS = {"rows": "one object per job: its settings, outcome fields and status",
+             "computed": "jobs computed now", "cached": "jobs taken from the cache",
+             "failed": "jobs that failed (recorded with their error)",
+             "interrupted": "true when stopped by Ctrl-C (finished jobs kept)",
+             "files": "the files written under --out"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,20 +33,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "swept axis.  A failed job is recorded with its error; the sweep goes on. "
                     "The last line says how many jobs were computed and how many came from "
                     "the cache.")
-    p.add_argument("sweep", metavar="SWEEP.toml", help="the sweep file")
+    p.add_argument("sweep", metavar="SWEEP.toml", help="the sweep file ('-' = stdin)")
     p.add_argument("--out", required=True, metavar="DIR",
                    help="results, figures and the job cache go here")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="an existing Dask scheduler (e.g. tcp://10.0.0.5:8786) instead of "
                         "an embedded LocalCluster")
-    p.add_argument("--workers", type=int, metavar="N",
+    p.add_argument("--workers", type=param_arg("workers"), metavar="N",
                    help="LocalCluster worker processes (default: one per core)")
     p.add_argument("--executor", choices=("dask", "processes", "serial"), default="dask",
                    help="where jobs run (default: dask)")
-    p.add_argument("--max-jobs", type=int, default=None, metavar="N",
+    p.add_argument("--max-jobs", type=param_arg("max_jobs"), default=None, metavar="N",
                    help="refuse a sweep that expands to more jobs (default 100000)")
-    p.add_argument("--no-figures", action="store_true", help="skip the plots")
-    p.add_argument("--json", action="store_true", help="print the rows as JSON on stdout")
+    add_figures_option(p, "plots")
+    add_json_option(p, JSON_KEYS)
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar (default: when stderr is a terminal)")
     add_setting_option(p, "sweep")
@@ -39,25 +55,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     require_setting_arg(args, "sweep")
-    import json
-
-    from ..errors import EXIT_INTERRUPTED, InputError
+    from ..errors import EXIT_INTERRUPTED
     from ..sweep import MAX_JOBS, load_sweep, run_sweep
 
-    if args.workers is not None and args.workers < 1:
-        raise InputError(f"--workers must be at least 1, got {args.workers}")
-    if args.max_jobs is not None and args.max_jobs < 1:
-        raise InputError(f"--max-jobs must be at least 1, got {args.max_jobs}")
-    sweep = load_sweep(args.sweep, max_jobs=args.max_jobs or MAX_JOBS)
+    quiet = reserve_stdio(args, outputs=("json",), inputs=("sweep",))
+    with input_path(args.sweep, ".toml") as path:
+        sweep = load_sweep(path, max_jobs=args.max_jobs or MAX_JOBS)
     result = run_sweep(sweep, args.out, executor=args.executor, workers=args.workers,
-                       scheduler=args.scheduler, figures=not args.no_figures,
+                       scheduler=args.scheduler, figures=figures_wanted(args),
                        progress=args.progress)
-    if args.json:
-        print(json.dumps(result.rows, indent=1, default=str))
-    else:
+    if not quiet:
         for row in result.rows:
             if row["status"] == "failed":
                 print(f"job {row['job']} failed: {row['failure']}")
         print(f"wrote {', '.join(result.files)}")
-    print(result.summary_line())
-    return EXIT_INTERRUPTED if result.interrupted else 0
+        print(result.summary_line())
+    data = {"rows": result.rows, "computed": result.computed, "cached": result.cached,
+            "failed": result.failed, "interrupted": result.interrupted,
+            "files": list(result.files)}
+    return emit_json(args, data, EXIT_INTERRUPTED if result.interrupted else 0)

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 
 from ..checker.maps import MAP_NAMES
-from ..cli_common import add_setting_option, require_setting_arg, write_json
+from ..cli_common import (
+    add_json_option,
+    add_setting_option,
+    count,
+    emit_json,
+    require_setting_arg,
+    reserve_stdio,
+)
 from ..errors import EXIT_INTERRUPTED, EXIT_OK, Interrupted
 from ..variants.questions import QUESTIONS
 from . import COMMANDS
@@ -13,6 +20,14 @@ from . import COMMANDS
 _SHORT = {"bos_sink_necessary": "BOS sink?", "null_sink_necessary": "null sink?",
           "exact_solution_at_finite_norm": "exact at finite norm?",
           "norm_grows_as_error_shrinks": "norm -> inf as eps -> 0?"}
+
+
+JSON_KEYS = {"task": "the instance the table is about",
+             "maps": "[{map, questions: {QUESTION: {answer, how, detail, command}}}] in "
+                     "the order of MAPS (empty with --sandwich)",
+             "sandwich": "the --sandwich text (null without it)",
+             "trained": "with --trained: per setting, map and head count the measured error "
+                        "and sink, share and null scores (null without it)"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true", help="the small instance p=1, T=2 (fast)")
     p.add_argument("--map", choices=MAP_NAMES, help="only this map (all four cells in full)")
     p.add_argument("--question", choices=QUESTIONS, help="only this question (with --map)")
-    p.add_argument("--json", metavar="FILE", help="write the table as JSON ('-': stdout only)")
+    add_json_option(p, JSON_KEYS)
     p.add_argument("--sandwich", action="store_true",
                    help="print the norm price instead: for each map that cannot reach zero "
                         "error, constructions' verified (error, norm) beside the certified "
@@ -39,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "seeds, in our setting and the paper's, the held-out error and the "
                         "sink, BOS-share and null scores per head (measurements, not proofs; "
                         "minutes: --quick trains briefly)")
-    p.add_argument("--processes", type=int, default=1, metavar="N",
+    p.add_argument("--processes", type=count(1), default=1, metavar="N",
                    help="worker processes for --trained (default 1)")
     add_setting_option(p, "variants")
     p.set_defaults(func=run)
@@ -67,20 +82,25 @@ def _render(table: object, full: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     require_setting_arg(args, "variants")
     from ..variants import build_table
+    from ..variants.table import default_task
 
+    quiet = reserve_stdio(args, outputs=("json",))
     if args.sandwich:
         from ..variants.sandwich import render, sandwich
-        from ..variants.table import default_task
 
+        task = default_task(args.quick)
         try:
-            print(render(sandwich(default_task(args.quick))))
+            text = render(sandwich(task))
         except Interrupted as exc:
             print(f"variants --sandwich interrupted: {exc.progress}")
             print(render(exc.partial))  # type: ignore[arg-type]
             return EXIT_INTERRUPTED
-        return EXIT_OK
+        if not quiet:
+            print(text)
+        return emit_json(args, {"task": task.describe(), "maps": [], "sandwich": text,
+                                "trained": None}, EXIT_OK)
     if args.trained:
-        return _trained(args)
+        return _trained(args, quiet)
     if args.question and not args.map:
         raise ValueError("--question needs --map")
     try:
@@ -93,22 +113,19 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     if args.question:
         table.rows[args.map] = {args.question: table.rows[args.map][args.question]}
-    if args.json != "-":
+    if not quiet:
         print(_render(table, full=bool(args.map)))
-    if args.json:
-        write_json(table.to_json(), args.json)
-    return EXIT_OK
+    return emit_json(args, {"task": table.task.describe(), "maps": table.to_json(),
+                            "sandwich": None, "trained": None}, EXIT_OK)
 
 
-def _trained(args: argparse.Namespace) -> int:
+def _trained(args: argparse.Namespace, quiet: bool) -> int:
     import sys
 
     from ..variants.trained import render_trained, train_variants
 
     if args.question or args.sandwich:
         raise ValueError("--trained takes neither --question nor --sandwich")
-    if args.processes < 1:
-        raise ValueError(f"--processes must be >= 1, got {args.processes}")
 
     def report(run: object) -> None:
         r = run  # a TrainedRun
@@ -117,11 +134,12 @@ def _trained(args: argparse.Namespace) -> int:
 
     rows = train_variants(kinds=(args.map,) if args.map else None, quick=args.quick,
                           on_run=report, processes=args.processes)
-    if args.json != "-":
+    if not quiet:
         print(render_trained(rows))
-    if args.json:
-        write_json([{"setting": r.setting, "map": r.kind, "heads": r.heads,
-                     "error_median": r.error, "sink": r.sink.tolist(),
-                     "share": r.share.tolist(), "null": r.null.tolist(),
-                     "runs": [run.to_dict() for run in r.runs]} for r in rows], args.json)
-    return EXIT_OK
+    from ..variants.table import default_task
+
+    trained = [{"setting": r.setting, "map": r.kind, "heads": r.heads, "error_median": r.error,
+                "sink": r.sink.tolist(), "share": r.share.tolist(), "null": r.null.tolist(),
+                "runs": [run.to_dict() for run in r.runs]} for r in rows]
+    return emit_json(args, {"task": default_task(args.quick).describe(), "maps": [],
+                            "sandwich": None, "trained": trained}, EXIT_OK)

@@ -11,10 +11,25 @@ the file is refused at once, with the option that raises it.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 from ..checker.limits import DEFAULT, FLAGS, Limits
+from ..cli_common import (
+    add_json_option,
+    count,
+    emit_json,
+    input_path,
+    param_arg,
+    reserve_stdio,
+    write_text,
+)
+from ..params import INTEGERS
+
+JSON_KEYS = {"verified": "true when every inequality holds", "kind": "the certificate kind",
+             "claim": "the statement the checker rebuilt (when verified)",
+             "failure": "the first failing inequality (null when verified)",
+             "digest": "sha256 of the canonical statement (null when none)",
+             "content": "how the content set was confirmed (empty when not verified)",
+             "details": "kind-specific figures, exact rationals as text"}
 
 _HELP = {
     "file_bytes": "largest file in bytes",
@@ -39,13 +54,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "(the first one is printed); 2: the file is malformed or about other "
                     "content than it declares; 4: refused, beyond a size limit (the "
                     "message names the option that raises it).")
-    p.add_argument("file", help="certificate file (JSON)")
+    p.add_argument("file", help="certificate file (JSON; '-' = stdin)")
     p.add_argument("--quiet", action="store_true", help="print nothing; use the exit status")
     p.add_argument("--statement", metavar="OUT", default=None,
                    help="also write the verified statement as canonical JSON ('-' = stdout)")
+    add_json_option(p, JSON_KEYS)
     g = p.add_argument_group("limits (refused at once beyond them)")
     for name, flag in FLAGS.items():
-        g.add_argument(flag, dest=f"max_{name}", type=int, default=None, metavar="N",
+        rule = param_arg(f"max_{name}") if f"max_{name}" in INTEGERS else count(1)
+        g.add_argument(flag, dest=f"max_{name}", type=rule, default=None, metavar="N",
                        help=f"{_HELP[name]} (default {getattr(DEFAULT, name)})")
     p.set_defaults(func=run)
 
@@ -69,24 +86,25 @@ def run(args: argparse.Namespace) -> int:
     from ..checker import verify_file
     from ..checker.verdict import canonical_json
 
-    verdict = verify_file(args.file, limits_from_args(args))
+    quiet = reserve_stdio(args, outputs=("statement", "json"), inputs=("file",)) or args.quiet
+    with input_path(args.file, ".json") as path:
+        verdict = verify_file(path, limits_from_args(args))
+    data = {"verified": verdict.ok, "kind": verdict.kind, "claim": verdict.claim,
+            "failure": verdict.failure, "digest": verdict.digest, "content": "",
+            "details": verdict.details}
     if not verdict.ok:
-        if not args.quiet:
+        if not quiet:
             print(f"NOT verified ({verdict.kind}): first failing inequality: {verdict.failure}")
-        return 1
-    content = ""
+        return emit_json(args, data, 1)
     if "instance" in verdict.statement:
-        content = _confirm_content(verdict.statement["instance"])
-    if not args.quiet:
+        data["content"] = _confirm_content(verdict.statement["instance"])
+    if not quiet:
         print(f"verified ({verdict.kind}): {verdict.claim}")
         if verdict.digest is None:  # a registered kind whose checker states no statement
             print(f"statement: none (the {verdict.kind} checker returns no canonical statement)")
         else:
+            content = data["content"]
             print(f"statement sha256:{verdict.digest}" + (f" ({content})" if content else ""))
     if args.statement:
-        text = canonical_json(verdict.statement) + "\n"
-        if args.statement == "-":
-            sys.stdout.write(text)
-        else:
-            Path(args.statement).write_text(text, encoding="ascii")
-    return 0
+        write_text(canonical_json(verdict.statement) + "\n", args.statement)
+    return emit_json(args, data, 0)

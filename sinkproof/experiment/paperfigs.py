@@ -122,9 +122,10 @@ def seed_summary(runs: Sequence[Run]) -> str:
     return "\n".join(lines) if len(lines) > 2 else ""
 
 
-def write(runs: Sequence[Run], out: Path, protocol: Protocol, meta: dict[str, Any]
-          ) -> dict[str, Path]:
-    """``results.json`` (runs and the protocol), ``table.md``, the figures, ``maps.npz``."""
+def write(runs: Sequence[Run], out: Path, protocol: Protocol, meta: dict[str, Any],
+          figures_too: bool = True) -> dict[str, Path]:
+    """``results.json`` (runs and the protocol), ``table.md``, ``maps.npz`` and (with
+    ``figures_too``) the figures."""
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.json"
     results.write_text(json.dumps([r.summary() for r in runs], indent=1) + "\n",
@@ -136,7 +137,7 @@ def write(runs: Sequence[Run], out: Path, protocol: Protocol, meta: dict[str, An
         f"{r.kind}_{r.layers}x{r.heads}_s{r.seed}_{name}": getattr(r, name)
         for r in runs for name in ("mean_maps", "std_maps", "one_maps")})
     seeds = sorted({r.seed for r in runs})
-    figs = figures(runs, out, protocol, seeds[0]) if seeds else []
+    figs = figures(runs, out, protocol, seeds[0]) if seeds and figures_too else []
     return {"results": results, "table": out / "table.md", **{p.stem: p for p in figs}}
 
 

@@ -3,31 +3,28 @@
 Restarts are independent (:mod:`sinkproof.search.restart`); their results are
 consumed in index order, and the answer is the lowest-index restart whose model is
 feasible in float64 *and* passes the high-precision check on the whole family.
-So the same seed gives the same answer with any number of processes (unless a
-time ``budget`` cuts the run short, which depends on the machine's speed).
+So the same seed gives the same answer with any number of processes, on any
+:class:`~sinkproof.executor.Executor` (unless a time ``budget`` cuts the run short,
+which depends on the machine's speed).
 """
 
 from __future__ import annotations
 
-import atexit
-import signal
 import time
 from collections.abc import Iterator
 from contextlib import closing
-from multiprocessing.pool import Pool
 from typing import Any
 
 from .._validate import as_int, as_real, choice
 from ..errors import CertificateError, SinkproofError
 from ..exact_numbers import bos_mass, error_level
+from ..executor import Executor, SerialExecutor, cancelled, shared_processes
+from ..executor import available_cores as available_cores
 from ..model import KINDS, AttentionModel
 from ..progress import Progress
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
-from ..workers import available_cores as _cores
-from ..workers import pool as _pool
-from ..workers import shared_counter as _context_value
-from .objective import bos_measure_kind, prefix_batch, witness_measure
+from .objective import PrefixBatch, bos_measure_kind, prefix_batch, witness_measure
 from .restart import RestartOutcome, SearchSettings, pareto, run_restart
 from .result import SearchResult, TracePoint
 from .verify import verify_witness
@@ -35,91 +32,58 @@ from .verify import verify_witness
 VALUES = ("learned", "fixed")
 
 
+
 class SearchBudgetError(SinkproofError):
     """The time budget ran out before any restart finished (nothing to report)."""
 
-_WORKER: dict[str, Any] = {}
+
+_BATCH: list[tuple[Any, PrefixBatch]] = []
+"""The last batch this process built, with its ``(task, where)`` (a worker runs many
+restarts of one search in a row)."""
 
 
-def _init_worker(epoch: Any) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
-    _WORKER["epoch"] = epoch
+def _batch(task: TriggerTask, where: Any) -> PrefixBatch:
+    key = (task, where)
+    last = _BATCH[0] if _BATCH else None  # one read: threads of one worker may share it
+    if last is not None and last[0] == key:
+        return last[1]
+    batch = prefix_batch(task, where=where)
+    _BATCH[:] = [(key, batch)]
+    return batch
 
 
-def _cancelled(epoch: int) -> bool:
-    """The parent stopped the search that submitted this job (:func:`_outcomes`)."""
-    return _WORKER["epoch"].value != epoch
-
-
-def _work(job: tuple[SearchSettings, int, int]) -> RestartOutcome | None:
-    """Restart ``index`` of ``settings`` (the worker keeps the last batch it built);
-    ``None`` past the deadline or once the search was stopped."""
-    settings, index, epoch = job
-    if _cancelled(epoch) or (settings.deadline is not None and time.time() > settings.deadline):
+def restart_job(job: tuple[SearchSettings, int]) -> RestartOutcome | None:
+    """Restart ``index`` of ``settings``, wherever an executor runs it; ``None`` past the
+    deadline or once the search that submitted it stopped (:func:`executor.cancelled`)."""
+    settings, index = job
+    if cancelled() or (settings.deadline is not None and time.time() > settings.deadline):
         return None
-    key = (settings.task, settings.where)
-    if _WORKER.get("key") != key:
-        _WORKER.update(key=key, batch=prefix_batch(settings.task, where=settings.where))
-    return run_restart(settings, _WORKER["batch"], index, stop=lambda: _cancelled(epoch))
+    return run_restart(settings, _batch(settings.task, settings.where), index, stop=cancelled)
 
 
-_POOLS: dict[int, tuple[Pool, Any]] = {}
-"""Worker pools (with their search counter) kept between searches of this process, so
-later searches skip the workers' start-up and compilation."""
+def restart_executor(processes: int) -> Executor:
+    """Where ``processes`` runs restarts: this process for 1 (JAX may use every core it
+    may run on), else a kept pool of that many one-thread workers
+    (:func:`sinkproof.executor.shared_processes`: later searches skip the workers'
+    start-up and compilation)."""
+    return SerialExecutor() if processes == 1 else shared_processes(processes)
 
 
-def _shared_pool(processes: int) -> tuple[Pool, Any]:
-    if processes not in _POOLS:
-        epoch = _context_value()
-        _POOLS[processes] = (_pool(processes, initializer=_init_worker, initargs=(epoch,)),
-                             epoch)
-    return _POOLS[processes]
-
-
-def _drop_pool(processes: int) -> None:
-    pool, _ = _POOLS.pop(processes, (None, None))
-    if pool is not None:
-        pool.terminate()
-        pool.join()
-
-
-@atexit.register
-def _drop_pools() -> None:
-    """Stop the kept pools before interpreter teardown (whose ``Pool.__del__`` would print
-    an ignored exception on the user's terminal)."""
-    for processes in list(_POOLS):
-        _drop_pool(processes)
-
-
-def available_cores() -> int:
-    """Number of CPU cores this process may run on."""
-    return len(_cores())
-
-
-def _outcomes(settings: SearchSettings, restarts: int, processes: int
-              ) -> Iterator[RestartOutcome | None]:
-    """Restart outcomes in index order, computed in ``processes`` worker processes
-    (each with one compute thread: :mod:`sinkproof.workers`).  The
-    pool outlives the call when every restart was consumed, so later searches of this
-    process skip the workers' start-up and compilation."""
-    if processes == 1:
-        batch = prefix_batch(settings.task, where=settings.where)
-        for i in range(restarts):
-            if settings.deadline is not None and time.time() > settings.deadline:
-                yield None
-                continue
-            yield run_restart(settings, batch, i)
-        return
-    pool, epoch = _shared_pool(processes)
-    current = epoch.value
-    try:
-        yield from pool.imap(_work, [(settings, i, current) for i in range(restarts)])
-    except (KeyboardInterrupt, Exception):  # Ctrl-C or an error while waiting on workers
-        _drop_pool(processes)
-        raise
-    finally:  # stopped early (a witness): the workers skip or cut what is left
-        with epoch.get_lock():
-            epoch.value = current + 1
+def _outcomes(settings: SearchSettings, restarts: int, processes: int,
+              executor: Executor | None = None) -> Iterator[RestartOutcome | None]:
+    """Restart outcomes in index order, computed on ``executor`` (default:
+    :func:`restart_executor` of ``processes``).  Closing the iterator stops the
+    restarts still running; a restart that raised raises here."""
+    ex = restart_executor(processes) if executor is None else executor
+    with closing(ex.map(restart_job, [(settings, i) for i in range(restarts)])) as results:
+        for result in results:
+            if not result.ok:
+                if result.exception is None:
+                    raise RuntimeError(f"a search restart failed: {result.error}")
+                if result.exception.__traceback__ is None and result.details:
+                    result.exception.add_note(f"in the worker:\n{result.details}")
+                raise result.exception
+            yield result.value
 
 
 def _where_text(where: Any) -> str:
@@ -145,14 +109,17 @@ def search(
     maxiter: int = 300,
     dps: int = 50,
     progress: bool | None = None,
+    executor: Executor | None = None,
 ) -> SearchResult:
     """Look for ``A`` (and ``U`` when ``values="learned"``) with error ``<= max_error``
     on the whole family and BOS mass ``<= max_bos_mass`` in every head at ``where``.
 
     ``where``: ``"nontrigger"``, ``"trigger"``, ``"all"`` (positions ``t >= 1``) or a set
     of ``(sequence, position)`` pairs.  ``restarts`` seeded L-BFGS-B restarts run on
-    ``processes`` cores (default: all available); ``budget`` caps the wall-clock
-    seconds.  ``found`` is true only after the trusted checker has confirmed both
+    ``processes`` cores (default: all available), or on ``executor`` (any
+    :class:`~sinkproof.executor.Executor`, a Dask cluster included; ``processes`` is then
+    ignored); the answer does not depend on where they run.  ``budget`` caps the
+    wall-clock seconds.  ``found`` is true only after the trusted checker has confirmed both
     conditions on the whole family at ``dps`` digits.  Ctrl-C returns the best so far.
     """
     require_setting(task, "trigger")
@@ -171,10 +138,10 @@ def search(
     if budget is not None:
         budget = as_real("budget", budget, minimum=0.0, strict=True)
     cores = available_cores() if processes is None else as_int("processes", processes, 1)
-    processes = min(cores, restarts)
+    processes = min(cores, restarts) if executor is None else executor.workers
     if not isinstance(where, str):
         where = frozenset((tuple(int(x) for x in seq), int(pos)) for seq, pos in where)
-    batch = prefix_batch(task, where=where)  # validates where against the family
+    batch = _batch(task, where)  # validates where against the family
     if batch.n_constrained == 0 and max_bos_mass < 1.0:
         raise ValueError(f"where={where!r} selects no position of the family")
     start = time.perf_counter()
@@ -189,7 +156,7 @@ def search(
     interrupted = False
     with Progress(restarts, "search", progress, threshold=2) as bar:
         try:
-            with closing(_outcomes(settings, restarts, processes)) as outcomes:
+            with closing(_outcomes(settings, restarts, processes, executor)) as outcomes:
                 for outcome in outcomes:
                     bar.update(1)
                     if outcome is None:

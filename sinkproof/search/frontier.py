@@ -22,6 +22,7 @@ import numpy as np
 from .._validate import as_int, choice
 from ..attention import MAPS
 from ..exact_numbers import error_level
+from ..executor import Executor
 from ..model import KINDS, AttentionModel
 from ..modelclass import ModelClass
 from ..progress import Progress
@@ -168,9 +169,11 @@ def frontier(
     maxiter: int = 150,
     dps: int = 50,
     progress: bool | None = None,
+    executor: Executor | None = None,
 ) -> Frontier:
     """The empirical frontier of the class at the target errors ``errors``, each point
-    bounded rigorously by the trusted checker, with the class's certified bound."""
+    bounded rigorously by the trusted checker, with the class's certified bound.
+    Restarts run on ``processes`` cores, or on ``executor`` (as for ``search``)."""
     require_setting(task, "trigger")
     choice("attention kind", kind, KINDS)
     choice("values", values, VALUES)
@@ -189,7 +192,7 @@ def frontier(
             settings = SearchSettings(task, kind, heads, values, eps, _target(kind), where,
                                       seed, maxiter=maxiter,
                                       objective="sink" if _target(kind) == 1.0 else "penalty")
-            with closing(_outcomes(settings, restarts, min(cores, restarts))) as it:
+            with closing(_outcomes(settings, restarts, min(cores, restarts), executor)) as it:
                 outcomes = [o for o in it if o is not None]
             best = _best(outcomes, eps)
             model = AttentionModel(task, kind, A=best.A, U=best.U, **best.extra)

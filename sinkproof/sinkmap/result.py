@@ -244,7 +244,8 @@ class SinkMap(Tabular):
 
     def to_dict(self) -> dict[str, Any]:
         return dict(kind="sinkmap", task=self.task.describe(), eps=str(self.eps),
-                    values=self.U.tolist(), subfamily=self.subfamily, radius=self.radius,
+                    values=None if self.U is None else self.U.tolist(),  # None: no known U
+                    subfamily=self.subfamily, radius=self.radius,
                     family=self.family,
                     entries=[dict(prefix=list(k), **e.to_dict()) for k, e in self.entries.items()],
                     certificate=self.certificate)
@@ -264,6 +265,8 @@ class SinkMap(Tabular):
             raise ValueError(f"{path}: not a sink-map file (kind != 'sinkmap')")
         entries = {tuple(e["prefix"]): Entry.from_dict(e) for e in d["entries"]}
         return cls(task=TriggerTask.from_description(d["task"]), eps=Fraction(d["eps"]),
-                   U=np.array(d["values"], dtype=float), entries=entries,
+                   U=(None if d["values"] in (None, "learned")
+                      else np.array(d["values"], dtype=float)),
+                   entries=entries,
                    certificate=d["certificate"], subfamily=d["subfamily"], radius=d["radius"],
                    family=d["family"])

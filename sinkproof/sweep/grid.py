@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import params
 from ..errors import InputError
 from ..exact_numbers import load_toml, plain
 from .jobs import JOB_KINDS
@@ -122,6 +123,14 @@ def sweep_from_dict(data: Mapping[str, Any], max_jobs: int = MAX_JOBS) -> Sweep:
         job.validate(settings)
     for name in sweep.axes:
         job.validate({**base, name: None}, only=name)
+    for section, values in (("base", {n: (v,) for n, v in base.items()}), ("grid", grid),
+                            ("zip", zipped)):
+        for name, axis in values.items():
+            for value in axis:
+                try:  # the rule of the CLI option of the same name
+                    params.check(name, value)
+                except (ValueError, TypeError) as exc:
+                    raise SweepError(f"[{section}] {name}: {exc}") from None
     return sweep
 
 

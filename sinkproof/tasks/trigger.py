@@ -17,10 +17,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._validate import as_int, as_real_array, choice
+from ..tokens import TRIG
 from .protocol import PrefixBlock, Task
-
-TRIG: int = -1
-"""Marker of the trigger token in a user-facing sequence."""
 
 CONTENT_SCHEMES = ("signed", "gaussian")
 POSITION_SCHEMES = ("inverse", "onehot", "none")

@@ -1,0 +1,358 @@
+"""One CLI: every command in ``sinkproof.commands.COMMANDS`` reads, writes and fails the
+same way.  A new command must add a :data:`CASES` entry (a fast complete run and a
+meaningless value); the tests below then cover it: ``--help``, the ``--json`` object and
+its documented keys, ``-`` for stdin and stdout, a closed stdout, bad values (status 2,
+one line, no traceback), ``--values learned``, the sequence syntax and missing matplotlib.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import sinkproof as sp
+from sinkproof import cli_common, tokens
+from sinkproof.cli import build_parser, main
+from sinkproof.commands import COMMANDS
+
+ROOT = Path(__file__).resolve().parents[1]
+CLAIM = ROOT / "examples" / "claims" / "fixed_values_homogeneous.toml"
+SWEEP = """kind = "certify"
+[base]
+p = 1
+values = "fixed"
+[grid]
+eps = ["1/10"]
+T = [2]
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    """``argv``: a fast complete run (``{tmp}`` is a fresh folder, ``{cert}`` a certificate
+    file, ``{claim}`` and ``{sweep}`` input files); ``stdin``: the argv word that names an
+    input file, replaced by ``-`` with the file's bytes on stdin; ``bad``: a meaningless
+    value and the word its one-line error names."""
+
+    argv: tuple[str, ...]
+    bad: tuple[str, ...]
+    names: str
+    stdin: str | None = None
+    slow: bool = False
+
+
+CASES: dict[str, Case] = {
+    "certify": Case(("--p", "1", "--T", "2", "--eps", "1/10", "--out", "{tmp}/c.json"),
+                    ("--eps", "1", "--out", "-"), "vacuous"),
+    "check": Case(("{claim}", "--no-search", "--certificate-out", "{tmp}/c.json"),
+                  ("{claim}", "--budget", "-1"), "--budget", stdin="{claim}"),
+    "experiment": Case(("--smoke", "--kinds", "relu", "--heads", "1", "--seeds", "1",
+                        "--no-figures", "--quiet", "--out", "{tmp}/e"),
+                       ("--smoke", "--seeds", "-1"), "--seeds"),
+    "paper": Case(("--quick", "--max-steps", "1", "--configs", "1x1", "--kinds", "softmax",
+                   "--no-figures", "--out", "{tmp}/p"), ("--max-steps", "-1"), "--max-steps",
+                  slow=True),
+    "report": Case(("--p", "1", "--T", "2"), ("--T", "0"), "--T"),
+    "sinkmap": Case(("--p", "1", "--T", "2", "--eps", "1/10", "--rows", "2"),
+                    ("--eps", "0.1", "--rows", "-1"), "--rows"),
+    "sweep": Case(("{sweep}", "--executor", "serial", "--no-figures", "--out", "{tmp}/s"),
+                  ("{sweep}", "--out", "{tmp}/s", "--workers", "0"), "--workers",
+                  stdin="{sweep}"),
+    "variants": Case(("--quick", "--map", "relu", "--question", "bos_sink_necessary"),
+                     ("--map", "nope"), "--map"),
+    "verify": Case(("{cert}",), ("{cert}", "--max-depth", "0"), "--max-depth", stdin="{cert}"),
+}
+
+COMMAND_PARAMS = [pytest.param(name, marks=pytest.mark.slow) if CASES.get(name) and
+                  CASES[name].slow else name for name in sorted(COMMANDS)]
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> dict[str, str]:
+    folder = tmp_path_factory.mktemp("inputs")
+    cert = folder / "cert.json"
+    assert main(["certify", "--p", "1", "--T", "2", "--eps", "1/10", "--out", str(cert)]) == 0
+    sweep = folder / "grid.toml"
+    sweep.write_text(SWEEP)
+    return {"{cert}": str(cert), "{claim}": str(CLAIM), "{sweep}": str(sweep)}
+
+
+def _argv(words: tuple[str, ...], inputs: dict[str, str], tmp: Path) -> list[str]:
+    out = []
+    for w in words:
+        w = inputs.get(w, w)
+        out.append(w.replace("{tmp}", str(tmp)))
+    return out
+
+
+def _stdin(monkeypatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+
+
+def _one_line_error(err: str, names: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sinkproof: error: "), err
+    assert names in lines[0] and "Traceback" not in err
+
+
+def test_every_command_has_a_case():
+    assert set(CASES) == set(COMMANDS), "add a Case for each new command to CASES"
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_help_exits_0_and_names_the_json_option(name, capsys):
+    assert main([name, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: sinkproof {name}") and "--json FILE" in out
+
+
+def test_bare_sinkproof_prints_help_and_version_exits_0(capsys):
+    assert main([]) == 0 and "usage: sinkproof" in capsys.readouterr().out
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"sinkproof {sp.__version__}"
+
+
+@pytest.mark.parametrize("name", COMMAND_PARAMS)
+def test_json_object_closed_pipe_and_stdin(name, inputs, tmp_path, capsys, monkeypatch):
+    case = CASES[name]
+    argv = [name, *_argv(case.argv, inputs, tmp_path), "--json", "-"]
+    status = main(argv)
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    data = json.loads(captured.out)  # stdout holds the JSON object and nothing else
+    parser = build_parser((name,))
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    documented = cli_common.json_keys(sub.choices[name])
+    assert set(documented) <= set(data), f"{name} --json lacks {set(documented) - set(data)}"
+    assert data["command"] == name and data["version"] == sp.__version__
+    assert data["exit_status"] == status and status in (0, 1, 3)
+
+    # the reader of stdout has gone: not an error, the same status, nothing on stderr
+    class Closed(io.TextIOBase):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", Closed())
+    assert main(argv) == status
+    monkeypatch.undo()
+    assert capsys.readouterr().err == ""
+
+    if case.stdin is not None:  # '-' reads the input file from stdin, with the same result
+        source = Path(inputs[case.stdin])
+        _stdin(monkeypatch, source.read_bytes())
+        piped = [name, *("-" if w == case.stdin else w for w in case.argv)]
+        (tmp_path / "stdin").mkdir()
+        piped = [*_argv(tuple(piped), inputs, tmp_path / "stdin"), "--json", "-"]
+        assert main(piped) == status
+        again = json.loads(capsys.readouterr().out)
+        assert again["exit_status"] == status
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_meaningless_values_and_unknown_options_are_one_line_errors(name, inputs, tmp_path,
+                                                                    capsys):
+    case = CASES[name]
+    assert main([name, *_argv(case.bad, inputs, tmp_path)]) == 2
+    _one_line_error(capsys.readouterr().err, case.names)
+    assert main([name, *_argv(case.argv, inputs, tmp_path), "--no-such-option"]) == 2
+    _one_line_error(capsys.readouterr().err, "--no-such-option")
+
+
+def _options(name: str) -> dict[str, argparse.Action]:
+    parser = build_parser((name,))
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {o: a for a in sub.choices[name]._actions for o in a.option_strings}
+
+
+KNOWN_VALUES_ONLY = [n for n in sorted(COMMANDS) if "--values" in _options(n)
+                     and "learned" not in _options(n)["--values"].metavar]
+
+
+def test_some_command_needs_known_values():
+    assert "certify" in KNOWN_VALUES_ONLY
+
+
+@pytest.mark.parametrize("name", KNOWN_VALUES_ONLY)
+def test_values_learned_gets_the_one_message(name, capsys):
+    extra = ["--eps", "0.1", "--out", "-"] if "--out" in _options(name) else ["--eps", "0.1"]
+    assert main([name, "--values", "learned", *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"sinkproof: error: {cli_common.learned_values_message(name)}"
+
+
+def test_every_sequence_option_uses_the_one_parser():
+    seen = 0
+    for name in COMMANDS:
+        for action in _options(name).values():
+            if action.dest in ("sequence", "at"):
+                assert action.type in (cli_common.sequence_arg, cli_common.position_arg), name
+                seen += 1
+    assert seen >= 2  # certify --sequence, sinkmap --at
+
+
+@pytest.mark.parametrize("text, tokens_", [("0,1,T,2", (0, 1, -1, 2)), ("t", (-1,)),
+                                           (" 3 , TRIG ,-1", (3, -1, -1)), ("0", (0,))])
+def test_the_sequence_syntax(text, tokens_):
+    assert tokens.parse_sequence(text) == tokens_
+    assert tokens.parse_sequence(tokens.show_tokens(tokens_)) == tokens_
+    assert tokens.TRIG == sp.TRIG
+
+
+@pytest.mark.parametrize("text, bad", [("0,x,T", "'x'"), ("0,,1", "empty token"),
+                                       ("", "empty sequence"), ("0,-2", "-2"),
+                                       ("0,1.5", "'1.5'")])
+def test_a_bad_sequence_names_the_bad_token(text, bad, capsys):
+    with pytest.raises(ValueError, match=bad):
+        tokens.parse_sequence(text)
+    assert main(["certify", "--eps", "0.1", "--out", "-", "--sequence", text, "--t", "1"]) == 2
+    _one_line_error(capsys.readouterr().err, bad)
+
+
+def test_the_trigger_is_T_for_certify_sinkmap_and_claim_files(tmp_path, capsys):
+    args = ["--p", "1", "--T", "3", "--eps", "1/10"]
+    assert main(["certify", *args, "--sequence", "0,T,1", "--t", "3", "--out", "-"]) == 0
+    cert = json.loads(capsys.readouterr().out)
+    assert main(["certify", *args, "--sequence", "0,-1,1", "--t", "3", "--out", "-"]) == 0
+    assert json.loads(capsys.readouterr().out) == cert
+    assert main(["sinkmap", *args, "--at", "0,T,1:3", "--json", "-"]) == 0
+    entries = json.loads(capsys.readouterr().out)["entries"]
+    assert [e["prefix"] for e in entries] == [[0, -1, 1]]
+    from sinkproof.claims.positions import PositionSet
+
+    written = PositionSet.parse([{"sequence": "0,T,1", "position": 3}])
+    assert written == PositionSet.parse([{"sequence": [0, "T", 1], "position": 3}])
+    assert written.pairs == (((0, -1, 1), 3),)
+
+
+def test_sinkmap_learned_values_json_says_so(capsys):
+    status = main(["sinkmap", "--p", "1", "--T", "2", "--eps", "1/20", "--values", "learned",
+                   "--at", "0,0:2", "--json", "-"])
+    data = json.loads(capsys.readouterr().out)
+    assert status in (0, 3) and data["exit_status"] == status and data["values"] == "learned"
+    assert [e["subfamily"] for e in data["entries"]] == ["bnb"]
+
+
+def test_dash_writes_each_output_to_stdout_and_two_dashes_are_refused(inputs, tmp_path, capsys):
+    assert main(["sinkmap", "--p", "1", "--T", "2", "--eps", "1/10", "--out", "-"]) == 0
+    cert = capsys.readouterr().out
+    path = tmp_path / "c.json"
+    path.write_text(cert)
+    assert main(["verify", str(path)]) == 0
+    assert main(["verify", inputs["{cert}"], "--statement", "-", "--json", "-"]) == 2
+    _one_line_error(capsys.readouterr().err, "--statement and --json")
+    assert main(["certify", "--eps", "0.1", "--out", "-", "--json", "-"]) == 2
+    _one_line_error(capsys.readouterr().err, "only one stdout")
+
+
+def test_values_model_file_from_stdin(monkeypatch, capsys):
+    model = sp.constructions.softmax_solution(sp.TriggerTask(p=1, T=2), 8.0)
+    _stdin(monkeypatch, json.dumps(model.to_dict()).encode())
+    assert main(["certify", "--p", "1", "--T", "2", "--eps", "1/10", "--values", "-",
+                 "--out", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["kind"] == "hull-family"
+
+
+def test_a_claim_from_stdin_names_stdin_in_its_errors(monkeypatch, capsys):
+    _stdin(monkeypatch, b"[task]\np = 0\nT = 3\n")
+    assert main(["check", "-"]) == 2
+    err = capsys.readouterr().err
+    assert "<stdin>" in err and "sinkproof-" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_shared_task_defaults_are_the_sweeps():
+    from sinkproof.sweep.jobs import TASK_SETTINGS
+
+    assert dict(TASK_SETTINGS) == cli_common.TASK_DEFAULTS
+    for name in ("certify", "report", "sinkmap"):
+        opts = _options(name)
+        assert opts["--p"].default == cli_common.DEFAULT_P
+        assert opts["--T"].default == cli_common.DEFAULT_T
+        assert opts["--content-seed"] is opts["--seed"]
+
+
+# ------------------------------------------------------------ without matplotlib
+NO_MPL = ("import sys\nsys.modules['matplotlib'] = None\nfrom sinkproof.cli import main\n"
+          "sys.exit(main(sys.argv[1:]))")
+
+
+def _without_matplotlib(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", NO_MPL, *argv], capture_output=True,
+                          text=True, cwd=cwd, timeout=300,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+def test_a_plot_asked_for_without_matplotlib_is_refused_before_the_work(tmp_path):
+    proc = _without_matplotlib("sinkmap", "--p", "1", "--T", "2", "--eps", "0.1", "--plot",
+                               "map.png", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "sinkproof: error: --plot needs matplotlib, which is not installed: "
+        "pip install 'sinkproof[plot]'"]
+
+
+def test_default_figures_without_matplotlib_are_skipped_with_one_note(tmp_path):
+    (tmp_path / "grid.toml").write_text(SWEEP)
+    proc = _without_matplotlib("sweep", "grid.toml", "--executor", "serial", "--out", "s",
+                               cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "sinkproof: note: figures skipped: matplotlib is not installed (pip install "
+        "'sinkproof[plot]'); --no-figures silences this note"]
+    assert (tmp_path / "s" / "results.csv").exists()
+    assert not list((tmp_path / "s").glob("*.png"))
+    quiet = _without_matplotlib("sweep", "grid.toml", "--executor", "serial", "--out", "s",
+                                "--no-figures", cwd=tmp_path)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+@pytest.mark.slow  # trains a model in a fresh interpreter
+def test_experiment_without_matplotlib_writes_its_results_and_says_so(tmp_path):
+    proc = _without_matplotlib("experiment", "--smoke", "--kinds", "relu", "--heads", "1",
+                               "--quiet", "--out", "e", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "figures skipped: matplotlib is not installed" in proc.stderr
+    assert "Traceback" not in proc.stderr and (tmp_path / "e" / "results.json").exists()
+
+
+# ------------------------------------------------------------ one rule per parameter
+ALIASES = {"seed": ("seed", "content_seed"), "seeds": ("seeds", "seed")}
+
+
+def test_every_option_named_like_a_parameter_uses_its_rule():
+    from sinkproof import params
+
+    named = set(params.INTEGERS) | set(params.NUMBERS)
+    seen = 0
+    for name in COMMANDS:
+        for option, action in _options(name).items():
+            if action.dest in named and action.type is not None:
+                rules = ALIASES.get(action.dest, (action.dest,))
+                assert getattr(action.type, "__name__", "") in rules, (name, option)
+                seen += 1
+    assert seen >= 15
+
+
+@pytest.mark.parametrize("setting, value, option, text, names", [
+    ("eps", '"3/2"', "--eps", "3/2", "must be in (0, 1), got 1.5: from error 1 on"),
+    ("T", "0", "--T", "0", "must be >= 1, got 0"),
+    ("p", '"x"', "--p", "x", "must be an integer, got 'x'"),
+    ("content_seed", "-1", "--content-seed", "-1", "must be >= 0, got -1")])
+def test_a_sweep_setting_obeys_the_rule_of_the_option_of_its_name(setting, value, option, text,
+                                                                   names, tmp_path, capsys):
+    settings = {"p": "1", "eps": '"1/10"', setting: value}
+    path = tmp_path / "bad.toml"
+    path.write_text('kind = "certify"\n[base]\n'
+                    + "".join(f"{k} = {v}\n" for k, v in settings.items() if k != "T")
+                    + f"[grid]\nT = [{settings.get('T', '2')}]\n")
+    assert main(["sweep", str(path), "--out", str(tmp_path / "o"), "--executor", "serial"]) == 2
+    _one_line_error(capsys.readouterr().err, names)
+    argv = {"--eps": "1/10", "--out": "-", option: text}
+    assert main(["certify", *(w for kv in argv.items() for w in kv)]) == 2
+    _one_line_error(capsys.readouterr().err, names)

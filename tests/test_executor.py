@@ -1,0 +1,128 @@
+"""Executors: one abstraction for sweeps and search restarts; the same results wherever
+jobs run; a failed or dead job never stops the others; a stopped run stops its jobs."""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import sinkproof as sp
+from sinkproof.executor import (
+    DaskExecutor,
+    ProcessExecutor,
+    SerialExecutor,
+    cancelled,
+    shared_processes,
+)
+from sinkproof.search.engine import _outcomes
+from sinkproof.search.restart import SearchSettings
+
+SETTINGS = SearchSettings(sp.TriggerTask(p=1, T=2), "softmax", 1, "learned", 0.05, 0.9,
+                          "nontrigger", seed=7, maxiter=12)
+
+
+def _restarts(executor, n=3):
+    with closing(_outcomes(SETTINGS, n, executor.workers, executor)) as it:
+        return list(it)
+
+
+def _same(a, b):
+    assert [o.index for o in a] == [o.index for o in b] == list(range(len(a)))
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x.A, y.A)
+        np.testing.assert_array_equal(x.U, y.U)
+        assert (x.error, x.bos_mass, x.penalty, x.points) == (y.error, y.bos_mass, y.penalty,
+                                                              y.points)
+
+
+def test_search_restarts_are_identical_serial_in_1_and_2_processes_and_on_dask():
+    serial = _restarts(SerialExecutor())
+    _same(serial, _restarts(shared_processes(1)))
+    _same(serial, _restarts(shared_processes(2)))
+    with DaskExecutor(workers=2, processes=False) as ex:
+        _same(serial, _restarts(ex))
+
+
+@pytest.mark.slow
+def test_a_search_on_two_dask_worker_processes_gives_the_serial_answer():
+    task = sp.TriggerTask(p=1, T=2)
+    kw = dict(kind="softmax", values="learned", max_error=0.05, max_bos_mass=0.9,
+              restarts=3, seed=11, maxiter=15, progress=False)
+    one = sp.search(task, processes=1, **kw)
+    with DaskExecutor(workers=2) as ex:
+        two = sp.search(task, executor=ex, **kw)
+    assert (one.found, one.restarts, one.trace) == (two.found, two.restarts, two.trace)
+    np.testing.assert_array_equal(one.model.A, two.model.A)
+    assert two.settings["processes"] == 2
+
+
+def _job(arg):
+    """0: return at once; 'die': kill the worker; 'raise': fail; ('after', path): return
+    once the job of that path started; a path: mark it started, wait until the run is
+    cancelled, then leave a file there."""
+    if arg == 0:
+        return 0
+    if arg == "die":
+        os._exit(3)
+    if arg == "raise":
+        raise ValueError("bad job")
+    deadline = time.time() + 120
+    if isinstance(arg, tuple):
+        while time.time() < deadline and not Path(arg[1] + ".started").exists():
+            time.sleep(0.05)
+        return 0
+    Path(arg + ".started").write_text("")
+    while time.time() < deadline:
+        if cancelled():
+            Path(arg).write_text("stopped")
+            return "stopped"
+        time.sleep(0.05)
+    return "never stopped"
+
+
+def test_a_dead_worker_and_a_raising_job_are_recorded_and_the_others_finish():
+    args = [0, "raise", 0, "die", 0, 0, 0]
+    with ProcessExecutor(2) as ex:
+        results = dict(ex.run(_job, args))
+        assert sorted(results) == list(range(len(args)))
+        assert results[1].error == "ValueError: bad job"
+        assert not results[3].ok and "worker process died" in results[3].error
+        assert all(results[i].ok and results[i].value == 0 for i in (0, 2, 4, 5, 6))
+        # the pool was restarted: the executor still works
+        assert [r.value for r in ex.map(_job, [0, 0])] == [0, 0]
+
+
+def test_stopping_a_run_early_cancels_its_running_jobs(tmp_path):
+    ex = shared_processes(2)
+    paths = [str(tmp_path / f"job{i}") for i in range(3)]
+    with closing(ex.map(_job, [("after", paths[0]), *paths])) as results:
+        assert next(results).value == 0
+    def stopped():
+        return [p for p in paths if Path(p).exists() and Path(p).read_text() == "stopped"]
+
+    deadline = time.time() + 120  # generous: the machine may be loaded
+    while time.time() < deadline and not stopped():
+        time.sleep(0.1)
+    assert stopped()
+    assert [r.value for r in ex.map(_job, [0])] == [0]  # the kept pool is still usable
+
+
+def test_cancelled_is_false_outside_a_job_and_in_the_serial_executor():
+    assert not cancelled()
+    assert [r.value for r in SerialExecutor().map(lambda _: cancelled(), [0, 1])] == [
+        False, False]
+
+
+@pytest.mark.slow
+def test_a_job_that_kills_dask_workers_is_recorded_and_the_others_finish():
+    with DaskExecutor(workers=2) as ex:
+        results = dict(ex.run(_job, [0, "die", 0, "raise", 0]))
+    assert sorted(results) == list(range(5))
+    assert not results[1].ok and "no result from the cluster" in results[1].error
+    assert results[3].error == "ValueError: bad job"
+    assert all(results[i].ok for i in (0, 2, 4))
