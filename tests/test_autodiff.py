@@ -145,6 +145,7 @@ def _threadpools(_):
     return threadpool_info()
 
 
+@pytest.mark.slow  # 2-7 s of subprocesses/compiles: CI runs it
 def test_worker_processes_compute_on_one_thread_and_are_not_pinned():
     from sinkproof.executor import ProcessExecutor, core_set
 

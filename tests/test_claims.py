@@ -249,6 +249,7 @@ def test_check_without_search_is_never_refuted():
     assert isinstance(sp.Claim, type) and isinstance(claim, sp.Claim)
 
 
+@pytest.mark.slow  # 2-7 s of subprocesses/compiles: CI runs it
 def test_check_accepts_data_and_paths(tmp_path):
     path = tmp_path / "c.toml"
     path.write_text('[task]\np = 1\nT = 2\n[model]\nkind = "softmax"\n[hypothesis]\n'
@@ -364,6 +365,7 @@ def test_relu_claim_is_refuted_by_the_registered_construction(tmp_path):
     assert out.error == 0.0 and sp.checker.verify_file(tmp_path / "w.json").ok
 
 
+@pytest.mark.slow  # 2-7 s of subprocesses/compiles: CI runs it
 def test_search_refutes_on_a_tiny_instance(tmp_path):
     """End to end through the search layer: after the trigger a U_fix head needs no BOS sink."""
     claim = claim_from_dict(dict(

@@ -288,6 +288,7 @@ def _without_matplotlib(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
+@pytest.mark.slow  # 2-7 s of subprocesses/compiles: CI runs it
 def test_a_plot_asked_for_without_matplotlib_is_refused_before_the_work(tmp_path):
     proc = _without_matplotlib("sinkmap", "--p", "1", "--T", "2", "--eps", "0.1", "--plot",
                                "map.png", cwd=tmp_path)
@@ -297,6 +298,7 @@ def test_a_plot_asked_for_without_matplotlib_is_refused_before_the_work(tmp_path
         "pip install 'sinkproof[plot]'"]
 
 
+@pytest.mark.slow  # 2-7 s of subprocesses/compiles: CI runs it
 def test_default_figures_without_matplotlib_are_skipped_with_one_note(tmp_path):
     (tmp_path / "grid.toml").write_text(SWEEP)
     proc = _without_matplotlib("sweep", "grid.toml", "--executor", "serial", "--out", "s",

@@ -40,6 +40,7 @@ def _same(a, b):
                                                               y.points)
 
 
+@pytest.mark.slow  # 2-7 s of subprocesses/compiles: CI runs it
 def test_search_restarts_are_identical_serial_in_1_and_2_processes_and_on_dask():
     serial = _restarts(SerialExecutor())
     _same(serial, _restarts(shared_processes(1)))

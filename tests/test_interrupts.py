@@ -193,6 +193,7 @@ def test_variants_cli_prints_the_maps_done(monkeypatch, capsys):
     ("sinkproof.experiment.paper", "train", ["paper", "--quick", "--configs", "1x1", "--out"],
      ["paper interrupted: 1 of 2 runs finished", "1x1 seed 0"]),
 ])
+@pytest.mark.slow  # 2-7 s of subprocesses/compiles: CI runs it
 def test_training_commands_print_the_finished_runs_and_write_nothing(
         monkeypatch, capsys, tmp_path, module, name, argv, wanted):
     _interrupt_after(monkeypatch, importlib.import_module(module), name, 1)

@@ -110,6 +110,7 @@ def test_large_logit_models_keep_nonbos_mass_finite_in_log_domain(data):
     assert not np.any(np.isnan(lnb)) and np.all(lnb <= 1e-12)
 
 
+@pytest.mark.slow  # 2-7 s of subprocesses/compiles: CI runs it
 def test_large_scale_reaches_logits_beyond_float64_resolution_of_alpha0():
     task = sp.TriggerTask(p=1, T=2)
     model = find(sps.models(task, kind="softmax", scale=[500.0]),
@@ -205,6 +206,7 @@ def test_near_solutions_take_a_strategy_of_tasks(model):
     assert model.kind == "relu" and sp.evaluate(model).max_error < 0.5
 
 
+@pytest.mark.slow  # 2-7 s of subprocesses/compiles: CI runs it
 def test_a_strategy_of_tasks_shrinks_with_the_task():
     model = find(sps.models(sps.tasks()), lambda m: m.task.T >= 2)
     assert (model.task.p, model.task.T) == (1, 2)

@@ -238,6 +238,7 @@ def _interrupt_a_sweep(tmp_path, executor):
     return len(done)
 
 
+@pytest.mark.slow  # 2-7 s of subprocesses/compiles: CI runs it
 def test_sigint_stops_a_sweep_on_worker_processes_keeping_every_finished_job(tmp_path):
     assert _interrupt_a_sweep(tmp_path, "processes") < 12
 
