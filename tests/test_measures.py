@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,7 +72,7 @@ def check_against_loop(model, sequences=None):
     return ev
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(st.data())
 def test_family_evaluation_matches_the_loop(data):
     task = data.draw(small_tasks())
@@ -79,7 +80,7 @@ def test_family_evaluation_matches_the_loop(data):
     check_against_loop(model)
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(st.data())
 def test_explicit_sequences_match_the_loop(data):
     task = data.draw(small_tasks())
