@@ -140,6 +140,7 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys):
     assert err.count("\n") == 1 and "--seeds" in err
 
 
+@pytest.mark.slow  # a second or more of training/compiles: CI runs it
 def test_parallel_jobs_give_identical_runs(smoke):
     result, _ = smoke
     cfg = SMOKE.replace(kinds=("softmax",), heads=(2,))

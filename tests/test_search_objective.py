@@ -174,7 +174,8 @@ REFERENCE = [
 ]
 
 
-@pytest.mark.parametrize("row", range(len(REFERENCE)))
+@pytest.mark.parametrize("row", [pytest.param(r, marks=() if r == 0 else pytest.mark.slow)
+                                 for r in range(len(REFERENCE))])  # row 0 locally, all in CI
 def test_value_and_gradient_match_the_former_implementation(row):
     kind, loss, opts, H, learned, where, value, derivative = REFERENCE[row]
     task = sp.TriggerTask(p=2, T=3)

@@ -249,6 +249,7 @@ def test_a_sink_logit_claim_is_refuted_by_a_checker_verified_witness(tmp_path):
     assert "map_params" in statement["model"]
 
 
+@pytest.mark.slow  # a second or more of training/compiles: CI runs it
 def test_training_learns_the_sink_logit():
     from sinkproof.experiment.config import ExperimentConfig
     from sinkproof.experiment.train import train
@@ -296,6 +297,7 @@ def test_null_figures_follow_the_properties():
     assert null[0, 0] == pytest.approx(1 / 6)
 
 
+@pytest.mark.slow  # a second or more of training/compiles: CI runs it
 def test_the_trained_table_has_a_row_per_setting_map_and_heads():
     from sinkproof.variants.trained import render_trained, train_variants
 
