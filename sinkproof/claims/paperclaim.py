@@ -32,17 +32,16 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from .._validate import as_int, as_real, choice
+from .._validate import as_int, choice
 from ..exact_numbers import bos_mass, error_level, exact, show
 from ..tasks.paper import PaperTask
 from .fields import no_unknown, section
+from .options import CheckOptions
 
 MODEL_KINDS = ("softmax", "relu_length")
 VALUES = ("learned", "fixed")
 QUANTIFIERS = ("every", "some")
 SECTIONS = ("task", "model", "hypothesis", "conclusion", "check")
-MAX_WORK = 300_000
-"""Default limit on the prefixes a paper claim's exact routes enumerate."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +135,7 @@ class PaperConclusion:
 
 
 @dataclass(frozen=True)
-class PaperCheckOptions:
+class PaperCheckOptions(CheckOptions):
     """How hard to look: search ``restarts``, ``seed``, ``budget`` (seconds: no restart and
     no chunk of 100 steps starts after it, so one compile or chunk may overrun it),
     ``steps`` of gradient descent per restart, ``samples`` (seeded sequences when content is
@@ -144,27 +143,13 @@ class PaperCheckOptions:
     ``max_work`` (the most prefixes an exact route enumerates)."""
 
     restarts: int = 4
-    seed: int = 0
-    budget: float = 30.0
     steps: int = 1500
     samples: int = 256
-    certificate: str | None = None
-    witness: str | None = None
-    max_work: int = 0
 
     def __post_init__(self) -> None:
-        as_int("check.restarts", self.restarts, minimum=1)
-        as_int("check.seed", self.seed, minimum=0)
+        super().__post_init__()
         as_int("check.steps", self.steps, minimum=1)
         as_int("check.samples", self.samples, minimum=1)
-        as_int("check.max_work", self.max_work, minimum=0)
-        if self.max_work == 0:
-            object.__setattr__(self, "max_work", MAX_WORK)
-        as_real("check.budget", self.budget, minimum=0.0, strict=True)
-        for name in ("certificate", "witness"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, str):
-                raise TypeError(f"check.{name} must be a file path")
 
 
 @dataclass(frozen=True)

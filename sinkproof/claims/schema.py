@@ -26,12 +26,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from .._validate import as_int, as_real, choice
+from .._validate import choice
 from ..exact_numbers import bos_mass, error_level, exact, load_json, load_toml, show
 from ..modelclass import ModelClass
 from ..task import TRIG, TriggerTask
 from ..tasks.protocol import require_setting
 from .fields import no_unknown, section
+from .options import CheckOptions
 from .paperclaim import PaperClaim, is_paper_claim_data, paper_claim_from_dict
 from .positions import PositionSet, parse_sequence
 
@@ -41,10 +42,6 @@ FAMILIES: dict[str, str] = {
     "pairs": "X^c_m and T^c_m = (BOS, c^m, TRIG) for every c and m < T (Theorem 2's sequences)",
 }
 QUANTIFIERS = ("every", "some")
-MAX_WORK = 300_000
-"""Default limit on the prefixes a claim check enumerates (positions, family prefixes
-evaluated in high precision, sink-map targets); ``sinkproof check --max-work N`` or
-``[check] max_work`` raises it.  The theorem route by situations needs no enumeration."""
 SECTIONS = ("task", "model", "hypothesis", "conclusion", "check")
 
 
@@ -136,33 +133,6 @@ class Conclusion:
         quant = "at " + ("" if self.positions == "every" else "some position among ") + where
         heads = "in some head" if self.heads == "some" else "in every head"
         return f"{what} {heads}, {quant}"
-
-
-@dataclass(frozen=True)
-class CheckOptions:
-    """How hard to look: search restarts, seed, budget (seconds), a certificate to use,
-    where to write a witness (default: next to the claim file), and ``max_work``: the
-    most prefixes a route may enumerate before the check refuses to start it
-    (:data:`MAX_WORK`)."""
-
-    restarts: int = 8
-    seed: int = 0
-    budget: float = 30.0
-    certificate: str | None = None
-    witness: str | None = None
-    max_work: int = 0
-
-    def __post_init__(self) -> None:
-        as_int("check.restarts", self.restarts, minimum=1)
-        as_int("check.seed", self.seed, minimum=0)
-        as_int("check.max_work", self.max_work, minimum=0)
-        if self.max_work == 0:
-            object.__setattr__(self, "max_work", MAX_WORK)
-        as_real("check.budget", self.budget, minimum=0.0, strict=True)
-        for name in ("certificate", "witness"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, str):
-                raise TypeError(f"check.{name} must be a file path")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import argparse
 import contextlib
 from pathlib import Path
 
-from ..claims.schema import MAX_WORK
+from ..claims.options import MAX_WORK
 from ..cli_common import (
     STDIO,
     add_json_option,

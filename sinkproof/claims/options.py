@@ -1,0 +1,39 @@
+"""How hard a claim check looks: the ``[check]`` section shared by both settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._validate import as_int, as_real
+
+MAX_WORK = 300_000
+"""Default limit on the prefixes a claim check enumerates (positions, family prefixes
+evaluated in high precision, sink-map targets); ``sinkproof check --max-work N`` or
+``[check] max_work`` raises it.  The theorem route by situations needs no enumeration."""
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """How hard to look: search restarts, seed, budget (seconds), a certificate to use,
+    where to write a witness (default: next to the claim file), and ``max_work``: the
+    most prefixes a route may enumerate before the check refuses to start it
+    (:data:`MAX_WORK`)."""
+
+    restarts: int = 8
+    seed: int = 0
+    budget: float = 30.0
+    certificate: str | None = None
+    witness: str | None = None
+    max_work: int = 0
+
+    def __post_init__(self) -> None:
+        as_int("check.restarts", self.restarts, minimum=1)
+        as_int("check.seed", self.seed, minimum=0)
+        as_int("check.max_work", self.max_work, minimum=0)
+        if self.max_work == 0:
+            object.__setattr__(self, "max_work", MAX_WORK)
+        as_real("check.budget", self.budget, minimum=0.0, strict=True)
+        for name in ("certificate", "witness"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"check.{name} must be a file path")
