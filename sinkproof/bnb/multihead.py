@@ -18,17 +18,17 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 from .. import checker
-from ..convex.certfile import envelope, save_json
+from ..convex.certfile import envelope
 from ..exact_numbers import bos_mass, error_level
 from ..tables import Tabular
 from ..task import TRIG, TriggerTask
 from .dual import _fmt
 from .heads import HeadsProgram, Lemma, instance_dict
 from .relaxation import family_prefixes, prefix_classes
+from .result import CertifiedResult
 
 KIND = "bnb-heads"
 LEARNED_NOTE = ("with learned values the other heads' value maps are free, so their outputs "
@@ -46,7 +46,7 @@ class HeadsOutcome:
 
 
 @dataclass
-class HeadsResult(Tabular):
+class HeadsResult(CertifiedResult, Tabular):
     """Outcome of :func:`prove_heads`.
 
     ``status``: ``"proved"`` (every target, or one with ``some``, certified at ``>=
@@ -84,18 +84,6 @@ class HeadsResult(Tabular):
         and the step of the chain that gave it."""
         return [dict(target=list(t.target), certified=t.certified, step=t.step)
                 for t in self.targets]
-
-    def save(self, path: str | Path) -> Path:
-        """Write the certificate (only when there is one)."""
-        if self.certificate is None:
-            raise ValueError("no certificate: some target was not certified")
-        return save_json(self.certificate, path)
-
-    def verify(self) -> Any:
-        """Re-check the certificate with the trusted checker; returns its ``Verdict``."""
-        if self.certificate is None:
-            raise ValueError("no certificate: some target was not certified")
-        return checker.verify(self.certificate)
 
     def __repr__(self) -> str:
         bound = "none" if self.bound is None else f"{float(self.bound):.6g}"

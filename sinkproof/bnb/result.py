@@ -53,8 +53,27 @@ class TargetOutcome:
                 "above": self.node_json(node.children[1])}
 
 
+class CertifiedResult:
+    """A result that may carry a certificate (``self.certificate``, ``None`` when some target
+    was not certified): writing it and re-checking it with the trusted checker."""
+
+    certificate: dict[str, Any] | None
+
+    def save(self, path: str | Path) -> Path:
+        """Write the certificate (only when there is one)."""
+        if self.certificate is None:
+            raise ValueError("no certificate: some target was not certified")
+        return save_json(self.certificate, path)
+
+    def verify(self) -> Any:
+        """Re-check the certificate with the trusted checker; returns its ``Verdict``."""
+        if self.certificate is None:
+            raise ValueError("no certificate: some target was not certified")
+        return checker.verify(self.certificate)
+
+
 @dataclass
-class BnbResult(Tabular):
+class BnbResult(CertifiedResult, Tabular):
     """Outcome of the engine on a set of targets.
 
     ``status``: ``"proved"`` (every target certified at ``>= min_bos_mass``, certificate
@@ -93,18 +112,6 @@ class BnbResult(Tabular):
     def interrupted(self) -> bool:
         """Whether Ctrl-C stopped a tree."""
         return any(t.tree.status == "interrupted" for t in self.targets)
-
-    def save(self, path: str | Path) -> Path:
-        """Write the certificate (only when there is one)."""
-        if self.certificate is None:
-            raise ValueError("no certificate: some target was not certified")
-        return save_json(self.certificate, path)
-
-    def verify(self) -> Any:
-        """Re-check the certificate with the trusted checker; returns its ``Verdict``."""
-        if self.certificate is None:
-            raise ValueError("no certificate: some target was not certified")
-        return checker.verify(self.certificate)
 
     def __repr__(self) -> str:
         bound = "none" if self.bound is None else f"{float(self.bound):.6g}"
