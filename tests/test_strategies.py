@@ -211,7 +211,8 @@ def test_a_strategy_of_tasks_shrinks_with_the_task():
     model = find(sps.models(sps.tasks()), lambda m: m.task.T >= 2)
     assert (model.task.p, model.task.T) == (1, 2)
     task, seq = find(sps.sequences(sps.tasks()), lambda ts: len(ts[1]) >= 2)
-    assert (task.p, task.T, seq) == (1, 2, (0, 0))
+    # the task shrinks with the sequence; which two tokens it keeps is Hypothesis's choice
+    assert (task.p, task.T, len(seq)) == (1, 2, 2) and seq in set(task.sequences(2))
 
 
 @FAST

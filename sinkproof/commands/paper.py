@@ -110,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
                          f"({'stopped' if r.stopped else 'step limit'}), test max abs error "
                          f"{r.max_abs_error:.4g}, sinking heads per layer "
                          f"{r.sinks_per_layer}, {r.wall_s:.1f} s")
-            print(lines[-1], file=sys.stderr)
+            if not quiet:  # with the JSON on stdout, nothing else is printed
+                print(lines[-1], file=sys.stderr)
             runs.append(r)
     except KeyboardInterrupt:
         print(f"paper interrupted: {len(runs)} of {len(planned)} runs finished; nothing "
