@@ -1,8 +1,10 @@
-"""How hard a claim check looks: the ``[check]`` section shared by both settings."""
+"""What claims of both settings share: the ``[check]`` section (how hard a check looks) and
+the methods that only read a claim's parts."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any, Self
 
 from .._validate import as_int, as_real
 
@@ -37,3 +39,24 @@ class CheckOptions:
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"check.{name} must be a file path")
+
+
+class ClaimParts:
+    """Methods of a claim dataclass with fields ``task``, ``model_class``, ``hypothesis``
+    (with ``max_error``, exact), ``conclusion`` and ``options``."""
+
+    @property
+    def max_error(self) -> float:
+        """ε as the nearest float, for the search and for display; decisions use
+        ``hypothesis.max_error`` (exact)."""
+        return float(self.hypothesis.max_error)  # type: ignore[attr-defined]
+
+    def with_options(self, **changes: Any) -> Self:
+        """A copy with some check options changed (budget, seed, restarts, ...)."""
+        return replace(self, options=replace(self.options, **changes))  # type: ignore
+
+    def statement(self) -> str:
+        """The claim in one sentence."""
+        return (f"every {self.model_class} model with "  # type: ignore[attr-defined]
+                f"{self.hypothesis.describe()} has "  # type: ignore[attr-defined]
+                f"{self.conclusion.describe()} ({self.task!r})")  # type: ignore[attr-defined]

@@ -27,7 +27,7 @@ proved (by a bound that holds for every content) or left open.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -36,7 +36,7 @@ from .._validate import as_int, choice
 from ..exact_numbers import bos_mass, error_level, exact, show
 from ..tasks.paper import PaperTask
 from .fields import no_unknown, section
-from .options import CheckOptions
+from .options import CheckOptions, ClaimParts
 
 MODEL_KINDS = ("softmax", "relu_length")
 VALUES = ("learned", "fixed")
@@ -153,7 +153,7 @@ class PaperCheckOptions(CheckOptions):
 
 
 @dataclass(frozen=True)
-class PaperClaim:
+class PaperClaim(ClaimParts):
     """A statement about every accurate model of a paper class; see the module docstring.
     The task carries residual targets exactly when the class has several layers."""
 
@@ -177,21 +177,9 @@ class PaperClaim:
             object.__setattr__(self, "task", self.task.replace(residual=self.model_class.residual))
 
     @property
-    def max_error(self) -> float:
-        """ε as the nearest float (display and search); decisions use the exact one."""
-        return float(self.hypothesis.max_error)
-
-    @property
     def exhaustive(self) -> bool:
         """Whether the family is finite (exact decisions) or continuous (sampled)."""
         return self.task.finite
-
-    def with_options(self, **changes: Any) -> PaperClaim:
-        return replace(self, options=replace(self.options, **changes))
-
-    def statement(self) -> str:
-        return (f"every {self.model_class} model with {self.hypothesis.describe()} has "
-                f"{self.conclusion.describe()} ({self.task!r})")
 
     def to_dict(self) -> dict[str, Any]:
         con = self.conclusion

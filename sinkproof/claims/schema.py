@@ -20,7 +20,7 @@ section is a one-line ``ValueError``/``TypeError``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -32,7 +32,7 @@ from ..modelclass import ModelClass
 from ..task import TRIG, TriggerTask
 from ..tasks.protocol import require_setting
 from .fields import no_unknown, section
-from .options import CheckOptions
+from .options import CheckOptions, ClaimParts
 from .paperclaim import PaperClaim, is_paper_claim_data, paper_claim_from_dict
 from .positions import PositionSet, parse_sequence
 
@@ -136,7 +136,7 @@ class Conclusion:
 
 
 @dataclass(frozen=True)
-class Claim:
+class Claim(ClaimParts):
     """A statement about every accurate model of a class; see the module docstring."""
 
     task: TriggerTask
@@ -158,21 +158,6 @@ class Claim:
         self.conclusion.at.check_task(self.task)
         for seq in self.hypothesis.sequences:
             self.task.encode(seq)
-
-    @property
-    def max_error(self) -> float:
-        """ε as the nearest float, for the search and for display; decisions use
-        ``hypothesis.max_error`` (exact)."""
-        return float(self.hypothesis.max_error)
-
-    def with_options(self, **changes: Any) -> Claim:
-        """A copy with some check options changed (budget, seed, restarts, ...)."""
-        return replace(self, options=replace(self.options, **changes))
-
-    def statement(self) -> str:
-        """The claim in one sentence."""
-        return (f"every {self.model_class} model with {self.hypothesis.describe()} has "
-                f"{self.conclusion.describe()} ({self.task!r})")
 
     def to_dict(self) -> dict[str, Any]:
         """The claim as data (the inverse of :func:`claim_from_dict`)."""
