@@ -40,7 +40,7 @@ def test_paper_claim_loads_and_sets_residual_from_layers():
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"model": {"kind": "relu"}}, "model.kind"),
+    ({"model": {"kind": "linear"}}, "model.kind"),
     ({"model": {"values": "fixed", "heads": 2}}, "fixed"),
     ({"model": {"mlp": True}}, "unknown field"),
     ({"conclusion": {"at": "trigger"}}, "conclusion.at"),

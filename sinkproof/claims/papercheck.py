@@ -2,7 +2,8 @@
 
 Routes, in order:
 
-1. **Theorem** (fixed values, one softmax head): every non-BOS value has trigger + bias
+1. **Theorem** (fixed values, one head of a map on the simplex: softmax, sparsemax,
+   entmax-1.5; the argument needs only ``Σ_k α_tk = 1``): every non-BOS value has trigger + bias
    coordinates summing to 1, so the values of any token set lie at distance
    ``>= 1/√2`` from 0 and an error ``<= ε`` at a non-trigger position (target 0) forces
    ``α_t0 >= 1 - √2 ε``, for every content, continuous included.  Decided exactly:
@@ -34,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from .. import checker
+from ..attention import MAPS
 from ..checker.paperwitness import n_prefixes
 from ..checker.schema import format_rational
 from ..constructions import paper_pair_solution, paper_relu_weights
@@ -75,8 +77,11 @@ def check_paper(claim: PaperClaim, *, certificate: str | Path | None = None,
 
 # ---------------------------------------------------------------- proofs
 def _fixed_softmax(claim: PaperClaim) -> bool:
+    """One fixed-value head of a map on the simplex (softmax, sparsemax, entmax-1.5): the
+    hull argument needs only ``Σ_k α_tk = 1``."""
     mc = claim.model_class
-    return (mc.kind, mc.heads, mc.layers, mc.values) == ("softmax", 1, 1, "fixed")
+    return (MAPS[mc.kind].properties.on_simplex
+            and (mc.heads, mc.layers, mc.values) == (1, 1, "fixed"))
 
 
 def theorem_bound(eps: Fraction) -> float:
@@ -86,8 +91,8 @@ def theorem_bound(eps: Fraction) -> float:
 
 def _by_theorem(claim: PaperClaim, reasons: list[str]) -> Proved | None:
     if not _fixed_softmax(claim):
-        reasons.append(f"theorem: the fixed-value bound 1 - √2 ε covers one softmax head with "
-                       f"W_O W_V = I - e_0 e_0^T, not {claim.model_class}")
+        reasons.append(f"theorem: the fixed-value bound 1 - √2 ε covers one head on the "
+                       f"simplex with W_O W_V = I - e_0 e_0^T, not {claim.model_class}")
         return None
     eps, b = claim.hypothesis.max_error, claim.conclusion.min_bos_mass
     if 1 - b >= 0 and (1 - b) ** 2 >= 2 * eps**2:
@@ -107,7 +112,7 @@ def _by_certificate(claim: PaperClaim, given: str | Path | None, out: str | Path
     name = given if given is not None else claim.options.certificate
     if name is None and not (_fixed_softmax(claim) and claim.task.finite):
         why = ("continuous content has no finite family" if _fixed_softmax(claim)
-               else f"it covers one fixed-value softmax head, not {claim.model_class}")
+               else f"it covers one fixed-value head on the simplex, not {claim.model_class}")
         reasons.append(f"certificate: none given, and the paper-hull certificate does not "
                        f"apply ({why})")
         return None
