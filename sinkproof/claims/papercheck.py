@@ -15,7 +15,8 @@ Routes, in order:
 3. **Engine**: the branch-and-bound engine covers one softmax head of our own task; it has
    no adapter to the paper's whole-vector targets, and says so.
 4. **Refutation** (finite content only): the constructions (length-normalised ReLU; two
-   softmax heads that cancel at every non-trigger row), then a gradient search
+   softmax heads that cancel at every non-trigger row; one sink-logit, softmax1 or gated
+   head whose null slot takes the mass), then a gradient search
    (:func:`sinkproof.search.paper.paper_search`); a found model is written as a
    ``paper-witness`` file, verified by the trusted checker, and refutes the claim only by
    its verified statement.  With continuous content a model is evaluated on seeded
@@ -38,7 +39,7 @@ from .. import checker
 from ..attention import MAPS
 from ..checker.paperwitness import n_prefixes
 from ..checker.schema import format_rational
-from ..constructions import paper_pair_solution, paper_relu_weights
+from ..constructions import paper_pair_solution, paper_relu_weights, paper_variant_solution
 from ..convex.paperfamily import paper_family_certificate
 from ..errors import CertificateError, check_work
 from ..search.paper import paper_search
@@ -46,8 +47,10 @@ from ..stack import StackModel, paper_model
 from ..stackeval import evaluate_stack
 from .outcome import Open, Outcome, Proved, Refuted
 from .paperclaim import PaperClaim
-from .paperwitness import model_from_params, write_witness
+from .paperwitness import family_bos, model_from_params, write_witness
 
+SLOT_LEVELS = (8, 16, 32, 64)
+"""Levels tried for a virtual-slot or gated head: the first whose error is ``<= ε/2``."""
 ADVERSARIAL_STARTS = 4
 """Starts of the adversarial content search when content is continuous."""
 
@@ -174,6 +177,12 @@ def constructions(claim: PaperClaim) -> list[tuple[str, StackModel]]:
     if mc.heads >= 2:
         return [("two softmax heads cancelling off the trigger",
                  paper_pair_solution(task, claim.max_error, mc.layers, mc.heads))]
+    if (mc.layers, mc.heads) == (1, 1) and MAPS[mc.kind].properties.null_slot:
+        for level in SLOT_LEVELS:  # the slot (or the gate) takes the sink's mass
+            model = paper_variant_solution(task, mc.kind, level)
+            if not task.finite or family_bos(model)[0] <= float(claim.max_error) / 2:
+                return [(f"one {mc.kind} head whose null slot takes the mass (L={level})",
+                         model)]
     return []
 
 

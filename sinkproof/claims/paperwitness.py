@@ -198,8 +198,9 @@ def refuting(claim: PaperClaim, verdict: Verdict) -> str | None:
     if eps_w > claim.hypothesis.max_error or not m_w < b:
         return None
     where, con = st["where"], claim.conclusion
+    what = "BOS share" if st.get("bos_measure") == "share" else "BOS weight"
     if where == "nontrigger":
-        return (f"error <= {st['max_error']} and BOS weight <= {st['max_bos_mass']} < "
+        return (f"error <= {st['max_error']} and {what} <= {st['max_bos_mass']} < "
                 f"{format_rational(b)} in every head at every non-trigger position")
     if con.positions == "some":
         return None
@@ -207,7 +208,7 @@ def refuting(claim: PaperClaim, verdict: Verdict) -> str | None:
     if con.heads == "some" and item["heads"] != "every":
         return None
     heads = "every head" if item["heads"] == "every" else f"head [layer, head] = {item['heads'][0]}"
-    return (f"error <= {st['max_error']} and BOS weight <= {st['max_bos_mass']} < "
+    return (f"error <= {st['max_error']} and {what} <= {st['max_bos_mass']} < "
             f"{format_rational(b)} in {heads} at the last position of prefix {item['prefix']}")
 
 
