@@ -30,7 +30,13 @@ from typing import Any
 from mpmath import iv
 
 from ..errors import CertificateError
-from .maps import RATIONAL_MAPS, exact_entmax15_weights, exact_weights, interval_weights
+from .maps import (
+    MAP_PARAMETERS,
+    RATIONAL_MAPS,
+    exact_entmax15_weights,
+    exact_weights,
+    interval_weights,
+)
 
 Row = list[Any]
 """A row of Fractions (exact) or of mpmath intervals."""
@@ -96,6 +102,19 @@ class HeadParams:
     params: list[Fraction]
     gate_w: list[Fraction] | None = None
     gate_c: Fraction = Fraction(0)
+
+
+def head_extras(data: dict[str, Any], kind: str) -> tuple[tuple[str, ...], bool]:
+    """The parameter names and whether a gate is expected for a head of map ``kind``;
+    a :class:`~sinkproof.errors.CertificateError` when ``data`` holds ``map_params`` for a
+    map without parameters, or a gate for an ungated map."""
+    names = MAP_PARAMETERS.get(kind, ())
+    if not names and "map_params" in data:
+        raise CertificateError(f"data.map_params: the {kind} map has no parameters")
+    gated = kind == "gated_softmax"
+    if not gated and ("gate_w" in data or "gate_c" in data):
+        raise CertificateError(f"data.gate_w/gate_c: the {kind} map has no gate")
+    return names, gated
 
 
 # ---------------------------------------------------------------- weights
@@ -205,5 +224,6 @@ def head_output(kind: str, head: HeadParams, query: Row, keys: list[Row], values
     return HeadOutput(out, w[0], share, slot)
 
 
-__all__ = ["HeadOutput", "HeadParams", "Row", "as_iv", "dot", "head_output", "is_exact",
+__all__ = ["HeadOutput", "HeadParams", "Row", "as_iv", "dot", "head_extras", "head_output",
+           "is_exact",
            "ivpair", "ivq", "lower", "matvec", "upper"]

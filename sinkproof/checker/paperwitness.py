@@ -48,12 +48,13 @@ from mpmath import iv
 from ..errors import CertificateError
 from .exact import show
 from .limits import require
-from .maps import MAP_NAMES, MAP_PARAMETERS
+from .maps import MAP_NAMES
 from .paperheads import (
     HeadOutput,
     HeadParams,
     Row,
     as_iv,
+    head_extras,
     head_output,
     is_exact,
     ivq,
@@ -246,15 +247,9 @@ def _read_extras(data: dict[str, Any], kind: str, layers: int, heads: int, n: in
     """``map_params`` ``[layers][heads][P]`` (exactly for the maps with parameters), and
     ``gate_w`` ``[layers][heads][n]``, ``gate_c`` ``[layers][heads]`` (exactly for a gated
     map)."""
-    names = MAP_PARAMETERS.get(kind, ())
-    params = None
-    if names:
-        params = _weights(data, "map_params", (layers, heads, len(names)))
-    elif "map_params" in data:
-        raise CertificateError(f"data.map_params: the {kind} map has no parameters")
-    if kind != "gated_softmax":
-        if "gate_w" in data or "gate_c" in data:
-            raise CertificateError(f"data.gate_w/gate_c: the {kind} map has no gate")
+    names, gated = head_extras(data, kind)
+    params = _weights(data, "map_params", (layers, heads, len(names))) if names else None
+    if not gated:
         return params, None, None
     return params, _weights(data, "gate_w", (layers, heads, n)), \
         _gate_bias(data, layers, heads)

@@ -33,9 +33,11 @@ from mpmath import iv
 from ..attention import MAPS
 from ..checker import paperwitness
 from ..checker.schema import format_rational
-from ..constructions import PAPER_VARIANT_LEVEL, paper_variant_head
+from ..constructions import PAPER_VARIANT_LEVEL, paper_variant_head, paper_variant_solution
 from ..convex.certfile import envelope
 from ..tasks.paper import PaperTask
+from .constructions import Construction
+from .verify import ErrorBound
 
 __all__ = ["DEFAULT_PAPER_LEVEL", "POSITION_FREE", "PRICE_MAPS", "PaperCheck", "PaperConstruction",
            "default_paper_task", "paper_construction", "paper_norm_lower_bound",
@@ -55,25 +57,14 @@ def default_paper_task(quick: bool = False) -> PaperTask:
 
 
 @dataclass(frozen=True)
-class PaperConstruction:
-    """One fixed-value head of map ``kind`` on the paper's task: exact ``A`` ``(n, n)``, map
-    parameters, and for a gated map the gate ``(w, c)``; ``level`` is its ``L``."""
+class PaperConstruction(Construction):
+    """One fixed-value head of map ``kind`` on the paper's task (``task`` a
+    :class:`~sinkproof.tasks.PaperTask`): exact ``A`` ``(n, n)``, map parameters, and for
+    a gated map the gate ``(w, c)``; ``level`` is its ``L``; ``norm`` as in our setting."""
 
-    task: PaperTask
-    kind: str
-    level: Fraction
-    A: tuple[tuple[Fraction, ...], ...]
-    params: tuple[Fraction, ...] = ()
-    gate_w: tuple[Fraction, ...] | None = None
-    gate_c: Fraction = Fraction(0)
-
-    @property
-    def norm(self) -> float:
-        """``||A||_2`` (``max(||A||_2, ||w||_2)`` for a gated head), rounded up."""
-        a = _spectral_norm_upper(self.A)
-        if self.gate_w is not None:
-            a = max(a, math.sqrt(float(sum((x * x for x in self.gate_w), Fraction(0)))))
-        return a
+    def model(self) -> Any:
+        """The head as a paper stack (``W_Q = A^T``, ``W_K = I``, fixed values)."""
+        return paper_variant_solution(self.task, self.kind, self.level)
 
     def weights(self) -> dict[str, Any]:
         """``W_Q, W_K, W_V, W_O`` (one layer, one head) as exact nested lists."""
@@ -111,16 +102,6 @@ class PaperConstruction:
         return envelope(paperwitness.KIND, instance, claim, data)
 
 
-def _spectral_norm_upper(A: tuple[tuple[Fraction, ...], ...]) -> float:
-    """An upper bound on ``||A||_2``: the square root of the largest absolute row sum of
-    ``A^T A`` (``||A||_2^2 = λ_max(A^T A) <= ||A^T A||_∞``), rounded up."""
-    n = len(A)
-    G = [[sum((A[r][i] * A[r][k] for r in range(n)), Fraction(0)) for k in range(n)]
-         for i in range(n)]
-    top = max(sum((abs(x) for x in row), Fraction(0)) for row in G)
-    return math.nextafter(math.sqrt(float(top)), math.inf) if top else 0.0
-
-
 def paper_construction(task: PaperTask, kind: str, L: Any = None) -> PaperConstruction:
     """The paper-setting head of map ``kind`` at level ``L`` (module docstring;
     :func:`sinkproof.constructions.paper_variant_head`)."""
@@ -136,7 +117,7 @@ def paper_construction(task: PaperTask, kind: str, L: Any = None) -> PaperConstr
 
 
 @dataclass(frozen=True)
-class PaperCheck:
+class PaperCheck(ErrorBound):
     """What the trusted checker measured on a construction over the whole family:
     upper bounds on the error², the BOS weight and the BOS share at non-trigger
     positions; ``exact``: the error² is the exact value (rational outputs)."""
@@ -148,15 +129,6 @@ class PaperCheck:
     error_sq_hi: Fraction
     bos_hi: Fraction
     share_hi: Fraction
-
-    @property
-    def error_hi(self) -> float:
-        return math.nextafter(math.sqrt(float(self.error_sq_hi)), math.inf) \
-            if self.error_sq_hi else 0.0
-
-    @property
-    def zero_error(self) -> bool:
-        return self.exact and self.error_sq_hi == 0
 
 
 def verify_paper_construction(con: PaperConstruction) -> PaperCheck:

@@ -43,7 +43,7 @@ from .paper import (
     verify_paper_construction,
 )
 from .questions import QUESTIONS
-from .table import AWAY, CERT_EPS, PRICE_EPS, Cell, VariantsTable
+from .table import AWAY, CERT_EPS, Cell, VariantsTable, price_cell
 
 __all__ = ["build_paper_table", "paper_cell"]
 
@@ -182,28 +182,14 @@ def _norm_cell(task: PaperTask, name: str, checks: list[PaperCheck], exact: Cell
         return Cell("yes", "theorem", f"for every eps < {position_free_error_bound(task)} no "
                     f"fixed-value {name} head of any norm reaches error eps (see "
                     "exact_solution_at_finite_norm): the norm needed is infinite", cmd)
-    if exact.answer == "yes":
-        c = exact.evidence[0]
-        norm = paper_construction(task, name, c.level).norm
-        return Cell("no", "construction", f"zero error at fixed norm <= {norm:.4g} (L="
-                    f"{c.level}): every eps is reached at that norm", cmd, (c,))
-    if name in PRICE_MAPS:
-        bounds = [paper_norm_lower_bound(task, name, e) for e in PRICE_EPS]
-        if all(b is not None for b in bounds) and all(a < b for a, b in zip(bounds, bounds[1:])):
-            con = checks[-1]
-            norm = paper_construction(task, name, con.level).norm
-            lows = ", ".join(f"eps=1e{-len(str(e.denominator)) + 1}: >= {b:.4g}"
-                             for e, b in zip(PRICE_EPS, bounds))
-            lb = paper_norm_lower_bound(task, name, con.error_hi)
-            there = "vacuous" if lb is None else f"{lb:.4g}"
-            return Cell("yes", "theorem",
-                        f"(BOS, a) at 1 and (BOS, a, T) at 2 share logits: "
-                        f"{paper_norm_price_formula(name)}, l(x) = log((1-x)/x), m(e) = "
-                        f"log((1-2e)/(4e)), e' = eps/|a|, growing like 2 log(1/eps); {lows}; "
-                        f"sandwich: the L={con.level} construction has error <= "
-                        f"{_fmt(con.error_hi)} at norm <= {norm:.4g} (bound there {there})",
-                        cmd, (tuple(zip(PRICE_EPS, bounds)), con))
-    return Cell("open", "none", "no certified norm lower bound for this map", cmd)
+    priced = name in PRICE_MAPS
+    cell_ = price_cell(cmd, exact, checks, lambda L: paper_construction(task, name, L).norm,
+                       (lambda e: paper_norm_lower_bound(task, name, e)) if priced else None,
+                       f"(BOS, a) at 1 and (BOS, a, T) at 2 share logits: "
+                       f"{paper_norm_price_formula(name)}, l(x) = log((1-x)/x), m(e) = "
+                       "log((1-2e)/(4e)), e' = eps/|a|, growing like 2 log(1/eps)"
+                       if priced else "")
+    return cell_ or Cell("open", "none", "no certified norm lower bound for this map", cmd)
 
 
 def _known(name: str, question: str | None = None) -> None:
