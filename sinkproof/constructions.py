@@ -168,6 +168,24 @@ PAPER_VARIANT_LEVEL = {"softmax": 8, "sink_logit": 8, "softmax1": 8, "sparsemax"
 works); ``relu`` and ``sigmoid`` have no head (their weights see no position)."""
 
 
+POSITION_FREE = ("relu", "sigmoid")
+"""Maps whose weight of a key is a function of the query and key tokens alone (in the
+paper's setting, with no positional features, they cannot average prefixes)."""
+
+
+def position_free_error_bound(task: PaperTask) -> Fraction:
+    """``(1/2 - 1/(L-1)) / 2``: every fixed-value ``relu`` or ``sigmoid`` head has error at
+    least this on the family.  Its weight of a key is a function of the query and key
+    tokens; the trigger row's trigger coordinate is the trigger's weight on itself (no
+    other key has a trigger coordinate), and the same trigger token at ``j = 2`` and at
+    ``j = L - 1`` needs it within ``ε`` of ``1/2`` and of ``1/(L-1)``."""
+    if not isinstance(task, PaperTask):
+        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
+    if task.L < 4:
+        return Fraction(0)
+    return (Fraction(1, 2) - Fraction(1, task.L - 1)) / 2
+
+
 def paper_variant_head(task: PaperTask, kind: str, L: Fraction | int | None = None
                        ) -> dict[str, Any]:
     """One fixed-value head of map ``kind`` on the paper's task, exactly: the score matrix

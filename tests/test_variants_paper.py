@@ -402,3 +402,19 @@ def test_paper_search_learns_the_map_parameters_and_the_gate():
     res = paper_search(TASK, "relu", 1, 1, max_error=0.05, max_bos_mass=0.5, values="fixed",
                        restarts=2, steps=300, budget=60)
     assert res.error >= float(position_free_error_bound(TASK))  # the theorem, by search
+
+
+def test_a_position_free_claim_below_the_floor_holds_vacuously():
+    from sinkproof.claims.papercheck import check_paper
+
+    for kind in POSITION_FREE:
+        out = check_paper(_claim(kind), search=False)  # ε = 0.01 < 1/12 at L = 4
+        assert out.status == "proved" and "vacuous" in out.by
+    from sinkproof.claims.paperclaim import paper_claim_from_dict
+
+    loose = paper_claim_from_dict({
+        "task": {"setting": "paper", "n": 4, "L": 4, "content": [[-1.0], [1.0]]},
+        "model": {"kind": "relu", "values": "fixed"}, "hypothesis": {"max_error": 0.1},
+        "conclusion": {"min_bos_mass": 0.9}})
+    out = check_paper(loose, search=False)  # 1/12 <= 0.1: not vacuous, nothing proves it
+    assert out.status == "open" and any("not vacuous" in r for r in out.reasons)

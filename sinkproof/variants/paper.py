@@ -33,7 +33,13 @@ from mpmath import iv
 from ..attention import MAPS
 from ..checker import paperwitness
 from ..checker.schema import format_rational
-from ..constructions import PAPER_VARIANT_LEVEL, paper_variant_head, paper_variant_solution
+from ..constructions import (
+    PAPER_VARIANT_LEVEL,
+    POSITION_FREE,
+    paper_variant_head,
+    paper_variant_solution,
+    position_free_error_bound,
+)
 from ..convex.certfile import envelope
 from ..tasks.paper import PaperTask
 from .constructions import Construction
@@ -45,8 +51,6 @@ __all__ = ["DEFAULT_PAPER_LEVEL", "POSITION_FREE", "PRICE_MAPS", "PaperCheck", "
            "position_free_error_bound", "verify_paper_construction"]
 
 DEFAULT_PAPER_LEVEL = PAPER_VARIANT_LEVEL
-POSITION_FREE = ("relu", "sigmoid")
-"""Maps whose weight of a key is a function of the query and key tokens alone."""
 BOS = 0
 
 
@@ -137,17 +141,6 @@ def verify_paper_construction(con: PaperConstruction) -> PaperCheck:
         con.witness(Fraction(0), Fraction(0), m))) for m in ("weight", "share")]
     return PaperCheck(con.kind, con.level, figs[0].n_prefixes, figs[0].exact,
                       figs[0].error_sq, figs[0].bos, figs[1].bos)
-
-
-def position_free_error_bound(task: PaperTask) -> Fraction:
-    """``(1/2 - 1/(L-1)) / 2``: every fixed-value ``relu`` or ``sigmoid`` head has error at
-    least this on the family.  Its weight of a key is a function of the query and key
-    tokens; the trigger row's trigger coordinate is the trigger's weight on itself (no
-    other key has a trigger coordinate), and the same trigger token at ``j = 2`` and at
-    ``j = L - 1`` needs it within ``ε`` of ``1/2`` and of ``1/(L-1)``."""
-    if task.L < 4:
-        return Fraction(0)
-    return (Fraction(1, 2) - Fraction(1, task.L - 1)) / 2
 
 
 PRICE_MAPS = ("softmax", "sink_logit", "softmax1", "gated_softmax")
