@@ -173,17 +173,30 @@ POSITION_FREE = ("relu", "sigmoid")
 paper's setting, with no positional features, they cannot average prefixes)."""
 
 
-def position_free_error_bound(task: PaperTask) -> Fraction:
-    """``(1/2 - 1/(L-1)) / 2``: every fixed-value ``relu`` or ``sigmoid`` head has error at
-    least this on the family.  Its weight of a key is a function of the query and key
-    tokens; the trigger row's trigger coordinate is the trigger's weight on itself (no
-    other key has a trigger coordinate), and the same trigger token at ``j = 2`` and at
-    ``j = L - 1`` needs it within ``ε`` of ``1/2`` and of ``1/(L-1)``."""
+def position_free_error_bound(task: PaperTask, values: str = "fixed") -> Fraction:
+    """A lower bound on the error of every one-layer ``relu`` or ``sigmoid`` model on the
+    paper's family: their weight of a key is a function of the query and key tokens only.
+
+    ``values = "fixed"`` (one head, ``W_O W_V = I - e_0 e_0^T``): the trigger row's trigger
+    coordinate is the trigger's weight on itself (no other key has a trigger coordinate),
+    which the same trigger token needs within ``ε`` of ``1/2`` at ``j = 2`` and of
+    ``1/(L-1)`` at ``j = L - 1``: ``(1/2 - 1/(L-1))/2``.  ``values = "learned"`` (any heads,
+    any ``W_V, W_O``): with every content token equal to ``a`` the trigger row's output is
+    affine in ``j`` while the target's trigger coordinate is ``1/j``, so the error is at
+    least the best uniform affine approximation error of ``1/j`` on ``j = 2..L-1``: half the
+    largest gap below the chord of ``1/j`` (exact, by alternation at ``2``, the gap's
+    point and ``L-1``); 0 when ``L < 5``."""
     if not isinstance(task, PaperTask):
         raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
-    if task.L < 4:
+    if values not in ("fixed", "learned"):
+        raise ValueError(f"values must be 'fixed' or 'learned', got {values!r}")
+    J = task.L - 1
+    if values == "fixed":
+        return (Fraction(1, 2) - Fraction(1, J)) / 2 if J >= 3 else Fraction(0)
+    if J < 4:
         return Fraction(0)
-    return (Fraction(1, 2) - Fraction(1, task.L - 1)) / 2
+    slope = (Fraction(1, J) - Fraction(1, 2)) / (J - 2)
+    return max(Fraction(1, 2) + slope * (k - 2) - Fraction(1, k) for k in range(2, J + 1)) / 2
 
 
 def paper_variant_head(task: PaperTask, kind: str, L: Fraction | int | None = None

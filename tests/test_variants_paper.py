@@ -402,6 +402,11 @@ def test_paper_search_learns_the_map_parameters_and_the_gate():
     res = paper_search(TASK, "relu", 1, 1, max_error=0.05, max_bos_mass=0.5, values="fixed",
                        restarts=2, steps=300, budget=60)
     assert res.error >= float(position_free_error_bound(TASK))  # the theorem, by search
+    five = default_paper_task()
+    for kind in POSITION_FREE:  # learned values, two heads: the affine floor 1/48 at L = 5
+        res = paper_search(five, kind, 1, 2, max_error=0.01, max_bos_mass=0.5, restarts=2,
+                           steps=600, budget=60)
+        assert res.error >= float(position_free_error_bound(five, "learned"))
 
 
 def test_a_position_free_claim_below_the_floor_holds_vacuously():
@@ -418,3 +423,42 @@ def test_a_position_free_claim_below_the_floor_holds_vacuously():
         "conclusion": {"min_bos_mass": 0.9}})
     out = check_paper(loose, search=False)  # 1/12 <= 0.1: not vacuous, nothing proves it
     assert out.status == "open" and any("not vacuous" in r for r in out.reasons)
+    learned = paper_claim_from_dict({
+        "task": {"setting": "paper", "n": 4, "L": 5, "content": [[-1.0], [1.0]]},
+        "model": {"kind": "sigmoid", "heads": 2}, "hypothesis": {"max_error": 0.02},
+        "conclusion": {"min_bos_mass": 0.9}})
+    out = check_paper(learned, search=False)  # 0.02 < 1/48 with learned values, 2 heads
+    assert out.status == "proved" and "affine" in out.detail
+
+
+def test_the_learned_value_position_free_floor_is_the_affine_minimax_of_1_over_j():
+    from sinkproof.constructions import position_free_error_bound as floor
+
+    for L in (5, 6, 9):
+        task = sp.PaperTask(n=4, L=L, content=[[1.0]])
+        E = floor(task, "learned")
+        js = np.arange(2, L)
+        # the shifted chord attains E exactly; no affine function does better
+        slope = (1 / (L - 1) - 1 / 2) / (L - 3)
+        best = max(abs(1 / j - (0.5 + slope * (j - 2) - float(E))) for j in js)
+        assert best == pytest.approx(float(E), rel=1e-12)
+        rng = np.random.default_rng(L)
+        for c0, c1 in rng.normal(0, 1, (2000, 2)) * [0.5, 0.2]:
+            assert max(abs(1 / j - (c0 + c1 * j)) for j in js) >= float(E) - 1e-12
+    assert floor(sp.PaperTask(n=4, L=4, content=[[1.0]]), "learned") == 0
+
+
+def test_no_learned_one_layer_position_free_model_beats_the_floor():
+    task = default_paper_task()  # L = 5: floor 1/48
+    from sinkproof.constructions import position_free_error_bound as floor
+
+    E = float(floor(task, "learned"))
+    rng = np.random.default_rng(1)
+    n = task.n
+    for kind in POSITION_FREE:
+        for H in (1, 2):
+            for _ in range(10):
+                W = {k: rng.normal(0, 1, (1, H, n, n)) for k in ("W_Q", "W_K", "W_V")}
+                W["W_O"] = rng.normal(0, 1, (1, n, H * n))
+                extra = {"map_params": rng.normal(0, 1, (1, H, 1))} if kind == "sigmoid" else {}
+                assert family_bos(paper_model(task, kind, **W, **extra))[0] >= E - 1e-12

@@ -2,9 +2,11 @@
 
 Routes, in order:
 
-0. **Vacuity** (fixed values, one ``relu`` or ``sigmoid`` head): their weights see no
-   position, so every such head has error ``>= (1/2 - 1/(L-1))/2``; below it the claim
-   holds vacuously.
+0. **Vacuity** (one layer of ``relu`` or ``sigmoid`` heads): their weights see no
+   position, so every such model has error at least
+   :func:`sinkproof.constructions.position_free_error_bound` (``(1/2 - 1/(L-1))/2`` for one
+   fixed-value head; ``1/48`` at ``L = 5`` with learned values and any heads); below it
+   the claim holds vacuously.
 1. **Theorem** (fixed values, one head of a map on the simplex: softmax, sparsemax,
    entmax-1.5; the argument needs only ``Σ_k α_tk = 1``): every non-BOS value has trigger + bias
    coordinates summing to 1, so the values of any token set lie at distance
@@ -109,19 +111,23 @@ def theorem_bound(eps: Fraction) -> float:
 
 def _by_theorem(claim: PaperClaim, reasons: list[str]) -> Proved | None:
     mc, eps = claim.model_class, claim.hypothesis.max_error
-    if mc.kind in POSITION_FREE and (mc.heads, mc.layers, mc.values) == (1, 1, "fixed"):
-        floor = position_free_error_bound(claim.task)
+    if mc.kind in POSITION_FREE and mc.layers == 1:
+        floor = position_free_error_bound(claim.task, mc.values)
         if eps < floor:
-            return Proved(claim, by="no accurate head (position-free weights): vacuous",
+            why = ("the trigger's weight on itself (the trigger row's trigger coordinate) "
+                   f"must be within ε of 1/2 at j = 2 and of 1/{claim.task.L - 1} at j = "
+                   f"{claim.task.L - 1}" if mc.values == "fixed" else
+                   "with every content token equal the trigger row's output is affine in "
+                   "j while the target's trigger coordinate is 1/j, and no affine function "
+                   f"is within {floor} of 1/j on j = 2..{claim.task.L - 1}")
+            return Proved(claim, by="no accurate model (position-free weights): vacuous",
                           bound=1.0,
-                          detail=f"every fixed-value {mc.kind} head has error >= {floor} on "
-                                 "this family: its weight of a key depends on the query and "
-                                 "key tokens only, and the trigger's weight on itself (the "
-                                 "trigger row's trigger coordinate) must be within ε of 1/2 at "
-                                 f"j = 2 and of 1/{claim.task.L - 1} at j = {claim.task.L - 1}; "
-                                 f"ε = {float(eps):.6g} < {floor}, so no model meets the "
+                          detail=f"every one-layer {mc.kind} model of this class has error "
+                                 f">= {floor} on this family: its weight of a key depends on "
+                                 f"the query and key tokens only, and {why}; ε = "
+                                 f"{float(eps):.6g} < {floor}, so no model meets the "
                                  "hypothesis and the claim holds vacuously")
-        reasons.append(f"theorem: the position-free bound {floor} <= ε: not vacuous")
+        reasons.append(f"theorem: the position-free error floor {floor} <= ε: not vacuous")
     if not _fixed_softmax(claim):
         reasons.append(f"theorem: the fixed-value bound 1 - √2 ε covers one head on the "
                        f"simplex with W_O W_V = I - e_0 e_0^T, not {claim.model_class}")

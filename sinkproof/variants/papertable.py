@@ -87,7 +87,16 @@ def _vacuous(task: PaperTask, name: str, cmd: str, what: str) -> Cell:
                 "tokens x_t and x_k only (no positions in the paper's tokens); at the trigger "
                 "row the trigger coordinate of the output is the trigger's weight on itself "
                 "(no other key has a trigger coordinate), which the same trigger token needs "
-                f"within eps of 1/2 at j = 2 and of 1/{task.L - 1} at j = {task.L - 1}", cmd)
+                f"within eps of 1/2 at j = 2 and of 1/{task.L - 1} at j = {task.L - 1}"
+                + _learned_floor(task), cmd)
+
+
+def _learned_floor(task: PaperTask) -> str:
+    floor = position_free_error_bound(task, "learned")
+    if floor == 0:
+        return ""
+    return (f"; with learned values and any number of heads every one-layer model still has "
+            f"error >= {floor} (its trigger-row output is affine in j, the target 1/j)")
 
 
 def _refutes(checks: list[PaperCheck]) -> bool:
@@ -161,7 +170,7 @@ def _exact_cell(task: PaperTask, name: str, checks: list[PaperCheck], quick: boo
         return Cell("no", "theorem", f"every fixed-value {name} head has error >= "
                     f"{position_free_error_bound(task)} on this family (its weights see no "
                     "position: the trigger's weight on itself cannot be both 1/2 and "
-                    f"1/{task.L - 1})", cmd)
+                    f"1/{task.L - 1}){_learned_floor(task)}", cmd)
     if checks and checks[-1].zero_error:
         c = checks[-1]
         return Cell("yes", "construction", f"{name} construction at L={c.level}: error 0 "
