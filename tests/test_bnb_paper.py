@@ -230,3 +230,20 @@ def test_the_example_claim_file_is_proved_by_the_cli(tmp_path):
     assert claim.setting == "paper"
     from sinkproof.cli import main
     assert main(["check", str(CLAIM), "--certificate-out", str(tmp_path / "c.json")]) == 0
+
+
+@pytest.mark.slow
+def test_every_non_trigger_position_is_proved_and_stays_below_the_accurate_model(accurate,
+                                                                                 tmp_path):
+    """The (P1) form itself: BOS >= 1/2 at every non-trigger position, before and after the
+    trigger; each certified bound at most the sink construction's weight there."""
+    out = sp.check(ROOT / "examples" / "claims" / "paper_p1_one_head_every.toml",
+                   certificate_out=tmp_path / "c.json", search=False)
+    assert out.status == "proved" and out.by == "bnb", out
+    verdict = checker.verify_file(tmp_path / "c.json")
+    bounds = verdict.statement["conclusion"]["bounds"]
+    assert len(bounds) == 54
+    _, everywhere = accurate
+    lam = math.log(float(everywhere) / (1 - float(everywhere)))  # e^λ/(e^λ + 1) at t = 1
+    for prefix, bound in bounds:
+        assert 0.5 <= float(Fraction(bound)) <= math.exp(lam) / (math.exp(lam) + len(prefix))
