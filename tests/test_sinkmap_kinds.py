@@ -9,6 +9,7 @@ sink map against the variants table's family-level cell.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -20,8 +21,10 @@ from hypothesis import strategies as st
 
 import sinkproof as sp
 from sinkproof.attention import MAPS
+from sinkproof.checker.limits import DEFAULT, using
 from sinkproof.cli import main
 from sinkproof.sinkmap import SinkMap
+from sinkproof.sinkmap.gated import MAX_LEVELS, gate_grid
 from sinkproof.sinkmap.kinds import sink_measure
 from sinkproof.sinkmap.overview import kinds_table
 from sinkproof.sinkmap.work import estimate
@@ -33,7 +36,7 @@ TASK = sp.TriggerTask(p=2, T=3)
 EXPECTED = {  # map -> (measure, route): what the mathematics allows, stated once here
     "softmax": ("BOS mass", "logit sharing"), "sink_logit": ("null mass", "logit sharing"),
     "softmax1": ("null mass", "logit sharing"), "sparsemax": ("BOS mass", "hull"),
-    "entmax15": ("BOS mass", "hull"), "gated_softmax": ("null mass", "hull"),
+    "entmax15": ("BOS mass", "hull"), "gated_softmax": ("null mass", "gate split"),
     "sigmoid": ("BOS share", "witness"), "relu": ("BOS weight", "witness"),
     "relu_length": ("BOS weight", "witness"),
 }
@@ -41,7 +44,14 @@ EXPECTED = {  # map -> (measure, route): what the mathematics allows, stated onc
 
 @pytest.fixture(scope="module")
 def maps() -> dict[str, SinkMap]:
-    return kinds_table(TASK, "1/10").maps
+    """Every map at p=2, T=3 but the gated head (24 softmax maps: see ``gated``)."""
+    return kinds_table(TASK, "1/10", [m for m in MAPS if m != "gated_softmax"]).maps
+
+
+@pytest.fixture(scope="module")
+def gated() -> dict[str, SinkMap]:
+    """The gated head beside the softmax and sparsemax maps at p=1, T=2."""
+    return kinds_table(SMALL, "1/10", ["gated_softmax", "softmax", "sparsemax"]).maps
 
 
 def test_every_map_has_its_measure_and_route():
@@ -52,11 +62,12 @@ def test_every_map_has_its_measure_and_route():
         assert m.null == (measure == "null mass")
 
 
-def test_every_map_verifies_and_says_its_kind(maps):
-    for name, smap in maps.items():
+def test_every_map_verifies_and_says_its_kind(maps, gated):
+    for name, smap in [*maps.items(), ("gated_softmax", gated["gated_softmax"])]:
         assert smap.kind == name and smap.measure == EXPECTED[name][0]
         assert smap.verify().ok, name
-        assert smap.count("uncertified") == 0 and len(smap.entries) == 120
+        assert smap.count("uncertified") == 0
+        assert len(smap.entries) == (8 if name == "gated_softmax" else 120)
         assert name == "softmax" or f"kind={name}" in repr(smap)
 
 
@@ -75,7 +86,7 @@ def _hull_distance(task: sp.TriggerTask, prefix: tuple[int, ...]) -> float:
     return 1 / math.sqrt(len(vecs))
 
 
-@pytest.mark.parametrize("name", ["sparsemax", "entmax15", "gated_softmax"])
+@pytest.mark.parametrize("name", ["sparsemax", "entmax15"])
 def test_hull_maps_are_theorem3_position_by_position(maps, name):
     soft = maps["softmax"]
     for key, e in maps[name].entries.items():
@@ -87,6 +98,47 @@ def test_hull_maps_are_theorem3_position_by_position(maps, name):
         assert 1 - 0.1 / d - 1e-9 <= e.bound <= 1 - 0.1 / d
         # logit sharing is at least as strong as the hull wherever both apply
         assert soft.entries[key].bound >= e.bound - 1e-6
+
+
+def test_gated_map_keeps_the_hull_and_adds_the_gate_split_where_the_hull_is_silent(gated):
+    smap, soft, hull = gated["gated_softmax"], gated["softmax"], gated["sparsemax"]
+    split = 0
+    for key, e in smap.entries.items():
+        assert e.bound <= soft.entries[key].bound + 1e-6  # a gate near 1 is a softmax head
+        assert e.bound >= hull.entries[key].bound - 1e-12
+        if _hull_distance(SMALL, key) == 0 and sp.TRIG not in key:
+            assert e.status == "certified" and e.subfamily == "gate split"
+            split += 1
+        elif sp.TRIG in key:
+            assert e.status == "no bound"
+    assert split == 2
+    # (BOS, e1, -e1): the softmax bound 0.7364 at a gate near 1, a little less over all gates
+    assert 0.72 < smap.bound([0, 1], 2) < soft.bound([0, 1], 2)
+    cert = smap.certificate
+    assert cert["kind"] == "sinkmap-gated" and len(cert["data"]["levels"]) >= 10
+
+
+def test_tampered_gated_certificate_is_rejected(gated):
+    base = gated["gated_softmax"].certificate
+    cert = copy.deepcopy(base)
+    target = next(t for t in cert["data"]["targets"] if t["target"] == [0, 1])
+    target["bound"] = "3/4"  # above what the gate split proves
+    assert not sp.checker.verify(cert).ok
+    cert = copy.deepcopy(base)
+    del cert["data"]["levels"][-1]  # the top gate: the interval below it now reaches 1
+    assert not sp.checker.verify(cert).ok
+    cert = copy.deepcopy(base)
+    cert["data"]["levels"][3]["gate"] = cert["data"]["levels"][4]["gate"]
+    with pytest.raises(sp.errors.CertificateError, match="gate"):
+        sp.checker.verify(cert)
+    cert = copy.deepcopy(base)
+    level = cert["data"]["levels"][-1]["certificate"]
+    level["data"]["certificates"][0]["w"][0] = "0"
+    assert not sp.checker.verify(cert).ok
+    cert = copy.deepcopy(base)
+    cert["instance"]["eps"] = "1/20"
+    with pytest.raises(sp.errors.CertificateError, match="instance"):
+        sp.checker.verify(cert)
 
 
 @pytest.mark.parametrize("name", ["sigmoid", "relu", "relu_length"])
@@ -177,6 +229,10 @@ def test_where_no_witness_exists_the_position_stays_uncertified():
     assert entry.status == "uncertified" and "T > 3" in entry.reason
     onehot = sp.sink_map(sp.TriggerTask(p=1, T=2, positions="onehot"), "1/10", kind="relu")
     assert onehot.count("uncertified") == len(onehot.entries)
+    with using(dataclasses.replace(DEFAULT, work=100)):  # a witness beyond the limits
+        refused = sp.sink_map(SMALL, "1/10", kind="relu")
+    assert refused.count("uncertified") == 8
+    assert "exceeds the limit" in next(iter(refused.entries.values())).reason
 
 
 def test_bad_requests_fail_with_one_clear_error():
@@ -210,7 +266,10 @@ def test_work_estimate_covers_the_programs_and_prefixes():
     for name in ("sparsemax", "relu"):
         assert estimate(TASK, kind=name) >= 120
     sets = sum(math.comb(5, i) for i in range(1, 4))
-    assert estimate(TASK, kind="gated_softmax") == sets * 5 + 120
+    assert estimate(TASK, kind="sparsemax") == sets * 5 + 120
+    levels = max(len(gate_grid(Fraction(1, 10))), MAX_LEVELS)
+    assert estimate(TASK, kind="gated_softmax", eps="1/10") == sets * 5 + 120 + levels * \
+        estimate(TASK)
     assert main(["sinkmap", "--p", "2", "--T", "3", "--eps", "0.1", "--kind", "relu",
                  "--max-work", "10"]) == 4
 

@@ -106,8 +106,8 @@ def run(args: argparse.Namespace) -> int:
     check_work("work units (SOCP cone constraints and symmetry images, or tree nodes x "
                "prefixes with learned values; hull programs or witness prefixes for other "
                "maps) in the sink map",
-               sum(estimate(task, values, args.subfamily, args.radius, lengths, kind=k)
-                   for k in kinds), args.max_work)
+               sum(estimate(task, values, args.subfamily, args.radius, lengths, kind=k,
+                            eps=args.eps) for k in kinds), args.max_work)
     if args.kind == "all":
         return _run_all(args, task, positions, quiet)
     try:

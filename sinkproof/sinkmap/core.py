@@ -48,6 +48,7 @@ from .certify import (
     token_images,
     transport_ray,
 )
+from .gated import gated_sink_map
 from .kinds import sink_measure
 from .learned import learned_sink_map
 from .result import Entry, SinkMap
@@ -375,8 +376,9 @@ def sink_map(
     ``kind``: an attention map of :data:`sinkproof.attention.MAPS`; its sink measure and
     the argument behind each bound (:func:`sinkproof.sinkmap.kinds.sink_measure`):
     logit sharing (softmax: BOS mass; sink logit, softmax1: the null mass, slot plus BOS,
-    from the same program), Theorem 3's hull bound (sparsemax, entmax-1.5: BOS mass; gated
-    softmax: null mass), or "no bound" at every position shown by a sink-free head the
+    from the same program), Theorem 3's hull bound (sparsemax, entmax-1.5: BOS mass), the
+    two together for gated softmax's null mass (logit sharing split over the gate,
+    :mod:`.gated`), or "no bound" at every position shown by a sink-free head the
     checker verifies (sigmoid: BOS share; ReLU, ReLU/length: BOS weight).  Maps other than
     softmax take known values only; a null measure needs BOS to carry value 0.
     """
@@ -401,6 +403,12 @@ def sink_map(
                              f"holds on S_T")
         with _gc_paused():
             targets = _target_prefixes(task, positions)
+        if measure.route == "gate split":
+            def level(eps_k: Fraction, at: list[tuple[tuple[int, ...], int]]) -> SinkMap:
+                return sink_map(task, eps_k, values, at, subfamily=subfamily, radius=radius,
+                                solver=solver, progress=progress)
+
+            return gated_sink_map(task, eps_q, table, targets, level)
         route = hull_sink_map if measure.route == "hull" else witness_sink_map
         return route(task, eps_q, kind, table, targets)
     U = table.U

@@ -12,13 +12,20 @@ Read off the map's properties (:class:`sinkproof.attention.MapProperties`), neve
   value 0 the output is ``Σ_j w_j v_j / (1 + Σ_j w_j)``: the same second-order-cone
   program, so the same certificates bound the null mass.  (It holds for any ``b``, even
   one that depends on the query.)
-- ``"hull"`` (the other maps whose weights, with a zero-valued null slot merged into BOS,
-  lie on the simplex: sparsemax, entmax-1.5, and a gated head, whose effective weights
-  ``g α_j`` and slot ``1 - g`` sum to 1).  Only the hull argument is used: the output is
-  ``(1 - m) z`` with ``z`` in the hull of the values seen, so the mass ``1 - m`` off the
-  null is at most ``ε / d_t``.  Logit sharing does not carry over: a sparsemax threshold
-  couples a whole row (no weight ratio is shared between sequences), and a gate scales
-  a row by a factor of the query alone instead of adding a logit to its normaliser.
+- ``"gate split"`` (softmax weights times a query gate ``g``: gated softmax).  The measure
+  is the null mass ``(1 - g) + g α_0``.  A gate scales a row by a factor of the query
+  alone instead of adding a logit to the normaliser, so the ratios above do not absorb
+  it; but ``g`` is one number for a whole block (same query token and position), and
+  accuracy ``ε`` of the gated head at a content query is accuracy ``ε/g`` of the softmax
+  head with the same scores.  Splitting the gate's range into intervals and solving the
+  softmax program at ``ε/g_k`` on each bounds the null mass (:mod:`.gated`); Theorem 3's
+  hull bound (the effective weights ``g α_j`` and the slot ``1 - g`` lie on the simplex)
+  is kept where it is better.
+- ``"hull"`` (the other maps on the simplex: sparsemax, entmax-1.5).  Only the hull
+  argument is used: the output is ``(1 - m) z`` with ``z`` in the hull of the values
+  seen, so the mass ``1 - m`` off BOS is at most ``ε / d_t``.  Logit sharing does not
+  carry over: the threshold of a projection couples a whole row, so no weight ratio is
+  shared between sequences.
 - ``"witness"`` (off the simplex, no null slot: sigmoid, ReLU, ReLU/length): no bound at
   all; an explicit sink-free head checked by the trusted checker shows it, position by
   position.  The measure is the one the search bounds for the map: the BOS *weight* for
@@ -34,7 +41,7 @@ from ..attention import MAPS, get_map
 
 __all__ = ["ROUTES", "SinkMeasure", "sink_measure"]
 
-ROUTES = ("logit sharing", "hull", "witness")
+ROUTES = ("logit sharing", "gate split", "hull", "witness")
 
 
 @dataclass(frozen=True)
@@ -67,9 +74,10 @@ def sink_measure(kind: str) -> SinkMeasure:
     """The :class:`SinkMeasure` of the map called ``kind`` (ValueError for unknown names)."""
     amap = get_map(kind)
     props = amap.properties
-    if amap.factorisation == "normalised" and not props.gated:
+    if amap.factorisation == "normalised":
+        route = "gate split" if props.gated else "logit sharing"
         return SinkMeasure(kind, "BOS mass" if props.on_simplex else "null mass",
-                           not props.on_simplex, "logit sharing")
+                           not props.on_simplex, route)
     if props.on_simplex or props.null_slot:
         return SinkMeasure(kind, "BOS mass" if props.on_simplex else "null mass",
                            not props.on_simplex, "hull")

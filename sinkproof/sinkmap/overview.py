@@ -22,7 +22,8 @@ from .result import SinkMap
 
 __all__ = ["KindsTable", "kinds_table"]
 
-EVIDENCE = {"hull": "0 in hull", "witness": "witness"}
+EVIDENCE = {"hull": "0 in hull", "gate split": "0 in hull", "witness": "witness"}
+"""How a map's "no bound" positions are shown, by its route (logit sharing: a verified ray)."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class KindsTable(Tabular):
     def __repr__(self) -> str:
         T = self.task.T
         head = (f"{'map':14s}{'measure':11s}{'route':14s}"
-                + "".join(f"{'t=' + str(t):>15s}" for t in range(1, T + 1))
+                + "".join(f"{'t=' + str(t):>17s}" for t in range(1, T + 1))
                 + f"{'greatest':>10s}{'least':>8s}  no bound")
         lines = [f"per-position sink maps on {self.task!r}, eps={self.eps}, one head, fixed "
                  f"values (cell: least certified bound, certified/prefixes)", head,
@@ -83,12 +84,13 @@ class KindsTable(Tabular):
             cells = []
             for t in range(1, T + 1):
                 c, n, low = s["positions"].get(t, (0, 0, None))
-                cells.append(f"{('-' if low is None else f'{low:.4f}') + f' {c}/{n}':>15s}")
+                cells.append(f"{('-' if low is None else f'{low:.4f}') + f' {c}/{n}':>17s}")
             g = "-" if s["greatest"] is None else f"{s['greatest']:.4f}"
             lo = "-" if s["least"] is None else f"{s['least']:.4f}"
-            none = f"{s['no_bound']}" + (f" ({s['evidence']})" if s["no_bound"] else "")
+            parts = [f"{s['no_bound']} ({s['evidence']})"] if s["no_bound"] else []
             if s["uncertified"]:
-                none += f", {s['uncertified']} uncertified"
+                parts.append(f"{s['uncertified']} uncertified")
+            none = ", ".join(parts) or "0"
             lines.append(f"{name:14s}{s['measure']:11s}{s['route']:14s}{''.join(cells)}"
                          f"{g:>10s}{lo:>8s}  {none}")
         return "\n".join(lines)

@@ -21,6 +21,7 @@ from .. import checker
 from ..checker.schema import format_rational
 from ..convex import family_certificate
 from ..convex.values import ValueTable
+from ..errors import CertificateError
 from ..task import TRIG, TriggerTask
 from .kinds import sink_measure
 from .result import Entry, SinkMap
@@ -84,7 +85,10 @@ def witness_sink_map(task: TriggerTask, eps: Fraction, kind: str, table: ValueTa
     if why is None:
         head = sink_free_head(task, kind, eps)
         cert = head.document(eps)
-        verdict = checker.verify(cert)
+        try:
+            verdict = checker.verify(cert)
+        except CertificateError as exc:  # beyond the checker's limits: nothing verified
+            verdict = checker.Verdict(ok=False, kind="witness", claim="", failure=str(exc))
         if verdict.ok:
             lvl = format_rational(head.level)
             reason = (f"a sink-free {kind} head (error <= {format_rational(eps)} on S_T, "
