@@ -41,6 +41,7 @@ KIND_MODULES: dict[str, str] = {
     "sinkmap-gated": "sinkproof.checker.gatedsink",
     "bnb-learned-values": "sinkproof.checker.bnb",
     "bnb-heads": "sinkproof.checker.bnbheads",
+    "paper-bnb-learned-values": "sinkproof.checker.paperbnb",
 }
 """Certificate kind -> module (with ``verify(cert) -> Verdict``) that checks it."""
 
