@@ -23,6 +23,7 @@ import sinkproof as sp
 from sinkproof.attention import MAPS
 from sinkproof.checker.limits import DEFAULT, using
 from sinkproof.cli import main
+from sinkproof.search.realise import realise
 from sinkproof.sinkmap import SinkMap
 from sinkproof.sinkmap.gated import MAX_LEVELS, gate_grid
 from sinkproof.sinkmap.kinds import sink_measure
@@ -250,6 +251,8 @@ def test_bad_requests_fail_with_one_clear_error():
     U[0, 0] = 2.0
     with pytest.raises(ValueError, match="fixed values"):
         sp.sink_map(SMALL, "1/10", values=U, kind="relu")
+    with pytest.raises(ValueError, match="softmax heads"):
+        realise(sp.sink_map(SMALL, "1/10", kind="entmax15"))
     explicit = sp.sink_map(SMALL, "1/10", values=U, kind="sparsemax")
     assert explicit.verify().ok and explicit.bound((0,), 1) == pytest.approx(0.95, abs=1e-9)
 

@@ -30,8 +30,9 @@ JSON_KEYS = {"kind": "'sinkmap' (SinkMap.load reads the object back); 'sinkmap-k
              "map": "the attention map (--kind) whose sink measure is bounded",
              "task": "the task instance", "eps": "the error bound, exactly",
              "values": "the value matrix U ('learned' with --values learned)",
-             "subfamily": "the constraints kept ('hull' or 'witness' for maps bounded "
-                          "by the hull argument or shown bound-free by a witness)",
+             "subfamily": "the constraints kept ('hull', 'gate split' or 'witness' for "
+                          "the maps bounded by the hull argument, by the gate split, or "
+                          "shown bound-free by a witness)",
              "radius": "the Hamming radius", "family": "the prefix family",
              "entries": "one object per target prefix: its bound and status (with --kind "
                         "all: one summary object per map)",
@@ -48,9 +49,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "error <= eps on S_T, each backed by an exact rational certificate. "
                     "--kind NAME does the same for another attention map's sink measure: "
                     "the null mass (slot plus BOS) of sink_logit and softmax1 by the same "
-                    "program, Theorem 3's hull bound for sparsemax, entmax15 and "
-                    "gated_softmax (null mass), and for sigmoid, relu and relu_length 'no "
-                    "bound' everywhere, shown by a sink-free head the checker verifies; "
+                    "program, Theorem 3's hull bound for sparsemax and entmax15, the null "
+                    "mass of gated_softmax by logit sharing split over the gate (with the "
+                    "hull bound), and for sigmoid, relu and relu_length 'no bound' "
+                    "everywhere, shown by a sink-free head the checker verifies; "
                     "--kind all prints one line per map. "
                     "Exit status 0: every position settled; 3: some position uncertified "
                     "or its program failed (the map is incomplete).")
