@@ -25,6 +25,9 @@ from .transfer import transferred
 from .tree import branch_and_bound
 
 TASK_KEYS = ("p", "T", "content", "positions", "triggers", "k", "seed")
+_clock = time.perf_counter
+"""The clock that budgets read (one name, so a test can drive it)."""
+OUT_OF_BUDGET = "the budget was spent before its exact certification"
 
 
 def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
@@ -50,12 +53,17 @@ def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
-                 instance: Any = None) -> None:
+                 instance: Any = None, deadline: float | None = None) -> None:
     """Certify every leaf of ``outcome.tree``; set ``outcome.certified`` when all pass
     (``instance``: the trusted checker's instance that re-checks each leaf, as in
-    :func:`~sinkproof.bnb.dual.leaf_certificate`)."""
+    :func:`~sinkproof.bnb.dual.leaf_certificate`).  Past ``deadline`` (a :data:`_clock`
+    reading) no further leaf is certified: the tree stays uncertified, ``skipped`` says
+    why."""
     least = Fraction(1)
     for leaf in outcome.tree.root.leaves():
+        if deadline is not None and _clock() >= deadline:
+            outcome.skipped = "the budget ran out during its exact certification"
+            return
         if math.isinf(leaf.bound) and leaf.bound > 0:
             return
         empty = leaf.bound == -math.inf
@@ -165,16 +173,18 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
     """One certified tree per target of ``wanted`` (in order), ``relaxation(target)`` its
     program and ``root`` its box; stops at the first target that meets ``goal_q`` when
     ``some``, at the first that misses it otherwise, at Ctrl-C, or when ``budget``
-    seconds are spent.  ``instance``: the trusted checker's instance for the leaves;
-    ``certify_misses=False`` skips certifying a tree that did not reach ``goal_q`` (its
-    certified bound would be below it: only its figure is lost, never a decision)."""
+    seconds are spent (the trees and their exact certification together: a tree the
+    budget leaves uncertified proves nothing and says so in ``skipped``).  ``instance``:
+    the trusted checker's instance for the leaves; ``certify_misses=False`` skips
+    certifying a tree that did not reach ``goal_q`` (its certified bound would be below
+    it: only its figure is lost, never a decision)."""
     goal = None if goal_q is None else float(1 / goal_q - 1)
-    start = time.perf_counter()
+    deadline = None if budget is None else _clock() + budget
     outcomes: list[TargetOutcome] = []
     for target in wanted:
         limit = time_limit
-        if budget is not None:
-            limit = min(limit, budget - (time.perf_counter() - start))
+        if deadline is not None:
+            limit = min(limit, deadline - _clock())
             if limit <= 0:
                 break
         relax = relaxation(target)
@@ -185,11 +195,14 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
             outcome = TargetOutcome(target, tree)
             missed = goal_q is not None and tree.status != "proved"
             if tree.status != "interrupted" and (certify_misses or not missed):
-                certify_tree(relax, outcome, values, instance)
+                if deadline is not None and _clock() >= deadline:
+                    outcome.skipped = OUT_OF_BUDGET
+                else:
+                    certify_tree(relax, outcome, values, instance, deadline)
         outcomes.append(outcome)
         done = outcome.certified is not None and (goal_q is None or outcome.certified >= goal_q)
-        if tree.status == "interrupted" or (some and done) or (not some and goal_q is not None
-                                                                and not done):
+        if tree.status == "interrupted" or outcome.skipped or (some and done) or \
+                (not some and goal_q is not None and not done):
             break
     return outcomes
 

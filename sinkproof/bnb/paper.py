@@ -117,8 +117,9 @@ def prove_paper(task: PaperTask, eps: Any, *, min_bos_mass: Any = None,
     ``some=True``: stop at the first target certified at ``>= min_bos_mass`` (a proof of
     "at some non-trigger position").  The result is ``"proved"`` only with a
     ``paper-bnb-learned-values`` certificate that the trusted checker verified;
-    ``max_nodes``, ``time_limit`` bound each tree and ``budget`` all of them (the exact
-    certification of a tree comes after it); ``certify_misses=False`` leaves a tree that
+    ``max_nodes``, ``time_limit`` bound each tree and ``budget`` all of them with their
+    exact certification (a tree the budget leaves uncertified proves nothing; its
+    ``skipped`` says so); ``certify_misses=False`` leaves a tree that
     missed ``min_bos_mass`` uncertified (the claim route: it could not prove the claim).
     """
     require_one_layer_finite(task, "the paper engine")

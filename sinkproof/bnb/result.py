@@ -34,13 +34,16 @@ class TargetOutcome:
 
     ``leaves``: leaf node -> ``(leaf entry, c0)`` for the certified leaves; ``certified``:
     the exact BOS-mass bound ``min 1/(1 + c0)`` over non-empty leaves (``None`` when some
-    leaf has no certificate, so the tree proves nothing).
+    leaf has no certificate, so the tree proves nothing); ``skipped``: why the tree was left
+    uncertified without a failed leaf (the budget ran out before or during its exact
+    certification), else ``None``.
     """
 
     target: tuple[int, ...]
     tree: TreeResult
     leaves: dict[int, tuple[dict[str, Any], Fraction]] = field(default_factory=dict)
     certified: Fraction | None = None
+    skipped: str | None = None
 
     def node_json(self, node: Node | None = None) -> dict[str, Any]:
         """The tree as the checker reads it (splits and certified leaves)."""
@@ -107,6 +110,11 @@ class BnbResult(CertifiedResult, Tabular):
     @property
     def nodes(self) -> int:
         return sum(t.tree.nodes for t in self.targets)
+
+    @property
+    def skipped(self) -> list[str]:
+        """Why trees were left uncertified for lack of budget (one line each)."""
+        return [f"target {list(t.target)}: {t.skipped}" for t in self.targets if t.skipped]
 
     @property
     def interrupted(self) -> bool:

@@ -42,7 +42,9 @@ def applies(claim: PaperClaim) -> str | None:
 
 def prove_by_engine(claim: PaperClaim, out: Path, reasons: list[str],
                     progress: bool | None = None) -> Proved | None:
-    """Run the engine within the claim's budget; ``Proved`` only by the verified file."""
+    """Run the engine within the claim's budget (its trees and their exact certification
+    together; a tree the budget leaves uncertified proves nothing); ``Proved`` only by the
+    verified file."""
     why = applies(claim)
     if why is not None:
         reasons.append(f"engine (branch and bound): not applicable: {why}")
@@ -64,8 +66,9 @@ def prove_by_engine(claim: PaperClaim, out: Path, reasons: list[str],
     note = (f"{len(result.targets)} target tree(s), {result.nodes} nodes, "
             f"{result.seconds:.2f} s, learned values (free per token), no norm bound assumed")
     if result.status != "proved" or result.certificate is None:
+        spent = "".join(f"; {why}" for why in result.skipped)
         reasons.append(f"engine (branch and bound): no proof within {MAX_NODES} nodes per "
-                       f"target and {budget:g} s ({note})")
+                       f"target and {budget:g} s ({note}{spent})")
         return None
     out.parent.mkdir(parents=True, exist_ok=True)
     return proved_by_file(claim, result.save(out), implied_bound, "bnb",
