@@ -37,10 +37,10 @@ CASES: dict[str, list[str]] = {
                      "--max-work", "100000000"],
     "sinkmap-auto": ["sinkmap", "--p", "2", "--T", "8", "--eps", "1/10"],
     # the branch-and-bound engine inside check (one learned-value head)
-    "check-bnb": ["check", str(EXAMPLES / "one_head_learned_nontrigger.toml"), "--no-search",
+    "check-bnb": ["check", str(EXAMPLES / "learned_values_homogeneous.toml"), "--no-search",
                   "--budget", "60"],
     # several fixed-value heads (prove_heads)
-    "check-heads": ["check", str(EXAMPLES / "two_heads_fixed.toml"), "--no-search",
+    "check-heads": ["check", str(EXAMPLES / "two_heads_fixed_before_trigger.toml"), "--no-search",
                     "--budget", "60"],
     "variants": ["variants", "--trained"],
 }

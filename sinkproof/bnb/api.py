@@ -146,26 +146,33 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     goal = None if goal_q is None else float(1 / goal_q - 1)
     start = time.perf_counter()
     outcomes: list[TargetOutcome] = []
-    for target in wanted:
-        limit = time_limit
-        if budget is not None:
-            limit = min(limit, budget - (time.perf_counter() - start))
-            if limit <= 0:
+    try:
+        for target in wanted:
+            limit = time_limit
+            if budget is not None:
+                limit = min(limit, budget - (time.perf_counter() - start))
+                if limit <= 0:
+                    break
+            relax = build_relaxation(task, eps_q, target)
+            solver = PrimalSolver(relax, parametrised=parametrised, bos_zero=values == "fixed")
+            tree = branch_and_bound(solver,
+                                    ValueBox.root(task, values), goal, max_nodes, limit,
+                                    progress)
+            outcome = TargetOutcome(target, tree)
+            outcomes.append(outcome)
+            if tree.status == "interrupted":
                 break
-        relax = build_relaxation(task, eps_q, target)
-        solver = PrimalSolver(relax, parametrised=parametrised, bos_zero=values == "fixed")
-        tree = branch_and_bound(solver,
-                                ValueBox.root(task, values), goal, max_nodes, limit,
-                                progress)
-        outcome = TargetOutcome(target, tree)
-        if tree.status != "interrupted":
             _certify_tree(relax, outcome, values)
-        outcomes.append(outcome)
-        done = outcome.certified is not None and (goal_q is None or outcome.certified >= goal_q)
-        if tree.status == "interrupted" or (some and done) or (not some and goal_q is not None
-                                                                and not done):
-            break
-    outcomes = [transferred(task, o, outcomes) for o in outcomes]
+            done = outcome.certified is not None and (goal_q is None
+                                                      or outcome.certified >= goal_q)
+            if (some and done) or (not some and goal_q is not None and not done):
+                break
+    except KeyboardInterrupt:  # in a root solve or while certifying a tree (whose
+        # ``certified`` is set only once every leaf is): the targets certified so far
+        return _finish(task, eps_q, values, goal_q, outcomes, len(wanted), some,
+                       time.perf_counter() - start, stopped=True)
+    if not any(o.tree.status == "interrupted" for o in outcomes):
+        outcomes = [transferred(task, o, outcomes) for o in outcomes]
     return _finish(task, eps_q, values, goal_q, outcomes, len(wanted), some,
                    time.perf_counter() - start)
 
@@ -181,7 +188,10 @@ def restrict(result: BnbResult, outcomes: list[TargetOutcome]) -> BnbResult:
 
 def _finish(task: TriggerTask, eps: Fraction, values: str, goal: Fraction | None,
             outcomes: list[TargetOutcome], n_wanted: int, some: bool,
-            seconds: float) -> BnbResult:
+            seconds: float, stopped: bool = False) -> BnbResult:
+    if stopped or any(o.tree.status == "interrupted" for o in outcomes):  # Ctrl-C: at once
+        return BnbResult(task, eps, values, goal, outcomes, "open", None, seconds,
+                         stopped=stopped)
     inst = instance_dict(task, eps, values)
     good = [o for o in outcomes if o.certified is not None
             and (goal is None or o.certified >= goal)]
