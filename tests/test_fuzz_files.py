@@ -573,3 +573,117 @@ def test_deeply_nested_claim_is_a_clean_error(tmp_path, suffix):
     with pytest.raises(ValueError, match="nested more than 64 levels deep") as info:
         load_claim(path)
     assert str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+# ------------------------------------------------------------- paper claims
+PAPER_CLAIM = dict(task=dict(setting="paper", n=4, L=4, content=[[0.5], [1.0]]),
+                   model=dict(kind="softmax", heads=1, layers=1, values="fixed"),
+                   hypothesis=dict(max_error="1/10"), conclusion=dict(min_bos_mass="0.87"))
+
+
+@cache
+def paper_hull_file() -> str:
+    from sinkproof.claims.paperclaim import paper_claim_from_dict
+    from sinkproof.convex.paperfamily import paper_family_certificate
+
+    task = paper_claim_from_dict(json.loads(json.dumps(PAPER_CLAIM))).task
+    return json.dumps(paper_family_certificate(task, "1/10").to_dict())
+
+
+@st.composite
+def mutated_paper_claims(draw) -> dict:
+    data = json.loads(json.dumps(PAPER_CLAIM))
+    for _ in range(draw(st.integers(1, 3))):
+        section = draw(st.sampled_from(["task", "model", "hypothesis", "conclusion"]))
+        key, value = draw(st.sampled_from({
+            "task": [("L", st.integers(3, 5)),
+                     ("content", st.sampled_from([[[0.5], [1.0]], [[1.0], [0.5]],
+                                                  [[0.5], [0.75]], [[0.5]], [[0.25], [1.0]],
+                                                  [[0.5], [1.0], [0.75]]]))],
+            "model": [("kind", st.sampled_from(["softmax", "relu_length"])),
+                      ("heads", st.integers(1, 2)), ("layers", st.integers(1, 2)),
+                      ("values", st.sampled_from(["fixed", "learned"]))],
+            "hypothesis": [("max_error", st.sampled_from(["1/20", "1/10", "0.1000001", "1/5"]))],
+            "conclusion": [("min_bos_mass", st.sampled_from(["0.5", "0.8", "0.87", "0.9",
+                                                             "0.95"])),
+                           ("positions", st.sampled_from(["every", "some"])),
+                           ("heads", st.sampled_from(["every", "some"]))],
+        }[section]))
+        data[section][key] = draw(value)
+    if data["model"]["values"] == "fixed" and (data["model"]["heads"],
+                                                data["model"]["layers"]) != (1, 1):
+        data["model"]["values"] = "learned"  # fixed values exist for one head only
+    return data
+
+
+def _hull_distance(points: np.ndarray) -> float:
+    """Distance from 0 to the convex hull of ``points`` (rows), by SLSQP on the simplex."""
+    from scipy.optimize import minimize
+
+    k = points.shape[0]
+    res = minimize(lambda w: float(np.sum((w @ points) ** 2)), np.full(k, 1.0 / k),
+                   jac=lambda w: 2 * points @ (w @ points), bounds=[(0, 1)] * k,
+                   constraints=[dict(type="eq", fun=lambda w: w.sum() - 1)], method="SLSQP",
+                   options=dict(ftol=1e-15, maxiter=500))
+    return float(np.sqrt(max(res.fun, 0.0)))
+
+
+def true_paper_claim_by_hulls(claim) -> None:
+    """Re-derived here: one fixed-value softmax head (the only class the hull bound is about)
+    and ``b <= 1 - ε/d(S)`` at every non-trigger token set ``S`` of the claim's own task."""
+    mc = claim.model_class
+    assert (mc.kind, mc.heads, mc.layers, mc.values) == ("softmax", 1, 1, "fixed"), mc
+    task, eps = claim.task, float(claim.hypothesis.max_error)
+    content = np.asarray(task.content, dtype=float)
+    tokens = np.hstack([np.zeros((len(content), 1)), content, np.ones((len(content), 1))])
+    triggers = np.hstack([np.ones((len(content), 1)), content, np.zeros((len(content), 1))])
+    least = 1.0
+    for size in range(1, min(len(content), task.L - 2) + 1):
+        for C in itertools.combinations(range(len(content)), size):
+            for trig in [None, *range(len(content))]:
+                pts = tokens[list(C)] if trig is None else np.vstack([tokens[list(C)],
+                                                                      triggers[trig]])
+                least = min(least, 1 - eps / _hull_distance(pts))
+    held = [float(claim.conclusion.min_bos_mass) <= least + MARGIN]
+    assert all(held), (claim, least)
+
+
+@FEW
+@given(data=mutated_paper_claims())
+def test_mutated_paper_claims_are_proved_by_a_hull_certificate_only_when_true(data, tmp_path):
+    """Found by this test: a paper-hull certificate (one fixed-value softmax head) proved
+    claims about learned values, two heads and length-normalised ReLU."""
+    from sinkproof.claims.papercheck import _by_certificate
+    from sinkproof.claims.paperclaim import paper_claim_from_dict
+
+    cert = tmp_path / "hull.json"
+    cert.write_text(paper_hull_file())
+    try:
+        claim = paper_claim_from_dict(data)
+    except (ValueError, TypeError, SinkproofError) as exc:
+        assert str(exc) and "\n" not in str(exc).strip(), str(exc)
+        return
+    reasons: list[str] = []
+    proved = _by_certificate(claim, cert, None, reasons)
+    if proved is None:
+        assert len(reasons) == 1 and "\n" not in reasons[0]
+        return
+    true_paper_claim_by_hulls(claim)
+
+
+@pytest.mark.parametrize("model", [dict(values="learned"), dict(kind="relu_length"),
+                                   dict(heads=2, values="learned"),
+                                   dict(layers=2, values="learned")])
+def test_a_paper_hull_certificate_proves_nothing_about_another_class(model, tmp_path):
+    from sinkproof.claims import check
+    from sinkproof.claims.paperclaim import paper_claim_from_dict
+
+    cert = tmp_path / "hull.json"
+    cert.write_text(paper_hull_file())
+    same = paper_claim_from_dict(json.loads(json.dumps(PAPER_CLAIM)))
+    assert check(same, certificate=cert, search=False).status == "proved"
+    other = json.loads(json.dumps(PAPER_CLAIM))
+    other["model"].update(model)
+    out = check(paper_claim_from_dict(other), certificate=cert, search=False)
+    assert out.status == "open" and any("covers one normalised-attention head" in r
+                                        for r in out.reasons), out.reasons

@@ -143,6 +143,9 @@ def _implied(claim: PaperClaim, verdict: Any) -> Fraction | str:
     if verdict.kind != "paper-hull-family":
         return f"a {verdict.kind} certificate proves nothing about a paper claim"
     st = verdict.statement
+    if not _class_covered(claim.model_class, st.get("model_class")):
+        return (f"it covers one normalised-attention head with fixed values "
+                f"(W_O W_V = I - e_0 e_0^T), not {claim.model_class}")
     task = claim.task
     vectors = [[format_rational(Fraction(float(v))) for v in c]
                for c in task.content] if task.finite else None
@@ -155,6 +158,21 @@ def _implied(claim: PaperClaim, verdict: Any) -> Fraction | str:
     if bound < claim.conclusion.min_bos_mass:
         return f"its bound {float(bound):.6g} < b = {float(claim.conclusion.min_bos_mass):.6g}"
     return bound
+
+
+NORMALISED_KINDS = ("softmax",)
+"""The paper's attention kinds whose weights lie on the simplex (``relu_length``'s need not
+sum to 1), to which a bound on normalised attention applies."""
+
+
+def _class_covered(mc: Any, stated: Any) -> bool:
+    """Whether every model of the claim's class ``mc`` is in the class a verified
+    ``paper-hull-family`` statement names: one layer of one normalised-attention head
+    whose values are the tokens without their BOS coordinate."""
+    return (isinstance(stated, dict) and stated.get("attention") == "normalised"
+            and mc.kind in NORMALISED_KINDS and (mc.heads, mc.layers) == (1, 1)
+            and (stated.get("heads"), stated.get("layers")) == (1, 1)
+            and mc.values == "fixed" and "I - e_0 e_0^T" in str(stated.get("values")))
 
 
 # ---------------------------------------------------------------- refutations
