@@ -710,3 +710,114 @@ def test_a_paper_hull_certificate_proves_nothing_about_another_class(model, tmp_
     out = check(paper_claim_from_dict(other), certificate=cert, search=False)
     assert out.status == "open" and any("covers one normalised-attention head" in r
                                         for r in out.reasons), out.reasons
+
+
+# ------------------------------------------------------------- paper witnesses
+@cache
+def paper_witness_file() -> str:
+    """A real paper-witness: the two cancelling softmax heads refuting a sink claim."""
+    from sinkproof.claims.papercheck import constructions
+    from sinkproof.claims.paperclaim import paper_claim_from_dict
+    from sinkproof.claims.paperwitness import witness_document
+
+    data = json.loads(json.dumps(PAPER_CLAIM))
+    data["model"].update(heads=2, values="learned")
+    data["conclusion"]["min_bos_mass"] = "1/2"
+    claim = paper_claim_from_dict(data)
+    doc, _, _ = witness_document(claim, constructions(claim)[0][1])
+    return json.dumps(doc)
+
+
+@st.composite
+def mutated_paper_witness(draw) -> str:
+    doc = json.loads(paper_witness_file())
+    for _ in range(draw(st.integers(1, 2))):
+        what = draw(st.sampled_from(["kind", "heads", "residual", "L", "n", "vector", "eps",
+                                     "bos", "where", "weight", "digits"]))
+        mc, task = doc["claim"]["model_class"], doc["instance"]["task"]
+        if what == "kind":
+            mc["kind"] = draw(st.sampled_from(["softmax", "relu_length", "relu"]))
+        elif what == "heads":
+            mc["heads"] = draw(st.integers(1, 3))
+        elif what == "residual":
+            task["residual"] = mc["residual"] = draw(st.booleans())
+        elif what in ("L", "n"):
+            task[what] += draw(st.sampled_from([-1, 1]))
+        elif what == "vector":
+            doc["instance"]["content_vectors"][draw(st.integers(0, 1))] = [draw(RATIONALS)]
+        elif what in ("eps", "bos"):
+            key = "max_error" if what == "eps" else "max_bos_mass"
+            x = Fraction(doc["claim"][key])
+            y = draw(st.sampled_from([x / 2, x * (1 - Fraction(1, 10**6)), 2 * x, x]))
+            doc["claim"][key] = f"{y.numerator}/{y.denominator}"
+        elif what == "where":
+            doc["claim"]["where"] = draw(st.sampled_from(
+                ["nontrigger", [{"content": [0], "trigger_at": None, "heads": "every"}],
+                 [{"content": [1, 0], "trigger_at": None, "heads": [[0, 1]]}],
+                 [{"content": [0, 1, 1], "trigger_at": 2, "heads": "every"}]]))
+        elif what == "weight":
+            name = draw(st.sampled_from(["W_Q", "W_K", "W_V", "W_O"]))
+            paths = _rational_paths(doc["data"][name])
+            path = draw(st.sampled_from(paths))
+            _set(doc["data"][name], path, draw(RATIONALS))
+        else:
+            doc["data"]["precision_digits"] = draw(st.sampled_from([10, 15, 30, 2000]))
+    text = json.dumps(doc)
+    if draw(st.booleans()):
+        text = draw(syntactic_edit(text))
+    return text
+
+
+def true_paper_witness(doc: dict, statement: dict) -> None:
+    """Re-derived here in float64 by the producer's stack model (not the checker's interval
+    arithmetic): the file's own weights on the statement's instance have error <= ε at
+    every position of the family and BOS weight <= the stated bound where it says."""
+    from sinkproof.claims.paperwitness import family_bos
+    from sinkproof.stack import paper_model
+    from sinkproof.tasks.paper import PaperTask
+
+    inst, mc = statement["instance"], statement["model_class"]
+    assert doc["instance"]["task"]["n"] == inst["n"] and doc["instance"]["task"]["L"] == inst["L"]
+    content = [[float(Fraction(x)) for x in c] for c in inst["content"]["vectors"]]
+    assert content == [[float(Fraction(x)) for x in c] for c in doc["instance"]["content_vectors"]]
+    task = PaperTask(n=inst["n"], L=inst["L"], content=content, residual=mc["residual"])
+
+    W = {name: np.vectorize(lambda q: float(Fraction(q)))(np.array(doc["data"][name],
+                                                                  dtype=object))
+         for name in ("W_Q", "W_K", "W_V", "W_O")}
+    assert W["W_Q"].shape[:2] == (mc["layers"], mc["heads"])
+    model = paper_model(task, mc["kind"], **W, residual=mc["residual"])
+    worst, per = family_bos(model)
+    assert worst <= float(Fraction(statement["max_error"])) + MARGIN
+    bos = float(Fraction(statement["max_bos_mass"]))
+    where = statement["where"]
+    for prefix, weights in per:
+        if where == "nontrigger":
+            assert weights.max() <= bos + MARGIN
+        for item in [] if where == "nontrigger" else where:
+            if tuple(item["prefix"]) == prefix:
+                heads = [tuple(h) for h in item["heads"]] if item["heads"] != "every" else [
+                    (layer, h) for layer in range(mc["layers"]) for h in range(mc["heads"])]
+                assert max(weights[layer, h] for layer, h in heads) <= bos + MARGIN
+
+
+@FEW
+@given(text=mutated_paper_witness())
+def test_mutated_paper_witnesses_are_refused_or_true(text, tmp_path):
+    path = tmp_path / "w.json"
+    path.write_text(text, encoding="utf-8")
+    start = time.perf_counter()
+    try:
+        verdict = checker.verify_file(path)
+    except CertificateError as exc:
+        assert str(exc) and "\n" not in str(exc), str(exc)
+        return
+    assert time.perf_counter() - start < SECONDS
+    if verdict.ok:
+        true_paper_witness(json.loads(text), verdict.statement)
+
+
+def test_the_base_paper_witness_verifies_and_is_true():
+    verdict = checker.verify(json.loads(paper_witness_file()))
+    assert verdict.ok
+    true_paper_witness(json.loads(paper_witness_file()), verdict.statement)
