@@ -167,11 +167,13 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
                root: ValueBox, values: str, goal_q: Fraction | None, some: bool,
                max_nodes: int, time_limit: float, budget: float | None,
                progress: bool | None, parametrised: bool = True,
-               instance: Any = None) -> list[TargetOutcome]:
+               instance: Any = None, certify_misses: bool = True) -> list[TargetOutcome]:
     """One certified tree per target of ``wanted`` (in order), ``relaxation(target)`` its
     program and ``root`` its box; stops at the first target that meets ``goal_q`` when
     ``some``, at the first that misses it otherwise, at Ctrl-C, or when ``budget``
-    seconds are spent.  ``instance``: the trusted checker's instance for the leaves.
+    seconds are spent.  ``instance``: the trusted checker's instance for the leaves;
+    ``certify_misses=False`` skips certifying a tree that did not reach ``goal_q`` (its
+    certified bound would be below it: only its figure is lost, never a decision).
     A Ctrl-C inside a tree ends that tree (status ``"interrupted"``); one outside it (a
     root solve, a tree's certification) raises :class:`~sinkproof.errors.Interrupted`
     whose ``partial`` is the outcomes so far (a tree whose certification it stopped has
@@ -179,7 +181,7 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
     outcomes: list[TargetOutcome] = []
     try:
         return _grow(wanted, relaxation, root, values, goal_q, some, max_nodes, time_limit,
-                     budget, progress, parametrised, instance, outcomes)
+                     budget, progress, parametrised, instance, certify_misses, outcomes)
     except KeyboardInterrupt:
         raise Interrupted(outcomes, f"{len(outcomes)} of {len(wanted)} target trees "
                           "grown") from None
@@ -188,8 +190,8 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
 def _grow(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]], Any],
           root: ValueBox, values: str, goal_q: Fraction | None, some: bool, max_nodes: int,
           time_limit: float, budget: float | None, progress: bool | None,
-          parametrised: bool, instance: Any, outcomes: list[TargetOutcome],
-          ) -> list[TargetOutcome]:
+          parametrised: bool, instance: Any, certify_misses: bool,
+          outcomes: list[TargetOutcome]) -> list[TargetOutcome]:
     goal = None if goal_q is None else float(1 / goal_q - 1)
     start = time.perf_counter()
     for target in wanted:
@@ -205,7 +207,8 @@ def _grow(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]],
             tree = branch_and_bound(solver, root, goal, max_nodes, limit, progress)
             outcome = TargetOutcome(target, tree)
             outcomes.append(outcome)
-            if tree.status != "interrupted":
+            missed = goal_q is not None and tree.status != "proved"
+            if tree.status != "interrupted" and (certify_misses or not missed):
                 certify_tree(relax, outcome, values, instance)
         done = outcome.certified is not None and (goal_q is None or outcome.certified >= goal_q)
         if tree.status == "interrupted" or (some and done) or (not some and goal_q is not None
