@@ -469,18 +469,26 @@ TRUTH = {"hull": true_theorem3, "hull-family": true_theorem3, "sinkmap-socp": tr
          "paper-bnb-learned-values": true_paper_bnb, "sinkmap-gated": true_gated}
 
 
-def judge(text: str, tmp_path) -> checker.Verdict | None:
-    """Refused cleanly, or accepted with a true statement; the CLI agrees and never raises."""
+def read_mutated(text: str, tmp_path) -> tuple[Any, checker.Verdict | None, bool]:
+    """Write ``text`` and verify it, within :data:`SECONDS`: ``(path, verdict, refused by a
+    size limit)``, the verdict ``None`` when it was refused with a one-line error."""
     path = tmp_path / "mutated.json"
     path.write_text(text, encoding="utf-8")
     start = time.perf_counter()
+    verdict, refused = None, False
     try:
         verdict = checker.verify_file(path)
     except CertificateError as exc:
         message = str(exc)
         assert message and "\n" not in message, message
-        verdict, refused = None, isinstance(exc, LimitExceeded)
+        refused = isinstance(exc, LimitExceeded)
     assert time.perf_counter() - start < SECONDS
+    return path, verdict, refused
+
+
+def judge(text: str, tmp_path) -> checker.Verdict | None:
+    """Refused cleanly, or accepted with a true statement; the CLI agrees and never raises."""
+    path, verdict, refused = read_mutated(text, tmp_path)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = main(["verify", str(path)])
@@ -540,12 +548,20 @@ CLAIM = dict(task=dict(p=2, T=3), model=dict(kind="softmax", heads=1, values="fi
              conclusion=dict(min_bos_mass=0.9, at="before_trigger"))
 
 
+def _section_edits(draw: Any, base: dict, choices: dict) -> dict:
+    """``base`` (a claim's data) with one to three fields replaced by values drawn from
+    ``choices`` (section -> [(field, strategy)])."""
+    data = json.loads(json.dumps(base))
+    for _ in range(draw(st.integers(1, 3))):
+        section = draw(st.sampled_from(list(choices)))
+        key, value = draw(st.sampled_from(choices[section]))
+        data[section][key] = draw(value)
+    return data
+
+
 @st.composite
 def mutated_claims(draw) -> str:
-    data = json.loads(json.dumps(CLAIM))
-    for _ in range(draw(st.integers(1, 3))):
-        section = draw(st.sampled_from(["task", "model", "hypothesis", "conclusion"]))
-        key, value = draw(st.sampled_from({
+    data = _section_edits(draw, CLAIM, {
             "task": [("p", st.integers(1, 3)), ("T", st.integers(2, 4)),
                      ("triggers", st.sampled_from(["single", "multi"])),
                      ("positions", st.sampled_from(["inverse", "onehot"])),
@@ -561,8 +577,7 @@ def mutated_claims(draw) -> str:
                                                    [dict(sequence=[0, 1], position=2)],
                                                    [dict(sequence=[0, 2], position=2)]])),
                            ("positions", st.sampled_from(["every", "some"]))],
-        }[section]))
-        data[section][key] = draw(value)
+    })
     text = json.dumps(data)
     if draw(st.booleans()):  # deep nesting: test_deeply_nested_claim_is_a_clean_error
         text = draw(syntactic_edit(text, tuple(k for k in SYNTACTIC if k != "deep")))
@@ -654,10 +669,7 @@ def paper_hull_file() -> str:
 
 @st.composite
 def mutated_paper_claims(draw) -> dict:
-    data = json.loads(json.dumps(PAPER_CLAIM))
-    for _ in range(draw(st.integers(1, 3))):
-        section = draw(st.sampled_from(["task", "model", "hypothesis", "conclusion"]))
-        key, value = draw(st.sampled_from({
+    data = _section_edits(draw, PAPER_CLAIM, {
             "task": [("L", st.integers(3, 5)),
                      ("content", st.sampled_from([[[0.5], [1.0]], [[1.0], [0.5]],
                                                   [[0.5], [0.75]], [[0.5]], [[0.25], [1.0]],
@@ -670,8 +682,7 @@ def mutated_paper_claims(draw) -> dict:
                                                              "0.95"])),
                            ("positions", st.sampled_from(["every", "some"])),
                            ("heads", st.sampled_from(["every", "some"]))],
-        }[section]))
-        data[section][key] = draw(value)
+    })
     if data["model"]["values"] == "fixed" and (data["model"]["heads"],
                                                 data["model"]["layers"]) != (1, 1):
         data["model"]["values"] = "learned"  # fixed values exist for one head only
@@ -843,16 +854,8 @@ def true_paper_witness(doc: dict, statement: dict) -> None:
 @FEW
 @given(text=mutated_paper_witness())
 def test_mutated_paper_witnesses_are_refused_or_true(text, tmp_path):
-    path = tmp_path / "w.json"
-    path.write_text(text, encoding="utf-8")
-    start = time.perf_counter()
-    try:
-        verdict = checker.verify_file(path)
-    except CertificateError as exc:
-        assert str(exc) and "\n" not in str(exc), str(exc)
-        return
-    assert time.perf_counter() - start < SECONDS
-    if verdict.ok:
+    _, verdict, _ = read_mutated(text, tmp_path)
+    if verdict is not None and verdict.ok:
         true_paper_witness(json.loads(text), verdict.statement)
 
 
