@@ -674,7 +674,8 @@ def mutated_paper_claims(draw) -> dict:
                      ("content", st.sampled_from([[[0.5], [1.0]], [[1.0], [0.5]],
                                                   [[0.5], [0.75]], [[0.5]], [[0.25], [1.0]],
                                                   [[0.5], [1.0], [0.75]]]))],
-            "model": [("kind", st.sampled_from(["softmax", "relu_length"])),
+            "model": [("kind", st.sampled_from(["softmax", "relu_length", "sparsemax",
+                                                "sink_logit", "gated_softmax"])),
                       ("heads", st.integers(1, 2)), ("layers", st.integers(1, 2)),
                       ("values", st.sampled_from(["fixed", "learned"]))],
             "hypothesis": [("max_error", st.sampled_from(["1/20", "1/10", "0.1000001", "1/5"]))],
@@ -704,8 +705,11 @@ def _hull_distance(points: np.ndarray) -> float:
 def true_paper_claim_by_hulls(claim) -> None:
     """Re-derived here: one fixed-value softmax head (the only class the hull bound is about)
     and ``b <= 1 - ε/d(S)`` at every non-trigger token set ``S`` of the claim's own task."""
+    from sinkproof.attention import MAPS
+
     mc = claim.model_class
-    assert (mc.kind, mc.heads, mc.layers, mc.values) == ("softmax", 1, 1, "fixed"), mc
+    assert MAPS[mc.kind].properties.on_simplex, mc  # weights summing to 1
+    assert (mc.heads, mc.layers, mc.values) == (1, 1, "fixed"), mc
     task, eps = claim.task, float(claim.hypothesis.max_error)
     content = np.asarray(task.content, dtype=float)
     tokens = np.hstack([np.zeros((len(content), 1)), content, np.ones((len(content), 1))])
@@ -745,6 +749,7 @@ def test_mutated_paper_claims_are_proved_by_a_hull_certificate_only_when_true(da
 
 
 @pytest.mark.parametrize("model", [dict(values="learned"), dict(kind="relu_length"),
+                                   dict(kind="sink_logit"),
                                    dict(heads=2, values="learned"),
                                    dict(layers=2, values="learned")])
 def test_a_paper_hull_certificate_proves_nothing_about_another_class(model, tmp_path):

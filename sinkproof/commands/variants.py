@@ -49,7 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "backed by a check run now (a checker-verified certificate, an exactly or "
                     "interval-verified construction, or a theorem with exact constants); "
                     "otherwise the cell is open.  Instance: p=2, T=3 (--quick: p=1, T=2), "
-                    "signed content, inverse positions, one head, fixed values.")
+                    "signed content, inverse positions, one head, fixed values; with "
+                    "--setting paper the paper's task n=4, content {-1, 1}, L=5 (--quick: "
+                    "L=4), one head with W_O W_V = I - e_0 e_0^T.")
     p.add_argument("--quick", action="store_true", help="the small instance p=1, T=2 (fast)")
     p.add_argument("--map", choices=MAP_NAMES, help="only this map (all four cells in full)")
     p.add_argument("--question", choices=QUESTIONS, help="only this question (with --map)")
@@ -60,7 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "least norm for that error")
     p.add_argument("--trained", action="store_true",
                    help="print what training does instead: for each map, 1 and 4 heads, 3 "
-                        "seeds, in our setting and the paper's, the held-out error and the "
+                        "seeds, in our setting and the paper's (--setting paper: the paper's "
+                        "only), the held-out error and the "
                         "sink, BOS-share and null scores per head (measurements, not proofs; "
                         "minutes: --quick trains briefly)")
     p.add_argument("--processes", type=count(1), default=1, metavar="N",
@@ -74,36 +77,51 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _short(c: object) -> str:
+    vacuous = ", vacuous" if c.detail.startswith("vacuously") else ""  # type: ignore
+    return f"{c.answer} ({c.how}{vacuous})"  # type: ignore[attr-defined]
+
+
 def _render(table: object, full: bool) -> str:
     rows = table.rows  # type: ignore[attr-defined]
-    lines = [f"attention variants on {table.task!r}, one head, fixed values"]  # type: ignore
+    values = " (W_O W_V = I - e_0 e_0^T)" if getattr(table.task, "setting", "") == "paper" \
+        else ""  # type: ignore[attr-defined]
+    lines = [f"attention variants on {table.task!r}, one head, fixed values{values}"]  # type: ignore
     shown = list(next(iter(rows.values())))
     head = f"{'map':<14}" + "".join(f"{_SHORT[q]:<26}" for q in shown)
     lines += [head, "-" * len(head)]
     for name, qs in rows.items():
-        lines.append(f"{name:<14}" + "".join(
-            f"{(c.answer + ' (' + c.how + ')'):<26}" for c in qs.values()))
+        lines.append(f"{name:<14}" + "".join(f"{_short(c):<26}" for c in qs.values()).rstrip())
     if full:
         for name, qs in rows.items():
             for q, c in qs.items():
                 lines += ["", f"{name} / {q}: {c.answer} ({c.how})", f"  {c.detail}",
                           f"  $ {c.command}"]
     else:
-        lines += ["", "details: sinkproof variants --map NAME  (or --json -)"]
+        paper = " --setting paper" if values else ""
+        lines += ["", f"details: sinkproof variants{paper} --map NAME  (or --json -)"]
     return "\n".join(lines)
 
 
-def table_work(quick: bool, maps: tuple[str, ...] | None = None) -> int:
+def table_work(quick: bool, maps: tuple[str, ...] | None = None,
+               setting: str = "trigger") -> int:
     """Upper bound on the position evaluations of the table (or ``--sandwich``) over
     ``maps`` (default all): the family's positions (every sequence at every position,
     BOS included) times one hull certificate plus, per map, its construction levels and
-    at most two witness files."""
+    at most two witness files (the paper's setting: at most two levels per map)."""
     from ..attention import MAPS
     from ..variants.table import _levels, default_task
 
+    names = maps or tuple(MAPS)
+    if setting == "paper":
+        from ..checker.paperwitness import n_prefixes
+        from ..variants.paper import default_paper_task
+
+        paper = default_paper_task(quick)
+        return (n_prefixes(paper.m, paper.L) + 1) * (1 + 4 * len(names))
     task = default_task(quick)
     positions = task.n_sequences * (task.T + 1)
-    return positions * (1 + sum(len(_levels(m)) + 2 for m in (maps or tuple(MAPS))))
+    return positions * (1 + sum(len(_levels(m)) + 2 for m in names))
 
 
 def trained_work(quick: bool, maps: tuple[str, ...] | None = None) -> int:
@@ -122,7 +140,7 @@ def trained_work(quick: bool, maps: tuple[str, ...] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    require_setting_arg(args, "variants")
+    setting = require_setting_arg(args, "variants")
     from ..variants import build_table
     from ..variants.table import default_task
 
@@ -132,8 +150,14 @@ def run(args: argparse.Namespace) -> int:
         check_work("token-steps of training", trained_work(args.quick, maps),
                    MAX_TRAINED_WORK if args.max_work is None else args.max_work)
     else:
-        check_work("position evaluations", table_work(args.quick, maps),
+        check_work("position evaluations", table_work(args.quick, maps, setting),
                    MAX_TABLE_WORK if args.max_work is None else args.max_work)
+    if setting == "paper" and args.sandwich:
+        raise ValueError("--sandwich is our setting's norm price; in the paper's setting each "
+                         "norm_grows_as_error_shrinks cell states its sandwich")
+    if setting == "paper" and not args.trained:
+        from ..variants.papertable import build_paper_table
+        build_table = build_paper_table  # noqa: F811 (the same signature, the paper's task)
     if args.sandwich:
         from ..variants.sandwich import render, sandwich
 
@@ -181,8 +205,9 @@ def _trained(args: argparse.Namespace, quiet: bool) -> int:
         print(f"  trained {r.setting} {r.kind} H={r.heads} seed={r.seed}: error "  # type: ignore
               f"{r.error:.3g} ({r.seconds:.1f} s)", file=sys.stderr)  # type: ignore
 
+    settings = ("paper",) if args.setting == "paper" else ("ours", "paper")
     rows = train_variants(kinds=(args.map,) if args.map else None, quick=args.quick,
-                          on_run=report, processes=args.processes)
+                          on_run=report, processes=args.processes, settings=settings)
     if not quiet:
         print(render_trained(rows))
     from ..variants.table import default_task
