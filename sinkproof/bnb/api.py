@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import checker
+from ..errors import Interrupted
 from ..exact_numbers import bos_mass, error_level
 from ..task import TriggerTask
 from .box import ValueBox
@@ -157,10 +158,15 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
                            some=some, rounds=rounds, time_limit=limit,
                            parametrised=parametrised)
     start = time.perf_counter()
-    outcomes = grow_trees(wanted, lambda target: build_relaxation(task, eps_q, target),
-                          ValueBox.root(task, values), values, goal_q, some, max_nodes,
-                          time_limit, budget, progress, parametrised)
-    outcomes = [transferred(task, o, outcomes) for o in outcomes]
+    try:
+        outcomes = grow_trees(wanted, lambda target: build_relaxation(task, eps_q, target),
+                              ValueBox.root(task, values), values, goal_q, some, max_nodes,
+                              time_limit, budget, progress, parametrised)
+    except Interrupted as exc:  # Ctrl-C outside a tree's own handler: what was certified
+        return _finish(task, eps_q, values, goal_q, exc.partial, len(wanted),  # type: ignore
+                       some, time.perf_counter() - start, stopped=True)
+    if not any(o.tree.status == "interrupted" for o in outcomes):
+        outcomes = [transferred(task, o, outcomes) for o in outcomes]
     return _finish(task, eps_q, values, goal_q, outcomes, len(wanted), some,
                    time.perf_counter() - start)
 
@@ -177,10 +183,27 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
     budget leaves uncertified proves nothing and says so in ``skipped``).  ``instance``:
     the trusted checker's instance for the leaves; ``certify_misses=False`` skips
     certifying a tree that did not reach ``goal_q`` (its certified bound would be below
-    it: only its figure is lost, never a decision)."""
+    it: only its figure is lost, never a decision).
+    A Ctrl-C inside a tree ends that tree (status ``"interrupted"``); one outside it (a
+    root solve, a tree's certification) raises :class:`~sinkproof.errors.Interrupted`
+    whose ``partial`` is the outcomes so far (a tree whose certification it stopped has
+    ``certified`` None: it is set only once every leaf is)."""
+    outcomes: list[TargetOutcome] = []
+    try:
+        return _grow(wanted, relaxation, root, values, goal_q, some, max_nodes, time_limit,
+                     budget, progress, parametrised, instance, certify_misses, outcomes)
+    except KeyboardInterrupt:
+        raise Interrupted(outcomes, f"{len(outcomes)} of {len(wanted)} target trees "
+                          "grown") from None
+
+
+def _grow(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]], Any],
+          root: ValueBox, values: str, goal_q: Fraction | None, some: bool, max_nodes: int,
+          time_limit: float, budget: float | None, progress: bool | None,
+          parametrised: bool, instance: Any, certify_misses: bool,
+          outcomes: list[TargetOutcome]) -> list[TargetOutcome]:
     goal = None if goal_q is None else float(1 / goal_q - 1)
     deadline = None if budget is None else _clock() + budget
-    outcomes: list[TargetOutcome] = []
     for target in wanted:
         limit = time_limit
         if deadline is not None:
@@ -193,13 +216,13 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
             tree = branch_and_bound(solver, root, goal, max_nodes, limit, progress)
             outcome = TargetOutcome(target, tree)
+            outcomes.append(outcome)
             missed = goal_q is not None and tree.status != "proved"
             if tree.status != "interrupted" and (certify_misses or not missed):
                 if deadline is not None and _clock() >= deadline:
                     outcome.skipped = OUT_OF_BUDGET
                 else:
                     certify_tree(relax, outcome, values, instance, deadline)
-        outcomes.append(outcome)
         done = outcome.certified is not None and (goal_q is None or outcome.certified >= goal_q)
         if tree.status == "interrupted" or outcome.skipped or (some and done) or \
                 (not some and goal_q is not None and not done):
@@ -218,18 +241,22 @@ def restrict(result: BnbResult, outcomes: list[TargetOutcome]) -> BnbResult:
 
 def _finish(task: TriggerTask, eps: Fraction, values: str, goal: Fraction | None,
             outcomes: list[TargetOutcome], n_wanted: int, some: bool,
-            seconds: float) -> BnbResult:
+            seconds: float, stopped: bool = False) -> BnbResult:
     head = f"one softmax head, {values} values, error <= {eps} on S_T"
     return finish(task, eps, values, goal, outcomes, n_wanted, some, seconds,
-                  instance_dict(task, eps, values), KIND, head)
+                  instance_dict(task, eps, values), KIND, head, stopped)
 
 
 def finish(task: Any, eps: Fraction, values: str, goal: Fraction | None,
            outcomes: list[TargetOutcome], n_wanted: int, some: bool, seconds: float,
-           inst: dict[str, Any], kind: str, head: str) -> BnbResult:
+           inst: dict[str, Any], kind: str, head: str, stopped: bool = False) -> BnbResult:
     """The result of grown trees: a ``kind`` certificate over the chosen targets (the first
     good one when ``some``, else all, each good), kept only when the trusted checker
-    verifies it; ``head`` opens the certificate's statement."""
+    verifies it; ``head`` opens the certificate's statement.  Stopped by Ctrl-C
+    (``stopped``, or a tree interrupted): at once, ``"open"``, no certificate."""
+    if stopped or any(o.tree.status == "interrupted" for o in outcomes):
+        return BnbResult(task, eps, values, goal, outcomes, "open", None, seconds,
+                         stopped=stopped)
     good = [o for o in outcomes if o.certified is not None
             and (goal is None or o.certified >= goal)]
     chosen = good[:1] if some else good

@@ -83,7 +83,8 @@ class BnbResult(CertifiedResult, Tabular):
     verified), ``"bounded"`` (no goal given: certified bounds where trees closed) or
     ``"open"``; ``bound``: the least certified BOS-mass bound over the targets (``None``
     when a target has none); ``norm_bound_needed`` is always ``False``: the engine assumes
-    no bound on any parameter.
+    no bound on any parameter; ``stopped``: Ctrl-C came while a finished tree was being
+    certified (see :attr:`interrupted`).
     """
 
     task: TriggerTask
@@ -95,6 +96,7 @@ class BnbResult(CertifiedResult, Tabular):
     certificate: dict[str, Any] | None
     seconds: float
     norm_bound_needed: bool = False
+    stopped: bool = False
 
     @property
     def bound(self) -> Fraction | None:
@@ -118,8 +120,8 @@ class BnbResult(CertifiedResult, Tabular):
 
     @property
     def interrupted(self) -> bool:
-        """Whether Ctrl-C stopped a tree."""
-        return any(t.tree.status == "interrupted" for t in self.targets)
+        """Whether Ctrl-C stopped a tree, or the certification of one (``stopped``)."""
+        return self.stopped or any(t.tree.status == "interrupted" for t in self.targets)
 
     def __repr__(self) -> str:
         bound = "none" if self.bound is None else f"{float(self.bound):.6g}"

@@ -21,7 +21,8 @@ from typing import Any
 from .. import checker
 from ..bnb.paper import paper_targets, prove_paper
 from ..checker.paperwitness import n_prefixes
-from ..errors import CertificateError, SinkproofError, check_work
+from ..errors import CertificateError, Interrupted, SinkproofError, check_work
+from .engine import best_so_far
 from .outcome import Proved
 from .paperclaim import PaperClaim
 
@@ -61,8 +62,8 @@ def prove_by_engine(claim: PaperClaim, out: Path, reasons: list[str],
     except (SinkproofError, ValueError) as exc:
         reasons.append(f"engine: failed ({str(exc).splitlines()[0]})")
         return None
-    if result.interrupted:
-        raise KeyboardInterrupt
+    if result.interrupted:  # what it certified before Ctrl-C, for the interrupted answer
+        raise Interrupted(result, best_so_far(result, len(paper_targets(task))))
     note = (f"{len(result.targets)} target tree(s), {result.nodes} nodes, "
             f"{result.seconds:.2f} s, learned values (free per token), no norm bound assumed")
     if result.status != "proved" or result.certificate is None:
