@@ -232,6 +232,26 @@ def test_the_route_reads_only_a_statement_about_the_claims_instance(proved, tmp_
     assert "lack" in implied_bound(claim_from_dict(_claim("0.5", "every")), verdict)
 
 
+@pytest.mark.parametrize("model", [{"kind": "softmax", "heads": 2},
+                                   {"kind": "softmax", "layers": 2},
+                                   {"kind": "relu_length", "heads": 1},
+                                   {"kind": "sparsemax", "heads": 1},
+                                   {"kind": "gated_softmax", "heads": 1}])
+def test_the_routes_statement_reader_refuses_another_class(proved, tmp_path, model):
+    """The statement alone (without :func:`applies` in front of it) proves nothing about
+    several heads, several layers or another map: the certificate covers one softmax head."""
+    path = tmp_path / "c.json"
+    proved.save(path)
+    verdict = checker.verify_file(path)
+    data = _claim("0.5")
+    data["model"] = model
+    got = implied_bound(claim_from_dict(data), verdict)
+    assert isinstance(got, str) and "one softmax head" in got
+    tampered = copy.deepcopy(verdict)
+    tampered.statement["model_class"]["heads"] = 2
+    assert isinstance(implied_bound(claim_from_dict(_claim("0.5")), tampered), str)
+
+
 def test_check_says_proved_by_bnb(tmp_path):
     out = sp.check(CLAIM, certificate_out=tmp_path / "c.json", search=False)
     assert out.status == "proved" and out.by == "bnb", out

@@ -139,11 +139,15 @@ def semantic_edit(draw, doc: dict) -> dict:
     what = draw(st.sampled_from(["eps", "p", "T", "triggers", "positions", "content",
                                  "values", "class", "kind", "family", "targets",
                                  "multiplier", "multiplier", "bound", "where", "measure",
-                                 "heads"]))
+                                 "heads", "n", "L", "vectors"]))
     if what == "eps":
         inst["eps"] = draw(RATIONALS)
-    elif what in ("p", "T"):
+    elif what in ("p", "T", "n", "L"):  # n, L: the paper setting's task
         task[what] = max(1, task[what] + draw(st.sampled_from([-1, 1])))
+    elif what == "vectors" and "n" in task:  # one exact content entry of the paper setting
+        rows = inst["content_vectors"]
+        i = draw(st.integers(0, len(rows) - 1))
+        rows[i][draw(st.integers(0, len(rows[i]) - 1))] = draw(RATIONALS)
     elif what == "triggers":
         task["triggers"] = {"single": "multi", "multi": "single"}[task.get("triggers", "single")]
     elif what == "positions":

@@ -96,6 +96,20 @@ def proved_by_file(claim: PaperClaim, path: Path,
                   certificate=str(path))
 
 
+def _covers(stated: Any, claim: PaperClaim) -> str | None:
+    """Why the verified statement's model class (one layer of one softmax head, learned
+    values, no norm bound) does not contain the claim's class, or ``None`` when it does
+    (checked here as well as by :func:`applies`: the route reads the statement alone)."""
+    mc = claim.model_class
+    if not isinstance(stated, dict) or (stated.get("attention"), stated.get("heads"),
+                                        stated.get("layers")) != ("softmax", 1, 1) \
+            or stated.get("norm_bound") is not None:
+        return f"its model class {stated} is not one layer of one softmax head"
+    if (mc.kind, mc.heads, mc.layers) != ("softmax", 1, 1):
+        return f"it covers one layer of one softmax head, not {mc}"
+    return None
+
+
 def implied_bound(claim: PaperClaim, verdict: Any) -> Fraction | str:
     """The least verified bound over the claimed positions when the verified statement
     implies ``claim``, else why not."""
@@ -104,6 +118,9 @@ def implied_bound(claim: PaperClaim, verdict: Any) -> Fraction | str:
     if verdict.kind != KIND:
         return f"a {verdict.kind} certificate is not the engine's"
     st, task = verdict.statement, claim.task
+    covered = _covers(st.get("model_class", {}), claim)
+    if covered is not None:
+        return covered
     if not claim.same_instance(st["instance"]):
         return "its instance (n, L, content vectors) is not the claim's"
     if Fraction(st["eps"]) != claim.hypothesis.max_error:
