@@ -4,6 +4,7 @@ finished, marked interrupted, with exit status 130."""
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import subprocess
@@ -266,6 +267,25 @@ def test_sinkmap_cli_prints_the_partial_map_and_exits_130(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "sink map interrupted:" in out and "positions settled" in out
     assert "certified" in out  # the table of what was settled
+    assert gc.isenabled()  # the command paused the collector and enabled it again
+
+
+def test_the_partial_sink_map_is_built_with_the_collector_paused(monkeypatch):
+    """A collector pass over the big heap was most of the time from Ctrl-C to the exit
+    (p=2, T=8): the partial map is built with it paused, and it is enabled again after."""
+    import sinkproof.sinkmap.core as core
+
+    real, states = core._settled, []
+
+    def settled(*args):
+        states.append(gc.isenabled())
+        return real(*args)
+
+    monkeypatch.setattr(core, "_settled", settled)
+    _interrupt_after(monkeypatch, core, "_solve_target", 2)
+    with pytest.raises(Interrupted) as info:
+        sp.sink_map(sp.TriggerTask(p=1, T=3), "1/10", progress=False)
+    assert states == [False] and gc.isenabled() and info.value.partial.entries
 
 
 def test_report_cli_prints_the_finished_sections(monkeypatch, capsys):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 
 from ..checker.maps import MAP_NAMES
 from ..cli_common import (
@@ -89,8 +90,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     require_setting_arg(args, "sinkmap")
-    from ..errors import Interrupted
-    from ..sinkmap import sink_map
     from ..sinkmap.work import estimate
 
     quiet = reserve_stdio(args, outputs=("out", "json", "plot"), inputs=("values",))
@@ -112,8 +111,24 @@ def run(args: argparse.Namespace) -> int:
                             eps=args.eps) for k in kinds), args.max_work)
     if args.kind == "all":
         return _run_all(args, task, positions, quiet)
+    was = gc.isenabled()
+    gc.disable()  # the map pauses it for its big parts; kept off to the end of the command,
+    try:  # so no collector pass over the big heap (seconds, deaf to Ctrl-C) precedes the exit
+        return _one_map(args, task, values, positions, quiet)
+    finally:
+        if was:
+            gc.enable()
+
+
+def _one_map(args: argparse.Namespace, task: object, values: object, positions: object,
+             quiet: bool) -> int:
+    """One map's sink map: its table (and certificate, plot, JSON) or, on Ctrl-C, the
+    partial map."""
+    from ..errors import Interrupted
+    from ..sinkmap import sink_map
+
     try:
-        result = sink_map(task, args.eps, values=values, positions=positions,
+        result = sink_map(task, args.eps, values=values, positions=positions,  # type: ignore
                           subfamily=args.subfamily, radius=args.radius, kind=args.kind)
     except Interrupted as exc:
         print(f"sink map interrupted: {exc.progress}; the partial map (nothing written):")

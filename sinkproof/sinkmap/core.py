@@ -424,20 +424,32 @@ def sink_map(
 
     solved: list[tuple[dict[str, Any], Entry]] = []
     orbits: Orbits | None = None
+
+    def stopped() -> Interrupted:
+        """Ctrl-C: the map of the targets settled so far, built with the collector paused
+        (a pass over the big heap here was most of the time from Ctrl-C to the exit)."""
+        with _gc_paused():
+            entries = _settled(task, targets, orbits if symmetric else None, solved)
+            return Interrupted(SinkMap(task=task, eps=eps_q, U=U, entries=entries,
+                                       certificate={}, subfamily=subfamily, radius=radius,
+                                       family="S_T" if symmetric else "listed", kind=kind),
+                               f"{len(entries)} of {len(targets)} positions settled")
+
     try:
         with _gc_paused():
-            orbits = canonical_all(targets, syms) if symmetric else None
-            reps = orbits.reps if orbits is not None else targets
-            with Progress(len(reps), "sink map", progress) as bar:
-                for rep in reps:
-                    solved.append(_solve_target(planner, inst, rep))
-                    bar.update(1)
-    except KeyboardInterrupt:  # Ctrl-C: the map of the targets settled so far
-        entries = _settled(task, targets, orbits if symmetric else None, solved)
-        raise Interrupted(SinkMap(task=task, eps=eps_q, U=U, entries=entries, certificate={},
-                                  subfamily=subfamily, radius=radius,
-                                  family="S_T" if symmetric else "listed", kind=kind),
-                          f"{len(entries)} of {len(targets)} positions settled") from None
+            try:
+                orbits = canonical_all(targets, syms) if symmetric else None
+                reps = orbits.reps if orbits is not None else targets
+                with Progress(len(reps), "sink map", progress) as bar:
+                    for rep in reps:
+                        solved.append(_solve_target(planner, inst, rep))
+                        bar.update(1)
+            except KeyboardInterrupt:  # before the collector is enabled again
+                raise stopped() from None
+    except KeyboardInterrupt as exc:  # also one landing as the collector is enabled again
+        if isinstance(exc, Interrupted):
+            raise
+        raise stopped() from None
     with _gc_paused():
         certificates: list[dict[str, Any]] = []
         index: dict[int, int] = {}
