@@ -49,6 +49,7 @@ from hypothesis import strategies as st
 
 import sinkproof as sp
 from sinkproof import checker
+from sinkproof.attention import MAPS
 from sinkproof.bnb import prove_heads
 from sinkproof.bnb.paper import prove_paper
 from sinkproof.checker.limits import LimitExceeded
@@ -59,6 +60,7 @@ from sinkproof.cli import main
 from sinkproof.constructions import feature_index, softmax_score_matrix
 from sinkproof.convex import family_certificate, min_norm_point, position_certificate
 from sinkproof.errors import CertificateError, SinkproofError
+from sinkproof.search.paper import bos_measure
 from sinkproof.search.verify import witness_document
 
 SCALE = max(1, settings.default.max_examples // 40)
@@ -791,11 +793,17 @@ def paper_witness_file() -> str:
 def mutated_paper_witness(draw) -> str:
     doc = json.loads(paper_witness_file())
     for _ in range(draw(st.integers(1, 2))):
-        what = draw(st.sampled_from(["kind", "heads", "residual", "L", "n", "vector", "eps",
-                                     "bos", "where", "weight", "digits"]))
+        what = draw(st.sampled_from(["kind", "kind", "heads", "residual", "L", "n", "vector",
+                                     "eps", "bos", "where", "weight", "digits", "measure",
+                                     "extras"]))
         mc, task = doc["claim"]["model_class"], doc["instance"]["task"]
-        if what == "kind":
-            mc["kind"] = draw(st.sampled_from(["softmax", "relu_length", "relu"]))
+        if what == "kind":  # the same weights read as another map, with its extra fields
+            mc["kind"] = draw(st.sampled_from(sorted(MAPS)))
+            _map_extras(draw, doc)
+        elif what == "extras":
+            _map_extras(draw, doc)
+        elif what == "measure":
+            doc["claim"]["bos_measure"] = draw(st.sampled_from(["weight", "share"]))
         elif what == "heads":
             mc["heads"] = draw(st.integers(1, 3))
         elif what == "residual":
@@ -827,6 +835,20 @@ def mutated_paper_witness(draw) -> str:
     return text
 
 
+def _map_extras(draw, doc: dict) -> None:
+    """``map_params`` and the gate of the claimed map, drawn (shapes from ``W_Q``), or none."""
+    data, kind = doc["data"], doc["claim"]["model_class"]["kind"]
+    layers, heads, n = len(data["W_Q"]), len(data["W_Q"][0]), len(data["W_Q"][0][0])
+    for key in ("map_params", "gate_w", "gate_c"):
+        data.pop(key, None)
+    if MAPS[kind].param_names:
+        data["map_params"] = [[[draw(RATIONALS)] for _ in range(heads)] for _ in range(layers)]
+    if MAPS[kind].properties.gated:
+        data["gate_w"] = [[[draw(RATIONALS) for _ in range(n)] for _ in range(heads)]
+                          for _ in range(layers)]
+        data["gate_c"] = [[draw(RATIONALS) for _ in range(heads)] for _ in range(layers)]
+
+
 def true_paper_witness(doc: dict, statement: dict) -> None:
     """Re-derived here in float64 by the producer's stack model (not the checker's interval
     arithmetic): the file's own weights on the statement's instance have error <= ε at
@@ -845,8 +867,13 @@ def true_paper_witness(doc: dict, statement: dict) -> None:
                                                                   dtype=object))
          for name in ("W_Q", "W_K", "W_V", "W_O")}
     assert W["W_Q"].shape[:2] == (mc["layers"], mc["heads"])
-    model = paper_model(task, mc["kind"], **W, residual=mc["residual"])
+    extras = {name: np.vectorize(lambda q: float(Fraction(q)))(np.array(doc["data"][name],
+                                                                       dtype=object))
+              for name in ("map_params", "gate_w", "gate_c") if name in doc["data"]}
+    model = paper_model(task, mc["kind"], **W, **extras, residual=mc["residual"])
     worst, per = family_bos(model)
+    if statement["bos_measure"] != bos_measure(mc["kind"]):  # the other measure, by hand
+        per = _family_measure(model, statement["bos_measure"])
     assert worst <= float(Fraction(statement["max_error"])) + MARGIN
     bos = float(Fraction(statement["max_bos_mass"]))
     where = statement["where"]
@@ -858,6 +885,22 @@ def true_paper_witness(doc: dict, statement: dict) -> None:
                 heads = [tuple(h) for h in item["heads"]] if item["heads"] != "every" else [
                     (layer, h) for layer in range(mc["layers"]) for h in range(mc["heads"])]
                 assert max(weights[layer, h] for layer, h in heads) <= bos + MARGIN
+
+
+def _family_measure(model: Any, measure: str) -> list[tuple[tuple[int, ...], np.ndarray]]:
+    """Per non-trigger prefix, ``(layers, heads)``: the effective BOS weight ``g α_0``
+    (``"weight"``) or the share ``α_0 / Σ_k α_k`` (0 when every weight is 0), in float64."""
+    task, out = model.task, []
+    for t in range(1, task.L):
+        for block in task.prefix_blocks(t):
+            w = model.forward_batch(task.prefix_features(block.codes)).w[:, :, :, -1, :]
+            bos = w[..., 0]
+            if measure == "share":
+                total = w.sum(axis=-1)
+                bos = np.where(total > 0, bos / np.where(total > 0, total, 1.0), 0.0)
+            for i in np.flatnonzero(~task.is_trigger(block.codes[:, -1])):
+                out.append((tuple(int(c) for c in block.codes[i]), bos[:, :, i]))
+    return out
 
 
 @FEW
