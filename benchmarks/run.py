@@ -6,7 +6,7 @@ Convention: a benchmark prints one line per ratio of the form
 interpreter, echoes its output, and ends with the table of every RATIO line.
 Benchmarks that print no RATIO line are listed as such (their output is still shown).
 
-Usage: python benchmarks/run.py [--only evaluate,sweep] [--timeout 300]
+Usage: python benchmarks/run.py [--only evaluate,sweep] [--timeout 600]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ RATIO = re.compile(r"^RATIO (?P<name>[^:]+): (?P<ratio>.+?) \(vs (?P<base>.*)\)\
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="comma-separated names (bench_ prefix optional)")
-    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args(argv)
     wanted = {("bench_" + n).replace("bench_bench_", "bench_") for n in args.only.split(",") if n}
     env = dict(os.environ, PYTHONPATH=str(HERE.parent))
