@@ -10,6 +10,9 @@ Several heads (``prove_heads``, kind ``bnb-heads``): solves per second and the b
 target, with the same baseline (the stage-1 dual rebuilt per target instead of one
 compiled problem per lemma round whose target enters through a parameter).
 
+The paper's (P1) with learned values: the proof of ``paper_p1_one_head.toml`` and the bound
+at its target with no goal.
+
 Run: ``python benchmarks/bench_bnb.py`` (``--quick``: the curve, one claim, the heads case).
 """
 
@@ -21,8 +24,10 @@ from fractions import Fraction
 
 import sinkproof as sp
 from sinkproof.bnb import ValueBox, branch_and_bound, build_relaxation, prove, prove_heads
+from sinkproof.bnb.paper import prove_paper
 from sinkproof.bnb.primal import PrimalSolver
 from sinkproof.checker import verify
+from sinkproof.claims import load_claim
 
 CLAIMS = [
     ("learned_values_homogeneous", {}),
@@ -103,6 +108,30 @@ def heads_and_baseline() -> None:
         print(f"  {outcome.target}: every head >= {b}")
 
 
+def paper_one_head(nodes: int) -> None:
+    """The paper's (P1) with learned values (``paper_p1_one_head.toml``): the proof with its
+    goal, then the bound at the same target with no goal and ``nodes`` nodes."""
+    claim = load_claim("examples/claims/paper_p1_one_head.toml")
+    task, eps = claim.task, claim.hypothesis.max_error
+    print(f"\npaper setting (n={task.n}, L={task.L}, content {{-1, 1}}, eps={eps}), one "
+          "learned-value softmax head:")
+    print("| run | outcome | nodes | seconds | certified least BOS mass | check |")
+    print("|---|---|---|---|---|---|")
+    for label, kw in (("goal 1/2, some position", dict(min_bos_mass=claim.conclusion.b_exact,
+                                                       some=True)),
+                      (f"no goal, target [0], {nodes} nodes", dict(targets=[(0,)],
+                                                                   max_nodes=nodes))):
+        t0 = time.perf_counter()
+        result = prove_paper(task, eps, **kw)
+        seconds = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        ok = result.certificate is not None and verify(result.certificate).ok
+        check = f"{'verified' if ok else 'REJECTED'} in {time.perf_counter() - t1:.2f}s"
+        bound = "none" if result.bound is None else f"{float(result.bound):.6f}"
+        print(f"| {label} | {result.status} | {result.nodes} | {seconds:.2f} | {bound} | "
+              f"{check} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
@@ -113,6 +142,7 @@ def main() -> None:
         settle(name, kw)
     curve_and_baseline((0, 0), 40 if args.quick else 80)
     heads_and_baseline()
+    paper_one_head(40 if args.quick else 200)
 
 
 if __name__ == "__main__":

@@ -156,3 +156,37 @@ def paper_pair_solution(task: PaperTask, eps: float, layers: int = 1, heads: int
     eps = float(as_real("eps", eps, minimum=0.0, strict=True))
     lam = float(math.ceil(math.log(4.0 * task.L**2 * task.n / eps)))
     return paper_model(task, "softmax", **paper_pair_weights(task, lam, layers, heads))
+
+
+def paper_sink_weights(task: PaperTask, lam: float) -> dict[str, np.ndarray]:
+    """One softmax head with fixed values that sinks at every non-trigger row.
+
+    ``W_Q`` maps ``x`` to ``λ (x^bias - x^trig) e_0`` and ``W_K`` maps ``x`` to
+    ``x^BOS e_0``, so ``q_i·k_k = λ (x_i^bias - x_i^trig) x_k^BOS``: a content query gives
+    BOS the weight ``e^λ/(e^λ + i)`` and every other key ``1/(e^λ + i)``; the trigger
+    query gives BOS ``e^{-λ}/(e^{-λ} + j)``.  ``W_V = I - e_0 e_0^T``, ``W_O = I`` (the fixed
+    values: ``v_BOS = 0``).  The error is ``||Σ_k v_k||/(e^λ + i)`` at a non-trigger row
+    and ``||mean|| e^{-λ}/(j + e^{-λ})`` at the trigger row.
+    """
+    if not isinstance(task, PaperTask):
+        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
+    lam = float(as_real("lam", lam, minimum=0.0, strict=True))
+    n = task.n
+    WQ, WK, WV = (np.zeros((1, 1, n, n)) for _ in range(3))
+    WQ[0, 0, 0, task.bias_index], WQ[0, 0, 0, TRIGGER] = lam, -lam
+    WK[0, 0, 0, BOS] = 1.0
+    WV[0, 0] = np.eye(n)
+    WV[0, 0, BOS, BOS] = 0.0
+    return dict(W_Q=WQ, W_K=WK, W_V=WV, W_O=np.eye(n)[None])
+
+
+def paper_sink_solution(task: PaperTask, eps: float) -> StackModel:
+    """:func:`paper_sink_weights` with ``λ = log((L-1) R / eps)``, ``R`` the largest
+    token norm: the error is below ``(L-1) R/(e^λ + L-1) < eps`` at every row."""
+    eps = float(as_real("eps", eps, minimum=0.0, strict=True))
+    if task.finite:
+        R = math.sqrt(1.0 + float(np.max(np.sum(np.square(task.content), axis=1))))
+    else:
+        R = math.sqrt(1.0 + task.n - 3)
+    lam = math.log((task.L - 1) * R / eps)
+    return paper_model(task, "softmax", **paper_sink_weights(task, max(lam, 1e-3)))

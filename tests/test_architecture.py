@@ -326,7 +326,8 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     files = {kind: out / f"{kind}.json" for kind in ("hull-family", "hull", "witness",
                                                      "sinkmap-socp", "bnb-learned-values",
                                                      "paper-hull-family", "bnb-heads",
-                                                     "paper-witness")}
+                                                     "paper-witness",
+                                                     "paper-bnb-learned-values")}
     # a new certificate kind needs a line here: the test below runs on every kind
     family_certificate(task, "1/100", "fixed").save(files["hull-family"])
     paper = sinkproof.PaperTask(n=4, L=5, content="grid", grid=2)
@@ -346,6 +347,10 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     claim = ROOT.parent / "examples" / "claims" / "learned_values_homogeneous.toml"
     files["bnb-learned-values"].write_text(json.dumps(prove(str(claim)).certificate))
     prove_heads(task, "1/20", 2, [(0, 1)]).save(files["bnb-heads"])
+    from sinkproof.bnb.paper import prove_paper
+    one = sinkproof.PaperTask(n=4, L=4, content=[[1.0]])
+    prove_paper(one, "1/20", min_bos_mass="1/2", some=True).save(
+        files["paper-bnb-learned-values"])
     return files
 
 

@@ -47,6 +47,7 @@ from hypothesis import strategies as st
 import sinkproof as sp
 from sinkproof import checker
 from sinkproof.bnb import prove_heads
+from sinkproof.bnb.paper import prove_paper
 from sinkproof.checker.limits import LimitExceeded
 from sinkproof.claims import claim_from_dict, load_claim
 from sinkproof.claims.certified import NotImplied, prove_by_certificate
@@ -86,6 +87,9 @@ def base_files() -> dict[str, str]:
                                          "all"),
         "witness-softmax": witness_document(softmax, 0.2, 0.99, "nontrigger"),
         "bnb-heads": prove_heads(one, Fraction(1, 20), 2, [(0,), (0, 1)]).certificate,
+        "paper-bnb-learned-values": prove_paper(
+            sp.PaperTask(n=4, L=4, content=[[-1.0], [1.0]]), Fraction(1, 20),
+            min_bos_mass="1/2", some=True).certificate,
     }
     return {name: json.dumps(doc) for name, doc in docs.items()}
 
@@ -403,8 +407,27 @@ def true_heads(statement: dict) -> None:
         assert float(Fraction(bound)) <= masses.min() + MARGIN
 
 
+def true_paper_bnb(statement: dict) -> None:
+    """Every stated bound is at most the BOS weight of an accurate model at its target: the
+    fixed-value sink construction of the paper's setting, in closed form (a content query
+    puts ``e^λ/(e^λ + t)`` on BOS, its error is below ``(L-1) R/(e^λ + L-1) = ε`` at
+    ``e^λ = (L-1)(R/ε - 1)``, ``R`` the largest token norm)."""
+    inst = statement["instance"]
+    C = _vectors(inst)
+    L, eps = inst["L"], float(Fraction(statement["eps"]))
+    R = math.sqrt(1.0 + float(np.max(np.sum(C * C, axis=1))))
+    if R / eps <= 1:
+        return  # no model of this shape is accurate: nothing to compare with
+    e_lam = (L - 1) * (R / eps - 1)
+    for prefix, bound in statement["conclusion"]["bounds"]:
+        assert prefix[-1] < len(C)  # a non-trigger position
+        assert 0 < Fraction(bound) <= 1
+        assert float(Fraction(bound)) <= e_lam / (e_lam + len(prefix)) + MARGIN
+
+
 TRUTH = {"hull": true_theorem3, "hull-family": true_theorem3, "sinkmap-socp": true_sink_map,
-         "witness": true_witness, "bnb-heads": true_heads}
+         "witness": true_witness, "bnb-heads": true_heads,
+         "paper-bnb-learned-values": true_paper_bnb}
 
 
 def judge(text: str, tmp_path) -> checker.Verdict | None:

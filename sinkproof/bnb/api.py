@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import time
 import tomllib
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from .dual import instance_dict, leaf_certificate
 from .multihead import HeadsResult, prove_heads
 from .primal import PrimalSolver
 from .relaxation import build_relaxation
-from .result import BnbResult, TargetOutcome, certificate_dict, round_down
+from .result import KIND, BnbResult, TargetOutcome, certificate_dict, round_down
 from .targets import target_prefixes
 from .transfer import transferred
 from .tree import branch_and_bound
@@ -48,16 +49,20 @@ def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
                 some=concl.get("positions", "every") == "some", heads=heads)
 
 
-def _certify_tree(relax: Any, outcome: TargetOutcome, values: str) -> None:
-    """Certify every leaf of ``outcome.tree``; set ``outcome.certified`` when all pass."""
+def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
+                 instance: Any = None) -> None:
+    """Certify every leaf of ``outcome.tree``; set ``outcome.certified`` when all pass
+    (``instance``: the trusted checker's instance that re-checks each leaf, as in
+    :func:`~sinkproof.bnb.dual.leaf_certificate`)."""
     least = Fraction(1)
     for leaf in outcome.tree.root.leaves():
         if math.isinf(leaf.bound) and leaf.bound > 0:
             return
         empty = leaf.bound == -math.inf
-        got = leaf_certificate(relax, leaf.box, empty, values, -1.0 if empty else leaf.bound)
+        got = leaf_certificate(relax, leaf.box, empty, values, -1.0 if empty else leaf.bound,
+                               instance)
         if got is None and leaf.bound == -math.inf:
-            got = leaf_certificate(relax, leaf.box, False, values)
+            got = leaf_certificate(relax, leaf.box, False, values, instance=instance)
         if got is None:
             return
         outcome.leaves[id(leaf)] = got
@@ -143,6 +148,24 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
         return prove_heads(task, eps_q, n_heads, wanted, values=values, min_bos_mass=goal_q,
                            some=some, rounds=rounds, time_limit=limit,
                            parametrised=parametrised)
+    start = time.perf_counter()
+    outcomes = grow_trees(wanted, lambda target: build_relaxation(task, eps_q, target),
+                          ValueBox.root(task, values), values, goal_q, some, max_nodes,
+                          time_limit, budget, progress, parametrised)
+    outcomes = [transferred(task, o, outcomes) for o in outcomes]
+    return _finish(task, eps_q, values, goal_q, outcomes, len(wanted), some,
+                   time.perf_counter() - start)
+
+
+def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]], Any],
+               root: ValueBox, values: str, goal_q: Fraction | None, some: bool,
+               max_nodes: int, time_limit: float, budget: float | None,
+               progress: bool | None, parametrised: bool = True,
+               instance: Any = None) -> list[TargetOutcome]:
+    """One certified tree per target of ``wanted`` (in order), ``relaxation(target)`` its
+    program and ``root`` its box; stops at the first target that meets ``goal_q`` when
+    ``some``, at the first that misses it otherwise, at Ctrl-C, or when ``budget``
+    seconds are spent.  ``instance``: the trusted checker's instance for the leaves."""
     goal = None if goal_q is None else float(1 / goal_q - 1)
     start = time.perf_counter()
     outcomes: list[TargetOutcome] = []
@@ -152,22 +175,20 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
             limit = min(limit, budget - (time.perf_counter() - start))
             if limit <= 0:
                 break
-        relax = build_relaxation(task, eps_q, target)
+        relax = relaxation(target)
         solver = PrimalSolver(relax, parametrised=parametrised, bos_zero=values == "fixed")
-        tree = branch_and_bound(solver,
-                                ValueBox.root(task, values), goal, max_nodes, limit,
-                                progress)
-        outcome = TargetOutcome(target, tree)
-        if tree.status != "interrupted":
-            _certify_tree(relax, outcome, values)
+        with warnings.catch_warnings():  # the float solves only search; the checker decides
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            tree = branch_and_bound(solver, root, goal, max_nodes, limit, progress)
+            outcome = TargetOutcome(target, tree)
+            if tree.status != "interrupted":
+                certify_tree(relax, outcome, values, instance)
         outcomes.append(outcome)
         done = outcome.certified is not None and (goal_q is None or outcome.certified >= goal_q)
         if tree.status == "interrupted" or (some and done) or (not some and goal_q is not None
                                                                 and not done):
             break
-    outcomes = [transferred(task, o, outcomes) for o in outcomes]
-    return _finish(task, eps_q, values, goal_q, outcomes, len(wanted), some,
-                   time.perf_counter() - start)
+    return outcomes
 
 
 def restrict(result: BnbResult, outcomes: list[TargetOutcome]) -> BnbResult:
@@ -182,23 +203,27 @@ def restrict(result: BnbResult, outcomes: list[TargetOutcome]) -> BnbResult:
 def _finish(task: TriggerTask, eps: Fraction, values: str, goal: Fraction | None,
             outcomes: list[TargetOutcome], n_wanted: int, some: bool,
             seconds: float) -> BnbResult:
-    inst = instance_dict(task, eps, values)
+    head = f"one softmax head, {values} values, error <= {eps} on S_T"
+    return finish(task, eps, values, goal, outcomes, n_wanted, some, seconds,
+                  instance_dict(task, eps, values), KIND, head)
+
+
+def finish(task: Any, eps: Fraction, values: str, goal: Fraction | None,
+           outcomes: list[TargetOutcome], n_wanted: int, some: bool, seconds: float,
+           inst: dict[str, Any], kind: str, head: str) -> BnbResult:
+    """The result of grown trees: a ``kind`` certificate over the chosen targets (the first
+    good one when ``some``, else all, each good), kept only when the trusted checker
+    verifies it; ``head`` opens the certificate's statement."""
     good = [o for o in outcomes if o.certified is not None
             and (goal is None or o.certified >= goal)]
-    if some:
-        chosen = good[:1]
-        complete = bool(chosen)
-    else:
-        chosen = good
-        complete = len(good) == n_wanted
+    chosen = good[:1] if some else good
+    complete = bool(chosen) if some else len(good) == n_wanted
     status, cert = "open", None
     if complete and chosen:
         stated = goal if goal is not None else min(round_down(o.certified) for o in chosen)
         where = "some" if some else "every"
-        statement = (f"one softmax head, {values} values, error <= {eps} on S_T: BOS mass >= "
-                     f"{stated} at {where} target listed")
-        cert = certificate_dict(inst, chosen, stated, statement)
-
+        statement = f"{head}: BOS mass >= {stated} at {where} target listed"
+        cert = certificate_dict(inst, chosen, stated, statement, kind=kind)
         verdict = checker.verify(cert)
         if verdict.ok:
             status = "proved" if goal is not None else "bounded"

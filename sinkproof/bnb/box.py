@@ -33,6 +33,11 @@ class ValueBox:
             rows.append((tok, ivs))
         return cls(tuple(rows))
 
+    @classmethod
+    def free(cls, tokens: list[int], dim: int) -> ValueBox:
+        """All of ``R^dim`` for each of ``tokens`` (learned values of any token set)."""
+        return cls(tuple((int(tok), tuple((None, None) for _ in range(dim))) for tok in tokens))
+
     def interval(self, token: int, coord: int) -> Interval:
         return dict(self.bounds)[token][coord]
 

@@ -46,7 +46,7 @@ def _solve_dual(relax: Relaxation, box: ValueBox, rows: np.ndarray, margin: floa
     subject to ``c0 <= sparsify``.
     """
     M, Y = relax.M[rows], relax.Y[rows]
-    m, n, p = M.shape[0], relax.n, relax.task.p
+    m, n, p = M.shape[0], relax.n, relax.dim
     eps = float(relax.eps)
     lo, hi = box.arrays(relax.key)
     flo, fhi = np.isfinite(lo), np.isfinite(hi)
@@ -136,7 +136,7 @@ def _repair(relax: Relaxation, box: ValueBox, rows: np.ndarray, z: list[list[Fra
     the float solution met only to within ``tol``."""
     lo, hi = box.arrays(relax.key)
     M = relax.M[rows].astype(int)
-    p = relax.task.p
+    p = relax.dim
     z = [list(row) for row in z]
     for c in range(p):
         forced = [l for l in range(relax.n) if (M[:, l] > 0).any()
@@ -157,16 +157,19 @@ def _repair(relax: Relaxation, box: ValueBox, rows: np.ndarray, z: list[list[Fra
 
 
 def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
-                     values: str = "learned", hint: float | None = None
-                     ) -> tuple[dict[str, Any], Fraction] | None:
+                     values: str = "learned", hint: float | None = None,
+                     instance: Any = None) -> tuple[dict[str, Any], Fraction] | None:
     """A verified leaf entry (for :mod:`sinkproof.checker.bnb`) and its ``c0``, or ``None``.
 
     ``Z* <= 1 + c0`` on ``box`` for every accurate model (no model when ``c0 < 0``);
     ``empty``: look for a proof that no accurate model has values in ``box``; ``values``:
     ``"fixed"`` also uses ``v_BOS = 0``; ``hint``: the leaf's optimal ``c0`` if known (the
-    primal bound, ``-1`` for an empty leaf), which saves the first dual solve.
+    primal bound, ``-1`` for an empty leaf), which saves the first dual solve;
+    ``instance``: the trusted checker's reading of the certificate's instance (default:
+    our task's ``bnb-learned-values`` instance), which re-checks the leaf.
     """
-    inst = trusted.Instance(instance_dict(relax.task, relax.eps, values))
+    inst = instance if instance is not None else trusted.Instance(
+        instance_dict(relax.task, relax.eps, values))
     bz = values == "fixed"
     all_rows = np.arange(relax.m)
     sparse = None
@@ -201,7 +204,7 @@ def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
         used = [i for i in range(len(keep)) if any(x != 0 for x in zr[i]) or sf[i] > 1e-12]
         zs = [zr[i] for i in used]
         ss = [_round_up_norm(zr[i], float(sf[i])) for i in used]
-        z0 = [-sum((row[c] for row in zs), Fraction(0)) for c in range(relax.task.p)]
+        z0 = [-sum((row[c] for row in zs), Fraction(0)) for c in range(relax.dim)]
         s0 = Fraction(0) if bz else _round_up_norm(z0, 0.0)
         leaf = {"box": box.to_json(),
                 "constraints": [list(relax.prefixes[keep[i]]) for i in used],

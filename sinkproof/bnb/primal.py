@@ -46,7 +46,7 @@ class PrimalSolver:
                  bos_zero: bool = False) -> None:
         self.relax, self.cap, self.parametrised = relax, float(cap), parametrised
         self.bos_zero = bos_zero
-        n, p = relax.n, relax.task.p
+        n, p = relax.n, relax.dim
         if parametrised:
             self._flo = cp.Parameter((n, p))
             self._alo = cp.Parameter((n, p))
@@ -57,7 +57,7 @@ class PrimalSolver:
 
     def _build(self, flo, alo, fhi, bhi):
         r = self.relax
-        n, m, p = r.n, r.m, r.task.p
+        n, m, p = r.n, r.m, r.dim
         eps = float(r.eps)
         u = cp.Variable(n, nonneg=True)
         W = cp.Variable((n, p))

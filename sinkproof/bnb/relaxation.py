@@ -14,9 +14,10 @@ relaxes them over boxes of values.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -63,11 +64,13 @@ class Relaxation:
 
     ``prefixes``: the constraint prefixes (``m`` of them); ``classes``: the ``n``
     classes they (and the target) use; ``M``: ``(m, n)`` multiplicities; ``Y``:
-    ``(m, p)`` targets; ``key``: ``(n,)`` key token of each class; ``a``: ``(n,)``
-    class counts of the target (``Z* = 1 + a·u``).
+    ``(m, d)`` targets (``d`` the value dimension); ``key``: ``(n,)`` key token of each
+    class; ``a``: ``(n,)`` class counts of the target (``Z* = 1 + a·u``);
+    ``value_tokens``: the tokens whose values are variables (empty: content ``0..k-1``
+    and TRIG of our task; the paper's adapter names its own codes).
     """
 
-    task: TriggerTask
+    task: Any
     eps: Fraction
     target: tuple[int, ...]
     prefixes: tuple[tuple[int, ...], ...]
@@ -76,6 +79,12 @@ class Relaxation:
     Y: np.ndarray
     key: np.ndarray
     a: np.ndarray
+    value_tokens: tuple[int, ...] = ()
+
+    @property
+    def dim(self) -> int:
+        """The dimension of every value vector (and of every target)."""
+        return int(self.Y.shape[1])
 
     @property
     def m(self) -> int:
@@ -87,24 +96,35 @@ class Relaxation:
 
     @property
     def tokens(self) -> list[int]:
-        """Tokens whose values are variables (content ``0..k-1`` and TRIG)."""
-        return [*range(self.task.k), TRIG]
+        """Tokens whose values are variables (content ``0..k-1`` and TRIG by default)."""
+        return list(self.value_tokens) if self.value_tokens else [*range(self.task.k), TRIG]
 
 
 def build_relaxation(task: TriggerTask, eps: Fraction, target: Sequence[int],
                      prefixes: Iterable[Sequence[int]] | None = None) -> Relaxation:
     """Assemble :class:`Relaxation` for ``target`` over ``prefixes`` (default: all of S_T)."""
+    rows = family_prefixes(task) if prefixes is None else prefixes
+    return assemble(task, eps, target, rows, lambda r: prefix_classes(task, r),
+                    lambda r: prefix_target(task, r), task.p)
+
+
+def assemble(task: Any, eps: Fraction, target: Sequence[int], prefixes: Iterable[Sequence[int]],
+             classes_of: Callable[[tuple[int, ...]], dict[Any, int]],
+             target_of: Callable[[tuple[int, ...]], np.ndarray], dim: int,
+             value_tokens: tuple[int, ...] = ()) -> Relaxation:
+    """:class:`Relaxation` from any setting's pieces: ``classes_of(prefix)`` (class ->
+    multiplicity among the keys of the prefix's last position; a class's third entry is
+    its key token) and ``target_of(prefix)`` (``y`` there, a ``dim``-vector)."""
     target = tuple(int(x) for x in target)
-    rows = family_prefixes(task) if prefixes is None else [tuple(int(x) for x in r)
-                                                             for r in prefixes]
-    index: dict[ClassKey, int] = {}
+    rows = [tuple(int(x) for x in r) for r in prefixes]
+    index: dict[Any, int] = {}
     per_row = []
     for row in rows:
-        cls = prefix_classes(task, row)
+        cls = classes_of(row)
         for key in cls:
             index.setdefault(key, len(index))
         per_row.append(cls)
-    goal = prefix_classes(task, target)
+    goal = classes_of(target)
     for key in goal:
         index.setdefault(key, len(index))
     n = len(index)
@@ -116,6 +136,7 @@ def build_relaxation(task: TriggerTask, eps: Fraction, target: Sequence[int],
     for key, mult in goal.items():
         a[index[key]] = mult
     classes = tuple(sorted(index, key=index.get))
-    Y = np.array([prefix_target(task, r) for r in rows]).reshape(len(rows), task.p)
+    Y = np.array([target_of(r) for r in rows], dtype=float).reshape(len(rows), dim)
     key = np.array([c[2] for c in classes], dtype=np.int64)
-    return Relaxation(task, Fraction(eps), target, tuple(rows), classes, M, Y, key, a)
+    return Relaxation(task, Fraction(eps), target, tuple(rows), classes, M, Y, key, a,
+                      tuple(value_tokens))

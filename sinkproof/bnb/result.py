@@ -122,9 +122,10 @@ class BnbResult(CertifiedResult, Tabular):
 
 
 def certificate_dict(instance: dict[str, Any], outcomes: list[TargetOutcome],
-                     stated: Fraction, statement: str) -> dict[str, Any]:
-    """The ``bnb-learned-values`` envelope for fully certified ``outcomes``."""
+                     stated: Fraction, statement: str, kind: str = KIND) -> dict[str, Any]:
+    """The ``bnb-learned-values`` envelope (or ``kind``'s: the same trees) for fully
+    certified ``outcomes``."""
     trees = [{"target": list(o.target), "bound": _fmt(round_down(o.certified)),
               "root": o.node_json()} for o in outcomes]
     claim = {"min_bos_mass": _fmt(stated), "targets": len(trees), "statement": statement}
-    return envelope(KIND, instance, claim, {"trees": trees})
+    return envelope(kind, instance, claim, {"trees": trees})

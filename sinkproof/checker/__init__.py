@@ -40,6 +40,7 @@ KIND_MODULES: dict[str, str] = {
     "sinkmap-socp": "sinkproof.checker.socp",
     "bnb-learned-values": "sinkproof.checker.bnb",
     "bnb-heads": "sinkproof.checker.bnbheads",
+    "paper-bnb-learned-values": "sinkproof.checker.paperbnb",
 }
 """Certificate kind -> module (with ``verify(cert) -> Verdict``) that checks it."""
 

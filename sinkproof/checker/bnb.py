@@ -115,6 +115,14 @@ class Instance:
             return {x: [(None, None)] * self.p for x in self.tokens}
         return {x: [(c, c) for c in self.base.values[x]] for x in self.tokens}
 
+    def class_name(self, cls: tuple) -> str:
+        """A class as a failure message names it."""
+        return f"u(query {cls[0]} at π={_fmt(cls[1])}, key {cls[2]} at π={_fmt(cls[3])})"
+
+
+def _fmt(pi: tuple[Fraction, ...]) -> str:
+    return "[" + ",".join(format_rational(x) for x in pi) + "]"
+
 
 def support(g: list[Fraction], box: list[Interval]) -> Fraction | None:
     """``max_{v ∈ box} g·v`` exactly, or ``None`` when it is unbounded."""
@@ -199,21 +207,15 @@ def check_leaf(inst: Instance, target: tuple[int, ...], box: Box, leaf: dict[str
         h.setdefault(cls, Fraction(0))
     for cls, value in h.items():
         if value is None:
-            raise _failed(f"{where}: the box leaves G·v unbounded above for {_name(cls)}")
+            raise _failed(f"{where}: the box leaves G·v unbounded above for {inst.class_name(cls)}")
     if c0 < 0 and all(v <= 0 for v in h.values()):
         return c0  # 0 <= c0 + h·u < 0 for every u >= 0: no model has values in this box
     for cls, coeff in h.items():
         check_leq(coeff + objective.get(cls, 0), Fraction(0),
-                  f"{where}: dual feasibility h + a* <= 0 at {_name(cls)}")
+                  f"{where}: dual feasibility h + a* <= 0 at {inst.class_name(cls)}")
     return c0
 
 
-def _fmt(pi: tuple[Fraction, ...]) -> str:
-    return "[" + ",".join(format_rational(x) for x in pi) + "]"
-
-
-def _name(cls: tuple) -> str:
-    return f"u(query {cls[0]} at π={_fmt(cls[1])}, key {cls[2]} at π={_fmt(cls[3])})"
 
 
 def _failed(message: str) -> InequalityFailed:
@@ -264,7 +266,8 @@ def _walk(inst: Instance, target: tuple[int, ...], root: Any,
         sat = child(at, "split")
         tok = need(split, "token", sat)
         if tok not in inst.tokens or isinstance(tok, bool):
-            raise CertificateError(f"{sat}.token: {tok!r} is not a content index or -1")
+            raise CertificateError(f"{sat}.token: {tok!r} is not one of the value tokens "
+                                   f"{inst.tokens}")
         coord = need_int(split, "coord", sat, minimum=0)
         if coord >= inst.p:
             raise CertificateError(f"{sat}.coord: {coord} >= p = {inst.p}")
@@ -281,9 +284,13 @@ def _walk(inst: Instance, target: tuple[int, ...], root: Any,
     return least, leaves, empty
 
 
-def verify(cert: dict[str, Any]) -> Verdict:
-    """Check a ``bnb-learned-values`` certificate; returns a :class:`Verdict`."""
-    inst = Instance(need_dict(cert, "instance", ""))
+def check_trees(inst: Any, cert: dict[str, Any]
+                ) -> tuple[dict[tuple[int, ...], Fraction], Fraction, int, int]:
+    """Verify every tree of ``cert`` against ``inst`` (any instance with this module's
+    ``Instance`` interface: ``eps``, ``p``, ``values``, ``tokens``, ``prefix``,
+    ``target_of``, ``classes``, ``root_box``, ``class_name``, ``k``, ``T``); return the
+    bound per target, the claim's stated ``min_bos_mass`` (checked ``<=`` every bound),
+    and the leaf and empty-leaf counts."""
     claim = check_fields(need_dict(cert, "claim", ""), "claim",
                          ("statement", "min_bos_mass", "targets"))
     data = check_fields(need_dict(cert, "data", ""), "data", ("trees",))
@@ -311,6 +318,14 @@ def verify(cert: dict[str, Any]) -> Verdict:
     check_leq(stated, lowest, "claim.min_bos_mass <= every tree's bound")
     if need_int(claim, "targets", "claim", minimum=1) != len(trees):
         raise CertificateError(f"claim.targets: the data hold {len(trees)} trees")
+    return proved, stated, n_leaves, n_empty
+
+
+def verify(cert: dict[str, Any]) -> Verdict:
+    """Check a ``bnb-learned-values`` certificate; returns a :class:`Verdict`."""
+    inst = Instance(need_dict(cert, "instance", ""))
+    proved, stated, n_leaves, n_empty = check_trees(inst, cert)
+    trees = cert["data"]["trees"]
     values = ("learned values (any vector per token kind)" if inst.values == "learned"
               else "fixed values U_fix")
     text = (f"every single-head softmax model with {values}, scores any function of the "

@@ -44,7 +44,6 @@ from typing import Any
 
 from ..errors import CertificateError
 from .bnb import Instance as _OneHead
-from .bnb import _name
 from .exact import check_leq, dot, show
 from .limits import require
 from .schema import (
@@ -132,14 +131,14 @@ def check_step(inst: Instance, target: tuple[int, ...], leaf: dict[str, Any],
         check_leq(Fraction(0), x, f"{where}: kappa >= 0 (step {k})")
     c0, h, q = step_terms(inst, prefixes, z, s, mu, nu, kappa, lemmas)
     for (i, cls), value in q.items():
-        check_leq(value, Fraction(0), f"{where}: the other heads' weight on {_name(cls)} in "
-                  f"constraint {i} has coefficient q <= 0")
+        check_leq(value, Fraction(0), f"{where}: the other heads' weight on "
+                  f"{inst.class_name(cls)} in constraint {i} has coefficient q <= 0")
     objective = inst.classes(target)
     for cls in objective:
         h.setdefault(cls, Fraction(0))
     for cls in sorted(h, key=repr):
         check_leq(h[cls] + objective.get(cls, 0), Fraction(0),
-                  f"{where}: dual feasibility h + a* <= 0 at {_name(cls)}")
+                  f"{where}: dual feasibility h + a* <= 0 at {inst.class_name(cls)}")
     return c0
 
 

@@ -88,8 +88,11 @@ def _name(s: Situation) -> str:
     return "{" + content + ("" if s[1] is None else f", TRIG(c{s[1]})") + "}"
 
 
-def _read_instance(cert: dict[str, Any]) -> tuple[dict[str, Any], list[Vector], Fraction]:
-    instance = check_fields(cert["instance"], "instance", INSTANCE_FIELDS)
+def read_one_layer_task(instance: dict[str, Any], fields: tuple[str, ...]
+                        ) -> tuple[dict[str, Any], list[Vector]]:
+    """``instance.task`` (the paper's setting, one layer, a finite content set) and its
+    content vectors, exactly; ``fields``: the instance's allowed fields."""
+    check_fields(instance, "instance", fields)
     task = check_fields(need_dict(instance, "task", "instance"), "instance.task", TASK_FIELDS)
     if need_str(task, "setting", "instance.task") != "paper":
         raise CertificateError("instance.task.setting: must be 'paper'")
@@ -101,14 +104,20 @@ def _read_instance(cert: dict[str, Any]) -> tuple[dict[str, Any], list[Vector], 
     if need(task, "content", "instance.task") == "uniform":
         raise CertificateError("instance.task.content: continuous content has no finite "
                                "certificate; give a finite content set")
-    if need_str(instance, "values", "instance", choices=("fixed",)) != "fixed":
-        raise CertificateError("instance.values: only fixed values are certified")
     raw = need(instance, "content_vectors", "instance")
     if isinstance(raw, list):
         require("content", len(raw) * (n - 3), "instance.content_vectors: entries m·(n-3)")
     content = rational_matrix(raw, "instance.content_vectors", columns=n - 3, min_rows=1)
     if len({tuple(c) for c in content}) != len(content):
         raise CertificateError("instance.content_vectors: repeated content vector")
+    return task, content
+
+
+def _read_instance(cert: dict[str, Any]) -> tuple[dict[str, Any], list[Vector], Fraction]:
+    instance = cert["instance"]
+    task, content = read_one_layer_task(instance, INSTANCE_FIELDS)
+    if need_str(instance, "values", "instance", choices=("fixed",)) != "fixed":
+        raise CertificateError("instance.values: only fixed values are certified")
     eps = need_rational(instance, "eps", "instance")
     if eps < 0:
         raise CertificateError(f"instance.eps: must be >= 0, got {show(eps)}")
@@ -204,4 +213,4 @@ def entry(s: Situation, w: Vector, d: Fraction, bound: Fraction) -> dict[str, An
             "d": format_rational(d), "bound": format_rational(bound)}
 
 
-__all__ = ["KIND", "entry", "occurring", "paper_values", "verify"]
+__all__ = ["KIND", "entry", "occurring", "paper_values", "read_one_layer_task", "verify"]

@@ -91,8 +91,9 @@ def check(
     counterexample search (the answer is then Proved or Open; the engine still runs).
     ``max_work`` overrides ``[check] max_work``: the most prefixes a route may enumerate.
     A claim in the paper's setting (``[task] setting = "paper"``) is settled by
-    :func:`sinkproof.claims.papercheck.check_paper` (theorem, certificate, constructions,
-    search; every answer says whether its family was exhaustive or sampled).
+    :func:`sinkproof.claims.papercheck.check_paper` (theorem, certificate, engine,
+    constructions, search; every answer says whether its family was exhaustive or
+    sampled).
     """
     claim = as_claim(claim)
     changes: dict[str, Any] = {}
@@ -106,7 +107,8 @@ def check(
         claim = claim.with_options(**changes)
     if isinstance(claim, PaperClaim):
         return check_paper(claim, certificate=certificate, witness=witness,
-                           certificate_out=certificate_out, search=search)
+                           certificate_out=certificate_out, search=search, bnb=bnb,
+                           progress=progress)
 
     reasons: list[str] = []
     start = time.perf_counter()

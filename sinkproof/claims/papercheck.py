@@ -11,11 +11,15 @@ Routes, in order:
    the one named by the claim or one made now (the exact hull distances of every
    occurring token set), verified by the trusted checker; the claim is proved when the
    verified bound is ``>= b`` at ``ε_cert >= ε``.
-3. **Engine**: the branch-and-bound engine covers one softmax head of our own task; it has
-   no adapter to the paper's whole-vector targets, and says so.
+3. **Engine** (one softmax head, learned or fixed values, finite content): the
+   branch-and-bound engine through the paper adapter (:mod:`sinkproof.claims.paperengine`:
+   logits shared by (query, key) token pair, a free value vector per token, the paper's
+   whole-vector targets as the cones); proved only by the verified
+   ``paper-bnb-learned-values`` file.  ``bnb=False`` skips it.
 4. **Refutation** (finite content only): the constructions (length-normalised ReLU; two
-   softmax heads that cancel at every non-trigger row), then a gradient search
-   (:func:`sinkproof.search.paper.paper_search`); a found model is written as a
+   softmax heads that cancel at every non-trigger row; one softmax head that sinks at
+   every non-trigger row, which refutes a claimed BOS weight above its own), then a
+   gradient search (:func:`sinkproof.search.paper.paper_search`); a found model is written as a
    ``paper-witness`` file, verified by the trusted checker, and refutes the claim only by
    its verified statement.  With continuous content a model is evaluated on seeded
    samples plus an adversarial content search: a lower estimate of its worst error, so
@@ -33,17 +37,16 @@ from typing import Any
 
 import numpy as np
 
-from .. import checker
 from ..checker.paperwitness import n_prefixes
-from ..checker.schema import format_rational
-from ..constructions import paper_pair_solution, paper_relu_weights
+from ..constructions import paper_pair_solution, paper_relu_weights, paper_sink_solution
 from ..convex.paperfamily import paper_family_certificate
-from ..errors import CertificateError, check_work
+from ..errors import check_work
 from ..search.paper import paper_search
 from ..stack import StackModel, paper_model
 from ..stackeval import evaluate_stack
 from .outcome import Open, Outcome, Proved, Refuted
 from .paperclaim import PaperClaim
+from .paperengine import prove_by_engine, proved_by_file
 from .paperwitness import model_from_params, write_witness
 
 ADVERSARIAL_STARTS = 4
@@ -52,7 +55,8 @@ ADVERSARIAL_STARTS = 4
 
 def check_paper(claim: PaperClaim, *, certificate: str | Path | None = None,
                 witness: str | Path | None = None, certificate_out: str | Path | None = None,
-                search: bool = True) -> Outcome:
+                search: bool = True, bnb: bool = True,
+                progress: bool | None = None) -> Outcome:
     """Settle a paper claim (options already applied); see the module docstring."""
     reasons: list[str] = []
     start = time.perf_counter()
@@ -60,11 +64,12 @@ def check_paper(claim: PaperClaim, *, certificate: str | Path | None = None,
         proved = _by_theorem(claim, reasons)
         if proved is None:
             proved = _by_certificate(claim, certificate, certificate_out, reasons)
+        if proved is None and bnb:
+            out = Path(certificate_out) if certificate_out is not None else \
+                _fresh(claim, "certificate")
+            proved = prove_by_engine(claim, out, reasons, progress)
         if proved is not None:
             return proved
-        reasons.append("engine (branch and bound): not applicable: it covers one softmax "
-                       "head of our own task, and has no adapter to the paper's whole-vector "
-                       "targets")
         if not search:
             return Open(claim, reasons=tuple(reasons), spent={"seconds": 0.0})
         return _refute(claim, _witness_path(claim, witness), reasons)
@@ -122,18 +127,9 @@ def _by_certificate(claim: PaperClaim, given: str | Path | None, out: str | Path
         path = Path(name)
         if not path.is_absolute() and claim.source and not path.exists():
             path = Path(claim.source).parent / path
-    try:
-        verdict = checker.verify_file(path)
-    except CertificateError as exc:
-        reasons.append(f"certificate: {path} does not verify ({exc})")
-        return None
-    implied = _implied(claim, verdict)
-    if isinstance(implied, str):
-        reasons.append(f"certificate: {implied}")
-        return None
-    return Proved(claim, by="certificate (paper-hull family)", bound=float(implied),
-                  detail=f"{verdict.details.get('situations')} token sets, verified exactly; "
-                         f"statement sha256:{verdict.digest}", certificate=str(path))
+    return proved_by_file(claim, path, _implied, "certificate (paper-hull family)",
+                          "certificate", lambda v: f"{v.details.get('situations')} token "
+                          "sets, verified exactly", reasons)
 
 
 def _implied(claim: PaperClaim, verdict: Any) -> Fraction | str:
@@ -143,11 +139,7 @@ def _implied(claim: PaperClaim, verdict: Any) -> Fraction | str:
     if verdict.kind != "paper-hull-family":
         return f"a {verdict.kind} certificate proves nothing about a paper claim"
     st = verdict.statement
-    task = claim.task
-    vectors = [[format_rational(Fraction(float(v))) for v in c]
-               for c in task.content] if task.finite else None
-    inst = st["instance"]
-    if (inst["n"], inst["L"], inst["content"]["vectors"]) != (task.n, task.L, vectors):
+    if not claim.same_instance(st["instance"]):
         return "its instance (n, L, content vectors) is not the claim's"
     if Fraction(st["eps"]) < claim.hypothesis.max_error:
         return f"it is stated at eps = {st['eps']} < the claim's ε"
@@ -169,6 +161,9 @@ def constructions(claim: PaperClaim) -> list[tuple[str, StackModel]]:
     if mc.heads >= 2:
         return [("two softmax heads cancelling off the trigger",
                  paper_pair_solution(task, claim.max_error, mc.layers, mc.heads))]
+    if mc.layers == 1:  # fixed values: in both value classes of one head
+        return [("one softmax head sinking at every non-trigger row",
+                 paper_sink_solution(task, claim.max_error))]
     return []
 
 

@@ -33,6 +33,7 @@ from fractions import Fraction
 from typing import Any
 
 from .._validate import as_int, choice
+from ..checker.schema import format_rational
 from ..exact_numbers import bos_mass, error_level, exact, show
 from ..tasks.paper import PaperTask
 from .fields import no_unknown, section
@@ -175,6 +176,16 @@ class PaperClaim(ClaimParts):
             raise TypeError("a paper claim's model_class must be a PaperModelClass")
         if self.task.residual != self.model_class.residual:
             object.__setattr__(self, "task", self.task.replace(residual=self.model_class.residual))
+
+    def same_instance(self, instance: Mapping[str, Any]) -> bool:
+        """Whether a verified statement's ``instance`` (``n``, ``L``, the content vectors as
+        exact rationals) is this claim's task exactly."""
+        task = self.task
+        if not task.finite:
+            return False
+        vectors = [[format_rational(Fraction(float(v))) for v in c] for c in task.content]
+        return (instance.get("n"), instance.get("L"),
+                instance.get("content", {}).get("vectors")) == (task.n, task.L, vectors)
 
     @property
     def exhaustive(self) -> bool:

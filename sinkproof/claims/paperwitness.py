@@ -160,10 +160,7 @@ def refuting(claim: PaperClaim, verdict: Verdict) -> str | None:
     if not verdict.ok or verdict.kind != KIND:
         return None
     st = verdict.statement
-    task = claim.task
-    vectors = [[format_rational(Fraction(float(v))) for v in c] for c in task.content]
-    inst = st["instance"]
-    if (inst["n"], inst["L"], inst["content"]["vectors"]) != (task.n, task.L, vectors):
+    if not claim.same_instance(st["instance"]):
         return None
     mc = st["model_class"]
     if mc["residual"] != claim.model_class.residual or not claim.model_class.contains(

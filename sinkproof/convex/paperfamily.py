@@ -133,19 +133,24 @@ def _sqrt_lower(x: Fraction) -> Fraction:
     return floor_significant(Fraction(isqrt(math.floor(x * scale * scale)), scale))
 
 
+def require_one_layer_finite(task: Any, what: str) -> None:
+    """``task`` is a one-layer :class:`PaperTask` with a finite content set, or a clear
+    error naming ``what`` needs it."""
+    if not isinstance(task, PaperTask):
+        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
+    if not task.finite:
+        raise SinkproofError(f"{what} needs a finite content set (content=<array> or "
+                             "'grid'); this task's content is 'uniform'")
+    if task.residual:
+        raise SinkproofError(f"{what} is for the one-layer targets: use residual=False")
+
+
 def paper_family_certificate(task: PaperTask, eps: Any) -> PaperFamilyCertificate:
     """Certify ``α_t0 >= 1 - ε/d(S_t)`` at every non-trigger position of ``task``'s family.
 
     ``task``: a one-layer :class:`PaperTask` with a finite content set.
     """
-    if not isinstance(task, PaperTask):
-        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
-    if not task.finite:
-        raise SinkproofError("a family certificate needs a finite content set "
-                             "(content=<array> or 'grid'); this task's content is 'uniform'")
-    if task.residual:
-        raise SinkproofError("the fixed-value bound is for the one-layer targets: "
-                             "use residual=False")
+    require_one_layer_finite(task, "a family certificate")
     eps = error_level(eps, "eps")
     content = [[Fraction(float(v)) for v in c] for c in task.content]
     tokens, triggers = paper_values(content)
