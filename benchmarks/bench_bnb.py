@@ -10,8 +10,9 @@ Several heads (``prove_heads``, kind ``bnb-heads``): solves per second and the b
 target, with the same baseline (the stage-1 dual rebuilt per target instead of one
 compiled problem per lemma round whose target enters through a parameter).
 
-The paper's (P1) with learned values: the proof of ``paper_p1_one_head.toml`` and the bound
-at its target with no goal.
+The paper's (P1) with learned values: the proofs of ``paper_p1_one_head.toml`` (some
+position) and ``paper_p1_one_head_every.toml`` (every position), and the bound at the first
+target with no goal.
 
 Run: ``python benchmarks/bench_bnb.py`` (``--quick``: the curve, one claim, the heads case).
 """
@@ -109,16 +110,18 @@ def heads_and_baseline() -> None:
 
 
 def paper_one_head(nodes: int) -> None:
-    """The paper's (P1) with learned values (``paper_p1_one_head.toml``): the proof with its
-    goal, then the bound at the same target with no goal and ``nodes`` nodes."""
+    """The paper's (P1) with learned values (``paper_p1_one_head.toml``): the proofs with its
+    goal at some and at every non-trigger position, then the bound at the first target with
+    no goal and ``nodes`` nodes."""
     claim = load_claim("examples/claims/paper_p1_one_head.toml")
     task, eps = claim.task, claim.hypothesis.max_error
     print(f"\npaper setting (n={task.n}, L={task.L}, content {{-1, 1}}, eps={eps}), one "
           "learned-value softmax head:")
     print("| run | outcome | nodes | seconds | certified least BOS mass | check |")
     print("|---|---|---|---|---|---|")
-    for label, kw in (("goal 1/2, some position", dict(min_bos_mass=claim.conclusion.b_exact,
-                                                       some=True)),
+    goal = claim.conclusion.b_exact
+    for label, kw in (("goal 1/2, some position", dict(min_bos_mass=goal, some=True)),
+                      ("goal 1/2, every position", dict(min_bos_mass=goal, some=False)),
                       (f"no goal, target [0], {nodes} nodes", dict(targets=[(0,)],
                                                                    max_nodes=nodes))):
         t0 = time.perf_counter()

@@ -327,7 +327,8 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
                                                      "sinkmap-socp", "bnb-learned-values",
                                                      "paper-hull-family", "bnb-heads",
                                                      "paper-witness",
-                                                     "paper-bnb-learned-values")}
+                                                     "paper-bnb-learned-values",
+                                                     "sinkmap-gated")}
     # a new certificate kind needs a line here: the test below runs on every kind
     family_certificate(task, "1/100", "fixed").save(files["hull-family"])
     paper = sinkproof.PaperTask(n=4, L=5, content="grid", grid=2)
@@ -344,6 +345,7 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     doc = witness_document(sinkproof.constructions.relu_solution(task), 1e-3, 0.0, "all")
     files["witness"].write_text(json.dumps(doc))
     sinkproof.sink_map(task, 0.1).save_certificate(files["sinkmap-socp"])
+    sinkproof.sink_map(task, 0.1, kind="gated_softmax").save_certificate(files["sinkmap-gated"])
     claim = ROOT.parent / "examples" / "claims" / "learned_values_homogeneous.toml"
     files["bnb-learned-values"].write_text(json.dumps(prove(str(claim)).certificate))
     prove_heads(task, "1/20", 2, [(0, 1)]).save(files["bnb-heads"])

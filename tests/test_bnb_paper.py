@@ -22,7 +22,7 @@ from sinkproof.bnb.paper import (
 from sinkproof.checker.paperbnb import PaperInstance
 from sinkproof.checker.paperwitness import n_prefixes
 from sinkproof.claims import claim_from_dict, load_claim
-from sinkproof.claims.paperengine import implied_bound
+from sinkproof.claims.paperengine import applies, implied_bound
 from sinkproof.claims.paperwitness import write_witness
 from sinkproof.constructions import paper_sink_solution
 from sinkproof.errors import CertificateError
@@ -230,3 +230,31 @@ def test_the_example_claim_file_is_proved_by_the_cli(tmp_path):
     assert claim.setting == "paper"
     from sinkproof.cli import main
     assert main(["check", str(CLAIM), "--certificate-out", str(tmp_path / "c.json")]) == 0
+
+
+@pytest.mark.slow
+def test_every_non_trigger_position_is_proved_and_stays_below_the_accurate_model(accurate,
+                                                                                 tmp_path):
+    """The (P1) form itself: BOS >= 1/2 at every non-trigger position, before and after the
+    trigger; each certified bound at most the sink construction's weight there."""
+    out = sp.check(ROOT / "examples" / "claims" / "paper_p1_one_head_every.toml",
+                   certificate_out=tmp_path / "c.json", search=False)
+    assert out.status == "proved" and out.by == "bnb", out
+    verdict = checker.verify_file(tmp_path / "c.json")
+    bounds = verdict.statement["conclusion"]["bounds"]
+    assert len(bounds) == 54
+    _, everywhere = accurate
+    lam = math.log(float(everywhere) / (1 - float(everywhere)))  # e^λ/(e^λ + 1) at t = 1
+    for prefix, bound in bounds:
+        assert 0.5 <= float(Fraction(bound)) <= math.exp(lam) / (math.exp(lam) + len(prefix))
+
+
+@pytest.mark.parametrize("name", ["paper_p1_two_heads", "paper_p2_two_layers"])
+def test_the_engine_proves_nothing_where_counterexamples_exist(name):
+    """Two heads cancel and two residual layers need no sink (verified witnesses): the
+    engine does not apply there, and the route says so rather than proving anything."""
+    claim = load_claim(ROOT / "examples" / "claims" / f"{name}.toml")
+    assert applies(claim) is not None
+    out = sp.check(claim, search=False)
+    assert out.status == "open"
+    assert any("engine (branch and bound): not applicable" in r for r in out.reasons)

@@ -19,8 +19,10 @@ import pytest
 
 import sinkproof as sp
 from sinkproof import cli_common, tokens
+from sinkproof.attention import MAPS
 from sinkproof.cli import build_parser, main
 from sinkproof.commands import COMMANDS
+from sinkproof.sinkmap import SinkMap
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIM = ROOT / "examples" / "claims" / "fixed_values_homogeneous.toml"
@@ -237,6 +239,37 @@ def test_sinkmap_learned_values_json_says_so(capsys):
     data = json.loads(capsys.readouterr().out)
     assert status in (0, 3) and data["exit_status"] == status and data["values"] == "learned"
     assert [e["subfamily"] for e in data["entries"]] == ["bnb"]
+
+
+@pytest.mark.parametrize("kind", ["sparsemax", "relu", "all"])
+def test_sinkmap_kind_json_names_the_map_and_keeps_every_key(kind, tmp_path, capsys):
+    status = main(["sinkmap", "--p", "1", "--T", "2", "--eps", "1/10", "--kind", kind,
+                   "--json", "-"])
+    data = json.loads(capsys.readouterr().out)
+    assert status == 0 and data["map"] == kind
+    if kind == "all":
+        assert data["kind"] == "sinkmap-kinds"
+        assert [e["map"] for e in data["entries"]] == list(MAPS)
+        assert set(data["certificate"]) == set(MAPS)
+        return
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({k: v for k, v in data.items()
+                                if k not in ("command", "version", "exit_status")}))
+    assert SinkMap.load(path).kind == kind
+    assert main(["sinkmap", "--p", "1", "--T", "2", "--eps", "1/10", "--kind", kind,
+                 "--out", str(tmp_path / "c.json")]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(tmp_path / "c.json")]) == 0
+
+
+def test_sinkmap_kind_refuses_what_only_softmax_has(capsys):
+    for extra in (["--realise"], ["--values", "learned", "--at", "0:1"]):
+        assert main(["sinkmap", "--p", "1", "--T", "2", "--eps", "1/10", "--kind",
+                     "sparsemax", *extra]) == 2
+        _one_line_error(capsys.readouterr().err, "--kind sparsemax")
+    assert main(["sinkmap", "--p", "1", "--T", "2", "--eps", "1/10", "--kind", "all",
+                 "--out", "x.json"]) == 2
+    _one_line_error(capsys.readouterr().err, "--kind all")
 
 
 def test_dash_writes_each_output_to_stdout_and_two_dashes_are_refused(inputs, tmp_path, capsys):

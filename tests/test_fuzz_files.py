@@ -11,6 +11,9 @@ re-derived here by an independent path:
   so, and the set of situations is re-enumerated with itertools;
 - Theorem 6 (``sinkmap-socp``): the float SOCP over the *full* block of every target
   gives the relaxation's optimum, which no valid bound exceeds (plus a margin);
+- gated sink maps (``sinkmap-gated``): for a few gates ``g``, the float optimum ``B`` of the
+  full softmax relaxation at ``ε/g`` makes ``1 - g(1 - B)`` the null mass of a relaxed
+  gated head, which no valid bound exceeds (plus a margin);
 - witnesses: the model is re-run in 50-digit mpmath (:mod:`sinkproof.claims.precise`)
   on every prefix of the family; its error and BOS weight or share must meet the
   statement's bounds (plus a margin);
@@ -83,6 +86,8 @@ def base_files() -> dict[str, str]:
             signed, "1/20", 0.5 * sp.fixed_values(2) + np.eye(2, 5, k=3) * 0.25).to_dict(),
         "hull": position_certificate(signed, (0, 1, 0), 3, "1/20").to_dict(),
         "sinkmap-socp": sink_map(one, "1/20", progress=False).certificate,
+        "sinkmap-gated": sink_map(one, "1/20", progress=False,
+                                  kind="gated_softmax").certificate,
         "witness-relu": witness_document(sp.constructions.relu_solution(one), 1e-9, 0.0,
                                          "all"),
         "witness-softmax": witness_document(softmax, 0.2, 0.99, "nontrigger"),
@@ -162,7 +167,8 @@ def semantic_edit(draw, doc: dict) -> dict:
                    "heads": draw(st.integers(1, 3)),
                    "values": draw(st.sampled_from(["fixed", "learned"]))}[key]
     elif what == "kind":
-        doc["kind"] = draw(st.sampled_from(["hull", "hull-family", "witness", "sinkmap-socp"]))
+        doc["kind"] = draw(st.sampled_from(["hull", "hull-family", "witness", "sinkmap-socp",
+                                            "sinkmap-gated"]))
     elif what == "family" and "family" in inst:
         inst["family"] = {"S_T": "listed", "listed": "S_T"}[inst["family"]]
     elif what == "targets":
@@ -345,6 +351,39 @@ def true_sink_map(statement: dict) -> None:
         assert float(Fraction(bound)) <= max(entry.float_bound, entry.bound) * (1 + 1e-5) + 1e-6
 
 
+GATES = (1.0, 0.9, 0.75, 0.5, 0.3)
+
+
+def true_gated(statement: dict) -> None:
+    """No stated null-mass bound exceeds ``1 - g(1 - B(ε/g))`` for the sampled gates, ``B``
+    the float optimum of the full softmax relaxation (its value at a relaxed gated head)."""
+    from sinkproof.sinkmap import sink_map
+
+    inst = statement["instance"]
+    _signed_ok(inst)
+    task = _task_of(inst)
+    values: Any = "fixed" if inst["values"] == "fixed" else np.array(
+        [[float(Fraction(x)) for x in row] for row in inst["values"]["U"]])
+    stated = statement["conclusion"]["null_mass_bounds"]
+    for _, bound in stated:
+        assert 0 < Fraction(bound) <= 1
+    if not stated:
+        return
+    eps = Fraction(statement["eps"])
+    at = [(tuple(prefix), len(prefix)) for prefix, _ in stated]
+    for g in GATES:
+        if eps / Fraction(g) >= 1:
+            continue
+        smap = sink_map(task, eps / Fraction(g), values=values, subfamily="full",
+                        progress=False, positions=at)
+        for prefix, bound in stated:
+            entry = smap.entry(prefix, len(prefix))
+            if entry.status == "uncertified" and entry.float_bound == 0:
+                continue  # the float solver failed here: nothing to compare with
+            relaxed = max(entry.float_bound, entry.bound)  # 0 where it is unbounded
+            assert float(Fraction(bound)) <= 1 - g * (1 - relaxed) + 1e-5, (prefix, g)
+
+
 def _where(statement: dict, task: sp.TriggerTask, codes: tuple[int, ...]) -> bool:
     where = statement["bos_at"]
     last = codes[-1] if codes else None
@@ -427,7 +466,7 @@ def true_paper_bnb(statement: dict) -> None:
 
 TRUTH = {"hull": true_theorem3, "hull-family": true_theorem3, "sinkmap-socp": true_sink_map,
          "witness": true_witness, "bnb-heads": true_heads,
-         "paper-bnb-learned-values": true_paper_bnb}
+         "paper-bnb-learned-values": true_paper_bnb, "sinkmap-gated": true_gated}
 
 
 def judge(text: str, tmp_path) -> checker.Verdict | None:

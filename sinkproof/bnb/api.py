@@ -161,11 +161,13 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
                root: ValueBox, values: str, goal_q: Fraction | None, some: bool,
                max_nodes: int, time_limit: float, budget: float | None,
                progress: bool | None, parametrised: bool = True,
-               instance: Any = None) -> list[TargetOutcome]:
+               instance: Any = None, certify_misses: bool = True) -> list[TargetOutcome]:
     """One certified tree per target of ``wanted`` (in order), ``relaxation(target)`` its
     program and ``root`` its box; stops at the first target that meets ``goal_q`` when
     ``some``, at the first that misses it otherwise, at Ctrl-C, or when ``budget``
-    seconds are spent.  ``instance``: the trusted checker's instance for the leaves."""
+    seconds are spent.  ``instance``: the trusted checker's instance for the leaves;
+    ``certify_misses=False`` skips certifying a tree that did not reach ``goal_q`` (its
+    certified bound would be below it: only its figure is lost, never a decision)."""
     goal = None if goal_q is None else float(1 / goal_q - 1)
     start = time.perf_counter()
     outcomes: list[TargetOutcome] = []
@@ -181,7 +183,8 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
             tree = branch_and_bound(solver, root, goal, max_nodes, limit, progress)
             outcome = TargetOutcome(target, tree)
-            if tree.status != "interrupted":
+            missed = goal_q is not None and tree.status != "proved"
+            if tree.status != "interrupted" and (certify_misses or not missed):
                 certify_tree(relax, outcome, values, instance)
         outcomes.append(outcome)
         done = outcome.certified is not None and (goal_q is None or outcome.certified >= goal_q)

@@ -108,7 +108,8 @@ def paper_instance(task: PaperTask, eps: Fraction) -> dict[str, Any]:
 def prove_paper(task: PaperTask, eps: Any, *, min_bos_mass: Any = None,
                 targets: list[tuple[int, ...]] | None = None, some: bool = False,
                 max_nodes: int = 200, time_limit: float = 120.0,
-                budget: float | None = None, progress: bool | None = None) -> BnbResult:
+                budget: float | None = None, progress: bool | None = None,
+                certify_misses: bool = True) -> BnbResult:
     """Bound the least BOS mass of every ``eps``-accurate one-head softmax model of the
     paper's setting (learned ``W_Q, W_K, W_V, W_O``) at each target prefix (default:
     every non-trigger position, shortest first).
@@ -116,7 +117,9 @@ def prove_paper(task: PaperTask, eps: Any, *, min_bos_mass: Any = None,
     ``some=True``: stop at the first target certified at ``>= min_bos_mass`` (a proof of
     "at some non-trigger position").  The result is ``"proved"`` only with a
     ``paper-bnb-learned-values`` certificate that the trusted checker verified;
-    ``max_nodes``, ``time_limit`` bound each tree and ``budget`` all of them.
+    ``max_nodes``, ``time_limit`` bound each tree and ``budget`` all of them (the exact
+    certification of a tree comes after it); ``certify_misses=False`` leaves a tree that
+    missed ``min_bos_mass`` uncertified (the claim route: it could not prove the claim).
     """
     require_one_layer_finite(task, "the paper engine")
     eps_q = error_level(eps, "eps", positive=True)
@@ -139,7 +142,8 @@ def prove_paper(task: PaperTask, eps: Any, *, min_bos_mass: Any = None,
     rows = paper_prefixes(task)
     outcomes = grow_trees(wanted, lambda t: paper_relaxation(task, eps_q, t, rows),
                           ValueBox.free(list(range(2 * task.m)), task.n), "learned", goal_q,
-                          some, max_nodes, time_limit, budget, progress, instance=trusted)
+                          some, max_nodes, time_limit, budget, progress, instance=trusted,
+                          certify_misses=certify_misses)
     head = f"paper setting, one softmax head, learned values, error <= {eps_q}"
     return finish(task, eps_q, "learned", goal_q, outcomes, len(wanted), some,
                   time.perf_counter() - start, inst, KIND, head)

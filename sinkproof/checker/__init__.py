@@ -38,6 +38,7 @@ KIND_MODULES: dict[str, str] = {
     "paper-witness": "sinkproof.checker.paperwitness",
     "witness": "sinkproof.checker.witness",
     "sinkmap-socp": "sinkproof.checker.socp",
+    "sinkmap-gated": "sinkproof.checker.gatedsink",
     "bnb-learned-values": "sinkproof.checker.bnb",
     "bnb-heads": "sinkproof.checker.bnbheads",
     "paper-bnb-learned-values": "sinkproof.checker.paperbnb",

@@ -55,7 +55,7 @@ def prove_by_engine(claim: PaperClaim, out: Path, reasons: list[str],
         result = prove_paper(task, claim.hypothesis.max_error,
                              min_bos_mass=claim.conclusion.min_bos_mass, some=some,
                              max_nodes=MAX_NODES, time_limit=budget, budget=budget,
-                             progress=progress)
+                             progress=progress, certify_misses=False)
     except (SinkproofError, ValueError) as exc:
         reasons.append(f"engine: failed ({str(exc).splitlines()[0]})")
         return None

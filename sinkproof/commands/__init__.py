@@ -15,7 +15,7 @@ COMMANDS: dict[str, str] = {
     "experiment": "train softmax and ReLU layers from random init and measure sinks",
     "paper": "reproduce the paper's attention-map figures with its training protocol",
     "report": "evaluate the constructions and bounds on an instance",
-    "sinkmap": "certified least BOS mass of any eps-accurate softmax head, per position",
+    "sinkmap": "certified least BOS (or null) mass of any eps-accurate head, per position",
     "sweep": "run a grid of checks, certificates, sink maps, searches or trainings",
     "variants": "sink verdicts for every attention map, each proved or refuted",
     "verify": "re-check a certificate file with exact rational arithmetic",

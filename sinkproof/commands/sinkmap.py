@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..checker.maps import MAP_NAMES
 from ..cli_common import (
     add_json_option,
     add_setting_option,
@@ -22,26 +23,43 @@ from ..cli_common import (
     values_from_arg,
 )
 from ..errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_OPEN, SINK_MAP_MAX_WORK, check_work
+from . import COMMANDS
 
-JSON_KEYS = {"kind": "'sinkmap' (SinkMap.load reads the object back)",
+JSON_KEYS = {"kind": "'sinkmap' (SinkMap.load reads the object back); 'sinkmap-kinds' with "
+                     "--kind all",
+             "map": "the attention map (--kind) whose sink measure is bounded",
              "task": "the task instance", "eps": "the error bound, exactly",
              "values": "the value matrix U ('learned' with --values learned)",
-             "subfamily": "the constraints kept",
+             "subfamily": "the constraints kept ('hull', 'gate split' or 'witness' for "
+                          "the maps bounded by the hull argument, by the gate split, or "
+                          "shown bound-free by a witness)",
              "radius": "the Hamming radius", "family": "the prefix family",
-             "entries": "one object per target prefix: its bound and status",
-             "certificate": "the certificate 'sinkproof verify' checks"}
+             "entries": "one object per target prefix: its bound and status (with --kind "
+                        "all: one summary object per map)",
+             "certificate": "the certificate 'sinkproof verify' checks (with --kind all: "
+                            "one per map, by name)"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "sinkmap", help="certified least BOS mass of any eps-accurate softmax head, per position",
+        "sinkmap", help=COMMANDS["sinkmap"],
         description="Theorem 6 (logit sharing): at every non-trigger position of S_T (or the "
                     "positions given with --at), a lower bound on the BOS mass of every "
                     "single-head softmax model with fixed values, any score function and "
                     "error <= eps on S_T, each backed by an exact rational certificate. "
+                    "--kind NAME does the same for another attention map's sink measure: "
+                    "the null mass (slot plus BOS) of sink_logit and softmax1 by the same "
+                    "program, Theorem 3's hull bound for sparsemax and entmax15, the null "
+                    "mass of gated_softmax by logit sharing split over the gate (with the "
+                    "hull bound), and for sigmoid, relu and relu_length 'no bound' "
+                    "everywhere, shown by a sink-free head the checker verifies; "
+                    "--kind all prints one line per map. "
                     "Exit status 0: every position settled; 3: some position uncertified "
                     "or its program failed (the map is incomplete).")
     add_task_options(p)
+    p.add_argument("--kind", choices=(*MAP_NAMES, "all"), default="softmax",
+                   help="the attention map (default softmax); 'all': every map, one line "
+                        "each (least certified bound per position)")
     p.add_argument("--eps", required=True, type=eps_arg,
                    help="error bound in (0, 1), read exactly (e.g. 0.1, 1/10, 1e-400)")
     add_values_option(p, learned="by branch and bound (small instances: at most 32 "
@@ -82,12 +100,21 @@ def run(args: argparse.Namespace) -> int:
     values = values_from_arg(args.values, task, "sinkmap", learned=True)
     positions = None if args.at is None else [(list(s), t) for s, t in args.at]
     lengths = None if positions is None else [pos for _, pos in positions]
+    kinds = MAP_NAMES if args.kind == "all" else (args.kind,)
+    if args.kind != "softmax" and (args.realise or (isinstance(values, str)
+                                                    and values == "learned")):
+        raise ValueError(f"--kind {args.kind}: --realise and --values learned are for "
+                         f"softmax sink maps only")
     check_work("work units (SOCP cone constraints and symmetry images, or tree nodes x "
-               "prefixes with learned values) in the sink map",
-               estimate(task, values, args.subfamily, args.radius, lengths), args.max_work)
+               "prefixes with learned values; hull programs or witness prefixes for other "
+               "maps) in the sink map",
+               sum(estimate(task, values, args.subfamily, args.radius, lengths, kind=k,
+                            eps=args.eps) for k in kinds), args.max_work)
+    if args.kind == "all":
+        return _run_all(args, task, positions, quiet)
     try:
         result = sink_map(task, args.eps, values=values, positions=positions,
-                          subfamily=args.subfamily, radius=args.radius)
+                          subfamily=args.subfamily, radius=args.radius, kind=args.kind)
     except Interrupted as exc:
         print(f"sink map interrupted: {exc.progress}; the partial map (nothing written):")
         print(repr(exc.partial))
@@ -116,3 +143,25 @@ def run(args: argparse.Namespace) -> int:
     # anything: the map is incomplete, which is status 3 (open), never 1
     complete = result.count("uncertified") == 0 and result.count("failed") == 0
     return emit_json(args, result.to_dict(), EXIT_OK if complete else EXIT_OPEN)
+
+
+def _run_all(args: argparse.Namespace, task: object, positions: object, quiet: bool) -> int:
+    """``--kind all``: every map's sink map (fixed values), one summary line each."""
+    from ..sinkmap.overview import kinds_table
+
+    if args.out or args.plot:
+        raise ValueError("--kind all prints a summary: --out and --plot need one --kind")
+    if args.values != "fixed":
+        raise ValueError("--kind all uses fixed values: drop --values")
+    table = kinds_table(task, args.eps, positions=positions)
+    if not quiet:
+        print(repr(table))
+    first = next(iter(table.maps.values()))
+    complete = all(m.count("uncertified") == 0 and m.count("failed") == 0
+                   for m in table.maps.values())
+    data = {**{k: v for k, v in first.to_dict().items() if k not in ("entries",
+                                                                      "certificate")},
+            "kind": "sinkmap-kinds", "map": "all", "subfamily": "per map",
+            "entries": table.to_json(),
+            "certificate": {name: m.certificate for name, m in table.maps.items()}}
+    return emit_json(args, data, EXIT_OK if complete else EXIT_OPEN)

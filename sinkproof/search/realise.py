@@ -174,6 +174,9 @@ def realise(smap: SinkMap, prefixes: Iterable[Sequence[int]] | None = None, *,
     only) between the bound and the realised mass, keeping the best verified witness.
     ``slack``: the block is re-solved at ``eps·(1 - slack)`` so the realised logits have room.
     """
+    if smap.kind != "softmax":
+        raise ValueError(f"realise builds softmax heads; the sink map is of the {smap.kind} "
+                         f"map (kind={smap.kind!r})")
     task = smap.task if positions is None else smap.task.replace(positions=positions)
     eps = float(smap.eps)
     if prefixes is None and len(smap.entries) <= 10:

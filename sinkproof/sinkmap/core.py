@@ -48,8 +48,11 @@ from .certify import (
     token_images,
     transport_ray,
 )
+from .gated import gated_sink_map
+from .kinds import sink_measure
 from .learned import learned_sink_map
 from .result import Entry, SinkMap
+from .routes import hull_sink_map, witness_sink_map
 from .solve import DEFAULT_SOLVER, BlockSolver
 from .symmetry import Orbits, canonical_all, identity_symmetry, token_symmetries
 
@@ -348,8 +351,10 @@ def sink_map(
     solver: str = DEFAULT_SOLVER,
     all_triggers: bool = False,
     progress: bool | None = None,
+    kind: str = "softmax",
 ) -> SinkMap:
-    """Certified least BOS mass of any eps-accurate single-head softmax model, per position.
+    """Certified least BOS mass of any eps-accurate single-head softmax model, per position
+    (``kind``: the least sink measure of another attention map's head).
 
     For every non-trigger position of ``S_T`` (or each ``(sequence, position)`` in
     ``positions``), a lower bound ``1/Z*`` on the BOS mass that every single-head
@@ -367,14 +372,45 @@ def sink_map(
     measure that leaving them out costs nothing).  Ctrl-C raises
     :class:`~sinkproof.errors.Interrupted` whose ``partial`` is the map of the targets
     settled so far (their entries only: its ``certificate`` is left empty, unbuilt).
+
+    ``kind``: an attention map of :data:`sinkproof.attention.MAPS`; its sink measure and
+    the argument behind each bound (:func:`sinkproof.sinkmap.kinds.sink_measure`):
+    logit sharing (softmax: BOS mass; sink logit, softmax1: the null mass, slot plus BOS,
+    from the same program), Theorem 3's hull bound (sparsemax, entmax-1.5: BOS mass), the
+    two together for gated softmax's null mass (logit sharing split over the gate,
+    :mod:`.gated`), or "no bound" at every position shown by a sink-free head the
+    checker verifies (sigmoid: BOS share; ReLU, ReLU/length: BOS weight).  Maps other than
+    softmax take known values only; a null measure needs BOS to carry value 0.
     """
     require_setting(task, "trigger")
-    if isinstance(values, str) and values == "learned":  # bilinear: the bnb engine's route
+    measure = sink_measure(kind)
+    learned = isinstance(values, str) and values == "learned"
+    if learned and kind != "softmax":
+        raise ValueError(f"values='learned' sink maps exist for softmax only (the "
+                         f"branch-and-bound engine); kind={kind!r} needs known values")
+    if learned:  # bilinear: the bnb engine's route
         return learned_sink_map(task, eps, positions, family, progress=progress)
     eps_q = parse_eps(eps)
     choice("subfamily", subfamily, SUBFAMILIES)
     radius = as_int("radius", radius, minimum=0)
     table = known_values(task, values)
+    if measure.null and table.factor != 1:
+        raise ValueError(f"the {kind} sink map bounds the null mass (BOS and a zero-valued "
+                         f"slot), which needs BOS to carry value 0: U e(BOS) = 0, as in U_fix")
+    if measure.route != "logit sharing":
+        if family is not None:
+            raise ValueError(f"family= is for the logit-sharing maps; the {kind} sink map "
+                             f"holds on S_T")
+        with _gc_paused():
+            targets = _target_prefixes(task, positions)
+        if measure.route == "gate split":
+            def level(eps_k: Fraction, at: list[tuple[tuple[int, ...], int]]) -> SinkMap:
+                return sink_map(task, eps_k, values, at, subfamily=subfamily, radius=radius,
+                                solver=solver, progress=progress)
+
+            return gated_sink_map(task, eps_q, table, targets, level)
+        route = hull_sink_map if measure.route == "hull" else witness_sink_map
+        return route(task, eps_q, kind, table, targets)
     U = table.U
     V = task.token_table @ U.T
     with _gc_paused():
@@ -400,7 +436,7 @@ def sink_map(
         entries = _settled(task, targets, orbits if symmetric else None, solved)
         raise Interrupted(SinkMap(task=task, eps=eps_q, U=U, entries=entries, certificate={},
                                   subfamily=subfamily, radius=radius,
-                                  family="S_T" if symmetric else "listed"),
+                                  family="S_T" if symmetric else "listed", kind=kind),
                           f"{len(entries)} of {len(targets)} positions settled") from None
     with _gc_paused():
         certificates: list[dict[str, Any]] = []
@@ -410,11 +446,15 @@ def sink_map(
                 index[r] = len(certificates)
                 certificates.append(data["bound"])
         derived, rays, entries = _spread(task, targets, orbits, solved, index)
-    statement = (f"Theorem 6 sink map: eps={eps_q}, single-head softmax, values "
+    head = "single-head softmax" if kind == "softmax" else (
+        f"single-head {kind} (bounds on its {measure.description}: the same program with the "
+        f"slot merged into BOS)")
+    statement = (f"Theorem 6 sink map: eps={eps_q}, {head}, values "
                  f"{'U_fix' if table.fixed else 'U'}, any score function")
     cert = envelope(inst_d, certificates, derived, rays, statement)
     return SinkMap(task=task, eps=eps_q, U=U, entries=entries, certificate=cert,
-                   subfamily=subfamily, radius=radius, family="S_T" if symmetric else "listed")
+                   subfamily=subfamily, radius=radius, family="S_T" if symmetric else "listed",
+                   kind=kind)
 
 
 __all__ = ["SUBFAMILIES", "known_values", "parse_eps", "sink_map"]

@@ -14,6 +14,7 @@ import numpy as np
 from ..checker import verify
 from ..tables import Tabular
 from ..task import TRIG, TriggerTask
+from .kinds import sink_measure
 
 STATUSES = ("certified", "no bound", "uncertified", "failed")
 
@@ -78,9 +79,10 @@ def _show(seq: tuple[int, ...]) -> str:
 
 @dataclass
 class SinkMap(Tabular):
-    """Per target prefix ``X`` (user tokens, ``sp.TRIG`` for the trigger): the least BOS mass
-    any eps-accurate single-head softmax model can have at position ``len(X)`` of every
-    sequence starting with ``X``, as certified by :attr:`certificate`."""
+    """Per target prefix ``X`` (user tokens, ``sp.TRIG`` for the trigger): the least sink
+    measure (:attr:`measure`: the BOS mass for softmax) any eps-accurate single-head model of
+    map :attr:`kind` can have at position ``len(X)`` of every sequence starting with ``X``, as
+    certified by :attr:`certificate`."""
 
     task: TriggerTask
     eps: Fraction
@@ -90,6 +92,14 @@ class SinkMap(Tabular):
     subfamily: str
     radius: int
     family: str
+    kind: str = "softmax"
+    """The attention map whose sink measure is bounded (:mod:`sinkproof.sinkmap.kinds`)."""
+
+    @property
+    def measure(self) -> str:
+        """The quantity bounded: ``"BOS mass"``, ``"null mass"``, ``"BOS weight"``,
+        ``"BOS share"``."""
+        return sink_measure(self.kind).name
 
     # ------------------------------------------------------------- lookups
     def bound(self, sequence: Any, position: int) -> float:
@@ -108,7 +118,7 @@ class SinkMap(Tabular):
         its certificate with the largest multipliers ``w_i``, as ``(prefix, w_i)`` (empty
         where there is no bound; the entry's ``reason`` says why)."""
         entry = self.entry(sequence, position)
-        if entry.status != "certified":
+        if entry.status != "certified" or self.certificate.get("kind") != "sinkmap-socp":
             return []
         key = [int(c) for c in list(sequence)[:position]]
         data = self.certificate["data"]
@@ -164,7 +174,8 @@ class SinkMap(Tabular):
 
     # ------------------------------------------------------------ display
     def _header(self) -> str:
-        return (f"SinkMap(eps={self.eps}, {self.task!r}, subfamily={self.subfamily}"
+        what = "" if self.kind == "softmax" else f"kind={self.kind} ({self.measure}), "
+        return (f"SinkMap({what}eps={self.eps}, {self.task!r}, subfamily={self.subfamily}"
                 f"{f'<={self.radius}' if self.subfamily == 'hamming' else ''}): "
                 f"{self.count('certified')} certified, {self.count('no bound')} no bound, "
                 f"{self.count('uncertified')} uncertified")
@@ -191,7 +202,7 @@ class SinkMap(Tabular):
         return "\n".join(lines)
 
     def _repr_markdown_(self) -> str:
-        out = [f"**Sink map** (Theorem 6), eps = {self.eps}, {self.task!r}: "
+        out = [f"**Sink map** ({self.kind}, {self.measure}), eps = {self.eps}, {self.task!r}: "
                f"{self.count('certified')} certified, {self.count('no bound')} no bound, "
                f"{self.count('uncertified')} uncertified", "",
                "| t | prefixes | certified | no bound | min bound | mean bound |",
@@ -226,7 +237,7 @@ class SinkMap(Tabular):
                        interpolation="nearest", extent=(0.5, self.task.T + 0.5, len(rows), 0))
         ax.set_xlabel("position t")
         ax.set_ylabel("sequence")
-        ax.set_title(f"certified BOS-mass lower bound, eps={self.eps}")
+        ax.set_title(f"{self.kind}: certified {self.measure} lower bound, eps={self.eps}")
         if len(rows) <= 40:
             ax.set_yticks(np.arange(len(rows)) + 0.5)
             ax.set_yticklabels([_show(k) for k in rows], fontsize=7)
@@ -243,7 +254,7 @@ class SinkMap(Tabular):
         Path(path).write_text(json.dumps(self.certificate, indent=1) + "\n")
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(kind="sinkmap", task=self.task.describe(), eps=str(self.eps),
+        return dict(kind="sinkmap", map=self.kind, task=self.task.describe(), eps=str(self.eps),
                     values=None if self.U is None else self.U.tolist(),  # None: no known U
                     subfamily=self.subfamily, radius=self.radius,
                     family=self.family,
@@ -269,4 +280,4 @@ class SinkMap(Tabular):
                       else np.array(d["values"], dtype=float)),
                    entries=entries,
                    certificate=d["certificate"], subfamily=d["subfamily"], radius=d["radius"],
-                   family=d["family"])
+                   family=d["family"], kind=d.get("map", "softmax"))

@@ -4,6 +4,13 @@ The cost of a sink map is its second-order-cone programs: one per target prefix 
 value symmetries of the content set, each with one cone constraint per kept prefix of its
 block.  The unit is one cone constraint of one program (a ``(p+1)``-dimensional cone);
 every target also costs its symmetry images (one unit each) to find its orbit.
+
+Maps bounded by the hull argument (:mod:`.routes`) cost one small program per token set
+that occurs (at most ``Σ_{i<=T} C(k+1, i)``), counted as ``k + 1`` units each, plus one
+unit per target; maps answered by a sink-free witness cost the checker's re-run of the
+head on every prefix of the family, one unit per prefix and key; a gated head costs the
+hull and one softmax sink map per gate level (at most the starting grid or
+:data:`~sinkproof.sinkmap.gated.MAX_LEVELS`, whichever is larger).
 """
 
 from __future__ import annotations
@@ -16,10 +23,16 @@ import numpy as np
 from ..errors import SINK_MAP_MAX_WORK as MAX_WORK
 from ..task import TriggerTask
 from . import learned
-from .core import AUTO_FULL_PREFIXES, known_values
+from .core import AUTO_FULL_PREFIXES, known_values, parse_eps
+from .gated import MAX_LEVELS, gate_grid
+from .kinds import sink_measure
 from .symmetry import token_symmetries
 
-__all__ = ["MAX_WORK", "block_prefixes", "estimate", "kept_prefixes", "sink_map_work"]
+GATED_EPS = "1/1000000"
+"""The eps a gated head's estimate assumes when none is given (more levels than most)."""
+
+__all__ = ["GATED_EPS", "MAX_WORK", "block_prefixes", "estimate", "kept_prefixes", "route_work",
+           "sink_map_work"]
 
 
 
@@ -76,13 +89,38 @@ def sink_map_work(task: TriggerTask, symmetries: int, subfamily: str = "auto",
     return work
 
 
+def _targets(task: TriggerTask, lengths: Sequence[int] | None) -> int:
+    if lengths is not None:
+        return len(lengths)
+    return sum(task.k * block_prefixes(task, t) for t in range(1, task.T + 1))
+
+
+def route_work(task: TriggerTask, route: str, lengths: Sequence[int] | None = None) -> int:
+    """Work units of the ``"hull"`` or ``"witness"`` route (module docstring)."""
+    if route == "hull":
+        sets = sum(comb(task.k + 1, i) for i in range(1, min(task.T, task.k + 1) + 1))
+        return sets * (task.k + 1) + _targets(task, lengths)
+    prefixes = sum(task.k * block_prefixes(task, t) for t in range(1, task.T + 1))
+    return prefixes * (task.T + 1)
+
+
 def estimate(task: TriggerTask, values: object = "fixed", subfamily: str = "auto",
-             radius: int = 2, lengths: Sequence[int] | None = None) -> int:
+             radius: int = 2, lengths: Sequence[int] | None = None,
+             kind: str = "softmax", eps: object = None) -> int:
     """:func:`sink_map_work` of ``sink_map(task, eps, values, ...)``: the value symmetries
     and whether the trigger's value is zero are read off the values (no program built).
     With ``values="learned"`` (the branch-and-bound route): tree nodes times the family's
     prefixes (each node's programs range over them), for at most
-    :data:`~sinkproof.sinkmap.learned.MAX_TARGETS` targets."""
+    :data:`~sinkproof.sinkmap.learned.MAX_TARGETS` targets.  ``kind``: the attention map
+    (:func:`route_work` for the maps not bounded by logit sharing; a gated head: the hull
+    and a softmax map per gate level at ``eps``, default :data:`GATED_EPS`)."""
+    route = sink_measure(kind).route
+    if route == "gate split":
+        levels = max(len(gate_grid(parse_eps(GATED_EPS if eps is None else eps))), MAX_LEVELS)
+        return route_work(task, "hull", lengths) + levels * estimate(
+            task, values, subfamily, radius, lengths)
+    if route != "logit sharing":
+        return route_work(task, route, lengths)
     if isinstance(values, str) and values == "learned":
         targets = len(lengths) if lengths is not None else learned.MAX_TARGETS
         return min(targets, learned.MAX_TARGETS) * learned.MAX_NODES * task.n_sequences
