@@ -41,8 +41,10 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import sinkproof as sp
@@ -51,6 +53,9 @@ from sinkproof.search.engine import available_cores, restart_job
 from sinkproof.search.objective import witness_measure
 from sinkproof.search.restart import SearchSettings
 from sinkproof.search.verify import verify_witness
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_search import instance_arguments  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -239,13 +244,8 @@ def describe(label: str, runs: list[Run], n: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--p", type=int, default=2)
-    parser.add_argument("--T", type=int, default=6)
-    parser.add_argument("--eps", type=float, default=1e-3)
-    parser.add_argument("--restarts", type=int, default=16)
-    parser.add_argument("--maxiter", type=int, default=60)
+    instance_arguments(parser)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--processes", type=int, default=max(2, available_cores()))
     parser.add_argument("--own-sessions", action="store_true",
                         help="every worker in a session of its own, for the restarts too "
                              "(a diagnosis: search's workers share the caller's session)")

@@ -70,15 +70,20 @@ def run(settings: SearchSettings, restarts: int, processes: int) -> tuple[float,
     return wall, _cpu(processes) - cpu, done
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def instance_arguments(parser: argparse.ArgumentParser) -> None:
+    """The canonical search instance's options (shared with ``bench_restarts.py``)."""
     parser.add_argument("--p", type=int, default=2)
     parser.add_argument("--T", type=int, default=6)
     parser.add_argument("--eps", type=float, default=1e-3)
     parser.add_argument("--restarts", type=int, default=16)
     parser.add_argument("--maxiter", type=int, default=60)
-    parser.add_argument("--budget", type=float, default=12.0)
     parser.add_argument("--processes", type=int, default=max(2, available_cores()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    instance_arguments(parser)
+    parser.add_argument("--budget", type=float, default=12.0)
     args = parser.parse_args()
 
     task = sp.TriggerTask(p=args.p, T=args.T)
