@@ -205,8 +205,9 @@ PAPER_NOTES: dict[str, str] = {
         "not: this trains our task's one-layer models; the paper's protocol is 'sinkproof "
         "paper'"),
     "variants": (
-        "not: the variants table asks our task's questions of every attention map; the paper's "
-        "models are softmax and relu_length, asked by 'sinkproof check' on paper claims"),
+        "the same four questions of every attention map on the paper's task (n=4, content "
+        "{-1, 1}, L=5; --quick: L=4), one head with W_O W_V = I - e_0 e_0^T; with --trained "
+        "only the paper's setting is trained"),
     "sweep": (
         "not: a sweep's job kinds run our task's instances; a 'check' job runs any claim file, "
         "paper claims included, whatever this option says"),

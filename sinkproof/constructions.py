@@ -1,5 +1,6 @@
 """The explicit constructions: Theorems 4 and 5 of docs/theory.md section 4 (our task) and
-the paper's ReLU/length layer, and a pair of softmax heads that cancel off the trigger.
+the paper's ReLU/length layer, a pair of softmax heads that cancel off the trigger, and
+one fixed-value head per attention map in the paper's setting.
 
 Feature layout of ``φ = [e(x); π(t)]``: content ``0..p-1``, ``is_content`` ``p``,
 ``is_trigger`` ``p+1``, ``is_bos`` ``p+2``, then the positional block from ``p+3``.
@@ -8,10 +9,13 @@ Feature layout of ``φ = [e(x); π(t)]``: content ``0..p-1``, ``is_content`` ``p
 from __future__ import annotations
 
 import math
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from ._validate import as_int, as_real
+from .attention import MAPS
 from .model import AttentionModel
 from .stack import StackModel, paper_model
 from .task import TriggerTask, inverse_position_ratio
@@ -156,6 +160,105 @@ def paper_pair_solution(task: PaperTask, eps: float, layers: int = 1, heads: int
     eps = float(as_real("eps", eps, minimum=0.0, strict=True))
     lam = float(math.ceil(math.log(4.0 * task.L**2 * task.n / eps)))
     return paper_model(task, "softmax", **paper_pair_weights(task, lam, layers, heads))
+
+
+PAPER_VARIANT_LEVEL = {"softmax": 8, "sink_logit": 8, "softmax1": 8, "sparsemax": 1,
+                       "entmax15": 2, "relu_length": 1, "gated_softmax": 8}
+"""The level ``L`` of each map's paper-setting head by default (exact maps: the least that
+works); ``relu`` and ``sigmoid`` have no head (their weights see no position)."""
+
+
+POSITION_FREE = ("relu", "sigmoid")
+"""Maps whose weight of a key is a function of the query and key tokens alone (in the
+paper's setting, with no positional features, they cannot average prefixes)."""
+
+
+def position_free_error_bound(task: PaperTask, values: str = "fixed") -> Fraction:
+    """A lower bound on the error of every one-layer ``relu`` or ``sigmoid`` model on the
+    paper's family: their weight of a key is a function of the query and key tokens only.
+
+    ``values = "fixed"`` (one head, ``W_O W_V = I - e_0 e_0^T``): the trigger row's trigger
+    coordinate is the trigger's weight on itself (no other key has a trigger coordinate),
+    which the same trigger token needs within ``ε`` of ``1/2`` at ``j = 2`` and of
+    ``1/(L-1)`` at ``j = L - 1``: ``(1/2 - 1/(L-1))/2``.  ``values = "learned"`` (any heads,
+    any ``W_V, W_O``): with every content token equal to ``a`` the trigger row's output is
+    affine in ``j`` while the target's trigger coordinate is ``1/j``, so the error is at
+    least the best uniform affine approximation error of ``1/j`` on ``j = 2..L-1``: half the
+    largest gap below the chord of ``1/j`` (exact, by alternation at ``2``, the gap's
+    point and ``L-1``); 0 when ``L < 5``."""
+    if not isinstance(task, PaperTask):
+        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
+    if values not in ("fixed", "learned"):
+        raise ValueError(f"values must be 'fixed' or 'learned', got {values!r}")
+    J = task.L - 1
+    if values == "fixed":
+        return (Fraction(1, 2) - Fraction(1, J)) / 2 if J >= 3 else Fraction(0)
+    if J < 4:
+        return Fraction(0)
+    slope = (Fraction(1, J) - Fraction(1, 2)) / (J - 2)
+    return max(Fraction(1, 2) + slope * (k - 2) - Fraction(1, k) for k in range(2, J + 1)) / 2
+
+
+def paper_variant_head(task: PaperTask, kind: str, L: Fraction | int | None = None
+                       ) -> dict[str, Any]:
+    """One fixed-value head of map ``kind`` on the paper's task, exactly: the score matrix
+    ``A`` (``s_ik = x_i^T A x_k``, ``n×n`` Fractions), the map's parameters ``params``, and
+    for a gated map ``gate_w``, ``gate_c`` (else ``None``, 0); ``level`` is ``L``.
+
+    Built from the BOS, trigger and bias coordinates: softmax, sparsemax (``L = 1``) and
+    entmax-1.5 (``L = 2``) score ``+L`` from a content query and ``-L`` from the trigger
+    query on BOS; the sink logit and softmax1 (``b = 0``) score ``-L`` from a content query
+    on every key and ``+L`` from the trigger query on every non-BOS key; ReLU/length is the
+    (P3) head (``1`` from the trigger query on every non-BOS key); the gated head scores
+    ``-L`` from the trigger query on BOS, gate ``σ(L (x^trig - x^bias))``."""
+    if not isinstance(task, PaperTask):
+        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
+    if kind not in PAPER_VARIANT_LEVEL:
+        raise ValueError(f"no paper-setting head for {kind!r}; maps: "
+                         f"{', '.join(PAPER_VARIANT_LEVEL)} (relu and sigmoid weights see no "
+                         "position and cannot average prefixes of different lengths)")
+    if isinstance(L, bool) or not isinstance(L, (int, Fraction, type(None))):
+        raise TypeError(f"L must be an int or Fraction, got {type(L).__name__}")
+    L = Fraction(PAPER_VARIANT_LEVEL[kind] if L is None else L)
+    if L <= 0:
+        raise ValueError(f"L must be > 0, got {L}")
+    if kind == "relu_length" and L != 1:
+        raise ValueError(f"the relu_length head has no level: L must be 1, got {L}")
+    n, bias = task.n, task.bias_index
+    A = [[Fraction(0)] * n for _ in range(n)]
+    gate_w = None
+    if kind in ("softmax", "sparsemax", "entmax15"):
+        A[bias][BOS], A[TRIGGER][BOS] = L, -L
+    elif kind in ("sink_logit", "softmax1"):
+        A[bias][BOS] = A[bias][bias] = A[bias][TRIGGER] = -L
+        A[TRIGGER][bias] = A[TRIGGER][TRIGGER] = L
+    elif kind == "relu_length":
+        A[TRIGGER][bias] = A[TRIGGER][TRIGGER] = Fraction(1)
+    else:  # gated_softmax
+        A[TRIGGER][BOS] = -L
+        gate_w = [Fraction(0)] * n
+        gate_w[TRIGGER], gate_w[bias] = L, -L
+    return {"level": L, "A": A, "params": [Fraction(0)] * len(MAPS[kind].param_names),
+            "gate_w": gate_w, "gate_c": Fraction(0)}
+
+
+def paper_variant_solution(task: PaperTask, kind: str, L: Fraction | int | None = None
+                           ) -> StackModel:
+    """:func:`paper_variant_head` as a paper stack (``W_Q = A^T``, ``W_K = I``,
+    ``W_V = I - e_0 e_0^T``, ``W_O = I``)."""
+    head = paper_variant_head(task, kind, L)
+    n = task.n
+    drop = np.eye(n)
+    drop[BOS, BOS] = 0.0
+    A = np.array([[float(x) for x in row] for row in head["A"]])
+    extra: dict[str, Any] = {}
+    if head["params"]:
+        extra["map_params"] = np.array([[[float(x) for x in head["params"]]]])
+    if head["gate_w"] is not None:
+        extra["gate_w"] = np.array([[[float(x) for x in head["gate_w"]]]])
+        extra["gate_c"] = np.array([[float(head["gate_c"])]])
+    return paper_model(task, kind, W_Q=A.T[None, None], W_K=np.eye(n)[None, None],
+                       W_V=drop[None, None], W_O=np.eye(n)[None], **extra)
 
 
 def paper_sink_weights(task: PaperTask, lam: float) -> dict[str, np.ndarray]:

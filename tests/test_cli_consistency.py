@@ -391,3 +391,21 @@ def test_a_sweep_setting_obeys_the_rule_of_the_option_of_its_name(setting, value
     argv = {"--eps": "1/10", "--out": "-", option: text}
     assert main(["certify", *(w for kv in argv.items() for w in kv)]) == 2
     _one_line_error(capsys.readouterr().err, names)
+
+
+SETTING_CASES = {
+    "variants": Case(("--setting", "paper", "--quick", "--map", "relu_length", "--question",
+                      "exact_solution_at_finite_norm"),
+                     ("--setting", "paper", "--sandwich"), "--sandwich"),
+}
+"""Commands whose ``--setting paper`` runs its own code path: a fast run and a bad use."""
+
+
+@pytest.mark.parametrize("name", sorted(SETTING_CASES))
+def test_setting_paper_runs_and_refuses_bad_uses_in_one_line(name, tmp_path, capsys):
+    case = SETTING_CASES[name]
+    status = main([name, *_argv(case.argv, {}, tmp_path), "--json", "-"])
+    data = json.loads(capsys.readouterr().out)
+    assert status == 0 and data["exit_status"] == 0 and data["command"] == name
+    assert main([name, *_argv(case.bad, {}, tmp_path)]) == 2
+    _one_line_error(capsys.readouterr().err, case.names)

@@ -48,6 +48,19 @@ from mpmath import iv
 from ..errors import CertificateError
 from .exact import show
 from .limits import require
+from .maps import MAP_NAMES
+from .paperheads import (
+    HeadOutput,
+    HeadParams,
+    Row,
+    as_iv,
+    head_extras,
+    head_output,
+    is_exact,
+    ivq,
+    matvec,
+    upper,
+)
 from .schema import (
     as_list,
     check_fields,
@@ -65,7 +78,11 @@ from .schema import (
 from .verdict import Verdict
 
 KIND = "paper-witness"
-KINDS = ("softmax", "relu_length")
+KINDS = MAP_NAMES
+MEASURES = ("weight", "share")
+"""``claim.bos_measure``: the effective BOS weight ``g_t α_t0`` (default; ``α_t0`` for an
+ungated head) or the BOS share ``α_t0 / Σ_k α_tk`` (0 when every weight is 0; a gate
+cancels in it).  On the simplex (softmax, sparsemax, entmax-1.5) the two coincide."""
 DEFAULT_DIGITS = 50
 TASK_FIELDS = ("setting", "n", "L", "content", "residual", "grid")
 CLASS_FIELDS = ("kind", "heads", "layers", "residual", "values")
@@ -88,6 +105,10 @@ class PaperWitness:
     max_bos_mass: Fraction
     where: str | dict[Prefix, frozenset[tuple[int, int]] | None]
     digits: int
+    measure: str = "weight"
+    map_params: list[list[list[Fraction]]] | None = None
+    gate_w: list[list[list[Fraction]]] | None = None
+    gate_c: list[list[Fraction]] | None = None
 
     @property
     def m(self) -> int:
@@ -183,7 +204,12 @@ def read_witness(cert: dict[str, Any]) -> PaperWitness:
     if len({tuple(c) for c in content}) != len(content):
         raise CertificateError("instance.content_vectors: repeated content vector")
     claim = check_fields(need_dict(cert, "claim", ""), "claim",
-                         ("statement", "model_class", "max_error", "max_bos_mass", "where"))
+                         ("statement", "model_class", "max_error", "max_bos_mass", "where",
+                          "bos_measure"))
+    measure = claim.get("bos_measure", "weight")
+    if measure not in MEASURES:
+        raise CertificateError(f"claim.bos_measure: {measure!r} is not one of "
+                               f"{', '.join(MEASURES)}")
     mc = check_fields(need_dict(claim, "model_class", "claim"), "claim.model_class",
                       CLASS_FIELDS)
     kind = need_str(mc, "kind", "claim.model_class", choices=KINDS)
@@ -202,7 +228,8 @@ def read_witness(cert: dict[str, Any]) -> PaperWitness:
     if max_error < 0 or max_bos < 0:
         raise CertificateError("claim.max_error and claim.max_bos_mass must be >= 0")
     data = check_fields(need_dict(cert, "data", ""), "data",
-                        ("W_Q", "W_K", "W_V", "W_O", "precision_digits"))
+                        ("W_Q", "W_K", "W_V", "W_O", "precision_digits", "map_params",
+                         "gate_w", "gate_c"))
     digits = data.get("precision_digits", DEFAULT_DIGITS)
     if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 1000:
         raise CertificateError("data.precision_digits: expected an integer in [15, 1000]")
@@ -210,8 +237,28 @@ def read_witness(cert: dict[str, Any]) -> PaperWitness:
     W = {name: _weights(data, name, (layers, heads, n, n)) for name in ("W_Q", "W_K", "W_V")}
     W["W_O"] = _weights(data, "W_O", (layers, n, heads * n))
     where = _read_where(claim, len(content), L, layers, heads)
+    params, gate_w, gate_c = _read_extras(data, kind, layers, heads, n)
     return PaperWitness(n, L, content, kind, residual, fixed, W, max_error, max_bos, where,
-                        digits)
+                        digits, measure, params, gate_w, gate_c)
+
+
+def _read_extras(data: dict[str, Any], kind: str, layers: int, heads: int, n: int
+                 ) -> tuple[Any, Any, Any]:
+    """``map_params`` ``[layers][heads][P]`` (exactly for the maps with parameters), and
+    ``gate_w`` ``[layers][heads][n]``, ``gate_c`` ``[layers][heads]`` (exactly for a gated
+    map)."""
+    names, gated = head_extras(data, kind)
+    params = _weights(data, "map_params", (layers, heads, len(names))) if names else None
+    if not gated:
+        return params, None, None
+    return params, _weights(data, "gate_w", (layers, heads, n)), \
+        _gate_bias(data, layers, heads)
+
+
+def _gate_bias(data: dict[str, Any], layers: int, heads: int) -> list[list[Fraction]]:
+    rows = as_list(need(data, "gate_c", "data"), "data.gate_c", length=layers)
+    return [rational_matrix([row], child("data.gate_c", i), columns=heads)[0]
+            for i, row in enumerate(rows)]
 
 
 # ---------------------------------------------------------------- family
@@ -249,42 +296,7 @@ def _token(w: PaperWitness, code: int | None) -> list[Fraction]:
     return x
 
 
-# ---------------------------------------------------------------- intervals
-def _ivq(q: Fraction) -> Any:
-    return iv.mpf(q.numerator) / q.denominator
-
-
-def _upper(x: Any) -> Fraction:
-    """The upper end point of an interval, exactly (an infinite or NaN end fails)."""
-    sign, man, exp, bc = x._mpi_[1]
-    if man == 0 and (exp, bc) != (0, 0):  # mpmath's inf and nan have no mantissa
-        raise CertificateError("an interval overflowed: the model's numbers are out of range")
-    value = Fraction(man) * (Fraction(2) ** exp)
-    return -value if sign else value
-
-
-def _matvec(M: list[list[Any]], v: list[Any]) -> list[Any]:
-    return [sum((a * b for a, b in zip(row, v)), iv.mpf(0)) for row in M]
-
-
-def _weights_of(kind: str, scores: list[Any], t: int) -> list[Any]:
-    if kind == "relu_length":
-        div = max(t, 1)
-        out = []
-        for s in scores:
-            if s.a >= 0:
-                out.append(s / div)
-            elif s.b <= 0:
-                out.append(iv.mpf(0))
-            else:
-                out.append(iv.mpf([0, s.b]) / div)
-        return out
-    ref = iv.mpf(max(s.b for s in scores))  # any reference point: exp(s - ref) <= 1
-    e = [iv.exp(s - ref) for s in scores]
-    total = sum(e, iv.mpf(0))
-    return [x / total for x in e]
-
-
+# ---------------------------------------------------------------- the run
 @dataclass
 class _Figures:
     error_sq: Fraction
@@ -293,43 +305,67 @@ class _Figures:
     bos_at: tuple[Prefix, int, int] | None
     n_prefixes: int
     n_constrained: int
+    exact: bool = True
+
+
+def _heads(w: PaperWitness) -> list[list[HeadParams]]:
+    out = []
+    for layer in range(w.layers):
+        row = []
+        for h in range(w.heads):
+            params = [] if w.map_params is None else w.map_params[layer][h]
+            gw = None if w.gate_w is None else w.gate_w[layer][h]
+            gc = Fraction(0) if w.gate_c is None else w.gate_c[layer][h]
+            row.append(HeadParams(w.W["W_Q"][layer][h], w.W["W_K"][layer][h],
+                                  w.W["W_V"][layer][h], params, gw, gc))
+        out.append(row)
+    return out
+
+
+def _measure(w: PaperWitness, o: HeadOutput) -> Fraction:
+    return o.share_upper if w.measure == "share" else upper(o.bos)
+
+
+def _add(a: Any, b: Any) -> Any:
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return a + b
+    return as_iv(a) + as_iv(b)
 
 
 def _run(w: PaperWitness) -> _Figures:
-    """Every prefix once (depth-first): the largest error² and constrained BOS weight."""
-    ivw = {k: [[[[_ivq(x) for x in row] for row in M] for M in layer] for layer in v]
-           if k != "W_O" else [[[_ivq(x) for x in row] for row in M] for M in v]
-           for k, v in w.W.items()}
+    """Every prefix once (depth-first): the largest error² and constrained BOS measure."""
+    heads = _heads(w)
     fig = _Figures(Fraction(0), ((), 0), Fraction(0), None, 0, 0)
-    # per layer: inputs, keys[h], values[h] of the rows so far (a stack for the DFS)
-    keys = [[[] for _ in range(w.heads)] for _ in range(w.layers)]
-    vals = [[[] for _ in range(w.heads)] for _ in range(w.layers)]
+    # per layer: keys[h], values[h] of the rows so far (a stack for the DFS)
+    keys: list[list[list[Row]]] = [[[] for _ in range(w.heads)] for _ in range(w.layers)]
+    vals: list[list[list[Row]]] = [[[] for _ in range(w.heads)] for _ in range(w.layers)]
     exact_rows: list[list[Fraction]] = []
 
     def add(prefix: Prefix, code: int | None) -> None:
         t = len(prefix)
         x = _token(w, code)
         exact_rows.append(x)
-        r = [_ivq(v) for v in x]
-        bos_row: list[list[Any]] = []
+        r: Row = list(x)
+        bos_row: list[list[HeadOutput]] = []
         for layer in range(w.layers):
-            outs: list[Any] = []
-            bos_l = []
-            for h in range(w.heads):
-                q = _matvec(ivw["W_Q"][layer][h], r)
-                keys[layer][h].append(_matvec(ivw["W_K"][layer][h], r))
-                vals[layer][h].append(_matvec(ivw["W_V"][layer][h], r))
-                scores = [sum((a * b for a, b in zip(q, k)), iv.mpf(0)) for k in keys[layer][h]]
-                alpha = _weights_of(w.kind, scores, t)
-                bos_l.append(alpha[0])
-                outs.extend(sum((a * v[d] for a, v in zip(alpha, vals[layer][h])), iv.mpf(0))
-                            for d in range(w.n))
-            y = _matvec(ivw["W_O"][layer], outs)
-            r = [a + b for a, b in zip(r, y)] if w.residual else y
-            bos_row.append(bos_l)
+            outs: Row = []
+            per = []
+            for h, head in enumerate(heads[layer]):
+                keys[layer][h].append(matvec(head.W_K, r))
+                vals[layer][h].append(matvec(head.W_V, r))
+                o = head_output(w.kind, head, r, keys[layer][h], vals[layer][h], t)
+                per.append(o)
+                outs.extend(o.out)
+            y = matvec(w.W["W_O"][layer], outs)
+            r = [_add(a, b) for a, b in zip(r, y)] if w.residual else y
+            bos_row.append(per)
         target = _target(w, prefix, exact_rows)
-        err = sum(((a - _ivq(b)) ** 2 for a, b in zip(r, target)), iv.mpf(0))
-        e_up = _upper(err)
+        if is_exact(r):
+            e_up = sum(((a - b) ** 2 for a, b in zip(r, target)), Fraction(0))
+        else:
+            fig.exact = False
+            e_up = upper(sum(((as_iv(a) - ivq(b)) ** 2 for a, b in zip(r, target)),
+                             iv.mpf(0)))
         if e_up > fig.error_sq:
             fig.error_sq, fig.error_at = e_up, (prefix, t)
         if t >= 1 and not (code is not None and code >= w.m):
@@ -339,7 +375,7 @@ def _run(w: PaperWitness) -> _Figures:
                 for layer in range(w.layers):
                     for h in range(w.heads):
                         if chosen is None or (layer, h) in chosen:
-                            b = _upper(bos_row[layer][h])
+                            b = _measure(w, bos_row[layer][h])
                             if fig.bos_at is None or b > fig.bos:
                                 fig.bos, fig.bos_at = b, (prefix, layer, h)
         fig.n_prefixes += 1
@@ -398,18 +434,14 @@ def verify(cert: dict[str, Any]) -> Verdict:
     require("work", count * per * 4, f"instance: interval operations of {count} prefixes")
     if w.fixed:
         _fixed_values_ok(w)
-    saved = iv.prec
-    try:
-        iv.dps = w.digits
-        fig = _run(w)
-    finally:
-        iv.prec = saved
+    fig = measure(w)
+    what = _measure_text(w)
     if fig.error_sq > w.max_error**2:
         return _fail(w, f"error² {float(fig.error_sq):.6g} > max_error² = "
                         f"{show(w.max_error**2)} at prefix {list(fig.error_at[0])}")
     if fig.bos_at is not None and fig.bos > w.max_bos_mass:
         prefix, layer, h = fig.bos_at
-        return _fail(w, f"BOS weight {float(fig.bos):.6g} > max_bos_mass = "
+        return _fail(w, f"{what} {float(fig.bos):.6g} > max_bos_mass = "
                         f"{show(w.max_bos_mass)} (layer {layer}, head {h}, prefix {list(prefix)})")
     if fig.n_constrained == 0:
         return _fail(w, "claim.where names no non-trigger position of the family")
@@ -425,22 +457,46 @@ def verify(cert: dict[str, Any]) -> Verdict:
                         "residual": w.residual, "values": "fixed" if w.fixed else "learned"},
         "max_error": format_rational(w.max_error),
         "max_bos_mass": format_rational(w.max_bos_mass), "where": where,
+        "bos_measure": w.measure,
     }
+    if w.map_params is not None:
+        statement["map_params"] = [[[format_rational(x) for x in h] for h in layer]
+                                   for layer in w.map_params]
     text = (f"a {w.kind} model of {w.layers} layer(s) x {w.heads} head(s) "
             f"({'residual' if w.residual else 'no residual'}, {values} values) on the paper's "
             f"task [n={w.n}, L={w.L}, the m={w.m} content vectors listed] has error <= "
             f"{show(w.max_error)} at every position of all {count} prefixes of the family and "
-            f"BOS weight <= {show(w.max_bos_mass)} in "
+            f"{what} <= {show(w.max_bos_mass)} in "
             + ("every head at every non-trigger position" if w.where == "nontrigger"
                else f"the named heads at {len(w.where)} listed non-trigger positions"))
     return Verdict(True, KIND, text, details={
         "prefixes": fig.n_prefixes, "constrained": fig.n_constrained,
-        "error_sq_upper": show(fig.error_sq), "bos_upper": show(fig.bos)},
+        "error_sq_upper": show(fig.error_sq), "bos_upper": show(fig.bos),
+        "exact": fig.exact},
         statement=statement)
+
+
+def measure(w: PaperWitness) -> _Figures:
+    """The checker's figures on a parsed witness: upper bounds on the largest error² over
+    the family and on the BOS measure at the constrained positions (``exact``: every
+    output was computed in rationals, so the error² bound is the exact value)."""
+    saved = iv.prec
+    try:
+        iv.dps = w.digits
+        return _run(w)
+    finally:
+        iv.prec = saved
+
+
+def _measure_text(w: PaperWitness) -> str:
+    if w.measure == "share":
+        return "BOS share α_t0 / Σ_k α_tk"
+    return "BOS weight g_t α_t0" if w.gate_w is not None else "BOS weight α_t0"
 
 
 def _fail(w: PaperWitness, why: str) -> Verdict:
     return Verdict(False, KIND, f"paper witness ({w.kind}, {w.layers}x{w.heads})", failure=why)
 
 
-__all__ = ["DEFAULT_DIGITS", "KIND", "PaperWitness", "n_prefixes", "read_witness", "verify"]
+__all__ = ["DEFAULT_DIGITS", "KIND", "KINDS", "MEASURES", "PaperWitness", "measure",
+           "n_prefixes", "read_witness", "verify"]

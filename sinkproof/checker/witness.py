@@ -44,7 +44,8 @@ from ..errors import CertificateError
 from .exact import InequalityFailed, common_denominator, dot, show
 from .instance import TRIGGER, Instance, read_instance, read_tokens
 from .limits import current, require
-from .maps import MAP_NAMES, MAP_PARAMETERS, RATIONAL_MAPS, gate_interval, interval_weights
+from .maps import MAP_NAMES, RATIONAL_MAPS, gate_interval, interval_weights
+from .paperheads import head_extras
 from .schema import (
     as_list,
     check_fields,
@@ -233,17 +234,13 @@ def _read_head_extras(data: dict[str, Any], kind: str, heads: int, D: int
                                  list[Fraction] | None]:
     """``map_params`` ``[H][P]`` (exactly for the maps with parameters) and the gate
     ``gate_w`` ``[H][D]``, ``gate_c`` ``[H]`` (exactly for ``gated_softmax``)."""
-    names = MAP_PARAMETERS.get(kind, ())
+    names, gated = head_extras(data, kind)
     params = None
     if names:
         raw = need_list(data, "map_params", "data", length=heads)
         params = [rational_matrix([row], child("data.map_params", h), columns=len(names))[0]
                   for h, row in enumerate(raw)]
-    elif "map_params" in data:
-        raise CertificateError(f"data.map_params: the {kind} map has no parameters")
-    if kind != "gated_softmax":
-        if "gate_w" in data or "gate_c" in data:
-            raise CertificateError(f"data.gate_w/gate_c: the {kind} map has no gate")
+    if not gated:
         return params, None, None
     w = rational_matrix(need_list(data, "gate_w", "data", length=heads), "data.gate_w",
                         columns=D)

@@ -2,7 +2,13 @@
 
 Routes, in order:
 
-1. **Theorem** (fixed values, one softmax head): every non-BOS value has trigger + bias
+0. **Vacuity** (one layer of ``relu`` or ``sigmoid`` heads): their weights see no
+   position, so every such model has error at least
+   :func:`sinkproof.constructions.position_free_error_bound` (``(1/2 - 1/(L-1))/2`` for one
+   fixed-value head; ``1/48`` at ``L = 5`` with learned values and any heads); below it
+   the claim holds vacuously.
+1. **Theorem** (fixed values, one head of a map on the simplex: softmax, sparsemax,
+   entmax-1.5; the argument needs only ``Σ_k α_tk = 1``): every non-BOS value has trigger + bias
    coordinates summing to 1, so the values of any token set lie at distance
    ``>= 1/√2`` from 0 and an error ``<= ε`` at a non-trigger position (target 0) forces
    ``α_t0 >= 1 - √2 ε``, for every content, continuous included.  Decided exactly:
@@ -18,7 +24,8 @@ Routes, in order:
    ``paper-bnb-learned-values`` file.  ``bnb=False`` skips it.
 4. **Refutation** (finite content only): the constructions (length-normalised ReLU; two
    softmax heads that cancel at every non-trigger row; one softmax head that sinks at
-   every non-trigger row, which refutes a claimed BOS weight above its own), then a
+   every non-trigger row, which refutes a claimed BOS weight above its own; one
+   sink-logit, softmax1 or gated head whose null slot takes the mass), then a
    gradient search (:func:`sinkproof.search.paper.paper_search`); a found model is written as a
    ``paper-witness`` file, verified by the trusted checker, and refutes the claim only by
    its verified statement.  With continuous content a model is evaluated on seeded
@@ -37,8 +44,16 @@ from typing import Any
 
 import numpy as np
 
+from ..attention import MAPS
 from ..checker.paperwitness import n_prefixes
-from ..constructions import paper_pair_solution, paper_relu_weights, paper_sink_solution
+from ..constructions import (
+    POSITION_FREE,
+    paper_pair_solution,
+    paper_relu_weights,
+    paper_sink_solution,
+    paper_variant_solution,
+    position_free_error_bound,
+)
 from ..convex.paperfamily import paper_family_certificate
 from ..errors import check_work
 from ..search.paper import paper_search
@@ -47,8 +62,10 @@ from ..stackeval import evaluate_stack
 from .outcome import Open, Outcome, Proved, Refuted
 from .paperclaim import PaperClaim
 from .paperengine import prove_by_engine, proved_by_file
-from .paperwitness import model_from_params, write_witness
+from .paperwitness import family_bos, model_from_params, write_witness
 
+SLOT_LEVELS = (8, 16, 32, 64)
+"""Levels tried for a virtual-slot or gated head: the first whose error is ``<= ε/2``."""
 ADVERSARIAL_STARTS = 4
 """Starts of the adversarial content search when content is continuous."""
 
@@ -80,8 +97,11 @@ def check_paper(claim: PaperClaim, *, certificate: str | Path | None = None,
 
 # ---------------------------------------------------------------- proofs
 def _fixed_softmax(claim: PaperClaim) -> bool:
+    """One fixed-value head of a map on the simplex (softmax, sparsemax, entmax-1.5): the
+    hull argument needs only ``Σ_k α_tk = 1``."""
     mc = claim.model_class
-    return (mc.kind, mc.heads, mc.layers, mc.values) == ("softmax", 1, 1, "fixed")
+    return (MAPS[mc.kind].properties.on_simplex
+            and (mc.heads, mc.layers, mc.values) == (1, 1, "fixed"))
 
 
 def theorem_bound(eps: Fraction) -> float:
@@ -90,9 +110,27 @@ def theorem_bound(eps: Fraction) -> float:
 
 
 def _by_theorem(claim: PaperClaim, reasons: list[str]) -> Proved | None:
+    mc, eps = claim.model_class, claim.hypothesis.max_error
+    if mc.kind in POSITION_FREE and mc.layers == 1:
+        floor = position_free_error_bound(claim.task, mc.values)
+        if eps < floor:
+            why = ("the trigger's weight on itself (the trigger row's trigger coordinate) "
+                   f"must be within ε of 1/2 at j = 2 and of 1/{claim.task.L - 1} at j = "
+                   f"{claim.task.L - 1}" if mc.values == "fixed" else
+                   "with every content token equal the trigger row's output is affine in "
+                   "j while the target's trigger coordinate is 1/j, and no affine function "
+                   f"is within {floor} of 1/j on j = 2..{claim.task.L - 1}")
+            return Proved(claim, by="no accurate model (position-free weights): vacuous",
+                          bound=1.0,
+                          detail=f"every one-layer {mc.kind} model of this class has error "
+                                 f">= {floor} on this family: its weight of a key depends on "
+                                 f"the query and key tokens only, and {why}; ε = "
+                                 f"{float(eps):.6g} < {floor}, so no model meets the "
+                                 "hypothesis and the claim holds vacuously")
+        reasons.append(f"theorem: the position-free error floor {floor} <= ε: not vacuous")
     if not _fixed_softmax(claim):
-        reasons.append(f"theorem: the fixed-value bound 1 - √2 ε covers one softmax head with "
-                       f"W_O W_V = I - e_0 e_0^T, not {claim.model_class}")
+        reasons.append(f"theorem: the fixed-value bound 1 - √2 ε covers one head on the "
+                       f"simplex with W_O W_V = I - e_0 e_0^T, not {claim.model_class}")
         return None
     eps, b = claim.hypothesis.max_error, claim.conclusion.min_bos_mass
     if 1 - b >= 0 and (1 - b) ** 2 >= 2 * eps**2:
@@ -112,7 +150,7 @@ def _by_certificate(claim: PaperClaim, given: str | Path | None, out: str | Path
     name = given if given is not None else claim.options.certificate
     if name is None and not (_fixed_softmax(claim) and claim.task.finite):
         why = ("continuous content has no finite family" if _fixed_softmax(claim)
-               else f"it covers one fixed-value softmax head, not {claim.model_class}")
+               else f"it covers one fixed-value head on the simplex, not {claim.model_class}")
         reasons.append(f"certificate: none given, and the paper-hull certificate does not "
                        f"apply ({why})")
         return None
@@ -161,7 +199,13 @@ def constructions(claim: PaperClaim) -> list[tuple[str, StackModel]]:
     if mc.heads >= 2:
         return [("two softmax heads cancelling off the trigger",
                  paper_pair_solution(task, claim.max_error, mc.layers, mc.heads))]
-    if mc.layers == 1:  # fixed values: in both value classes of one head
+    if (mc.layers, mc.heads) == (1, 1) and MAPS[mc.kind].properties.null_slot:
+        for level in SLOT_LEVELS:  # the slot (or the gate) takes the sink's mass
+            model = paper_variant_solution(task, mc.kind, level)
+            if not task.finite or family_bos(model)[0] <= float(claim.max_error) / 2:
+                return [(f"one {mc.kind} head whose null slot takes the mass (L={level})",
+                         model)]
+    if mc.layers == 1 and mc.kind == "softmax":  # fixed values: in both value classes
         return [("one softmax head sinking at every non-trigger row",
                  paper_sink_solution(task, claim.max_error))]
     return []

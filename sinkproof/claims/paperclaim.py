@@ -1,16 +1,20 @@
 """A claim in the paper's own setting (``[task] setting = "paper"``), as data.
 
-    for every model of the paper's class (softmax or ReLU/length attention, H heads x N
-    layers, residual when N > 1, learned or fixed values) whose error
-    ``max ||f_t - y_t||_2`` over every position of every sequence of the family is
-    ``<= max_error``, at every (or some) non-trigger position ``t >= 1``, some (or every)
-    head of some layer has BOS weight ``α_t0 >= min_bos_mass``.
+    for every model of the paper's class (any attention map of ``MAPS``: the paper's
+    softmax and ReLU/length, and the variants; H heads x N layers, residual when N > 1,
+    learned or fixed values) whose error ``max ||f_t - y_t||_2`` over every position of
+    every sequence of the family is ``<= max_error``, at every (or some) non-trigger
+    position ``t >= 1``, some (or every) head of some layer has BOS measure
+    ``>= min_bos_mass``: the BOS weight ``α_t0`` for a map on the simplex (softmax,
+    sparsemax, entmax-1.5), the BOS share ``α_t0 / Σ_k α_tk`` off it (0 when every weight
+    is 0; a virtual slot and a gate cancel in it), as claims of our setting measure it.
 
 A claim file::
 
     title = "..."
     [task]        # setting = "paper", n, L, content = "uniform" | "grid" | [[...], ...], grid
-    [model]       # kind = "softmax" | "relu_length", heads, layers, values = "learned" | "fixed"
+    [model]       # kind = "softmax" | "relu_length" | "sparsemax" | ... (any map), heads,
+                  # layers, values = "learned" | "fixed"
     [hypothesis]  # max_error
     [conclusion]  # min_bos_mass; at = "nontrigger"; positions = "every" | "some";
                   # heads = "some" | "every"  (over every head of every layer)
@@ -33,13 +37,14 @@ from fractions import Fraction
 from typing import Any
 
 from .._validate import as_int, choice
+from ..attention import MAPS
 from ..checker.schema import format_rational
 from ..exact_numbers import bos_mass, error_level, exact, show
 from ..tasks.paper import PaperTask
 from .fields import no_unknown, section
 from .options import CheckOptions, ClaimParts
 
-MODEL_KINDS = ("softmax", "relu_length")
+MODEL_KINDS = tuple(MAPS)
 VALUES = ("learned", "fixed")
 QUANTIFIERS = ("every", "some")
 SECTIONS = ("task", "model", "hypothesis", "conclusion", "check")
@@ -68,6 +73,11 @@ class PaperModelClass:
                              "(W_O W_V = I - e_0 e_0^T); use values = \"learned\"")
 
     @property
+    def measure(self) -> str:
+        """``"weight"`` (``α_t0``) on the simplex, ``"share"`` (``α_t0 / Σ_k α_tk``) off it."""
+        return "weight" if MAPS[self.kind].properties.on_simplex else "share"
+
+    @property
     def residual(self) -> bool:
         """Residual connections (and residual targets): when there is more than one layer."""
         return self.layers > 1
@@ -85,7 +95,8 @@ class PaperModelClass:
         shape = f"{self.layers} layer{'s' if self.layers > 1 else ''} x {self.heads} " \
                 f"head{'s' if self.heads > 1 else ''}"
         res = ", residual" if self.residual else ""
-        return f"paper {self.kind} ({shape}{res}, {self.values} values)"
+        share = "; BOS weight read as the BOS share" if self.measure == "share" else ""
+        return f"paper {self.kind} ({shape}{res}, {self.values} values{share})"
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,11 @@
 """Witnesses in the paper's setting: a found model written as a ``paper-witness`` file,
 verified by the trusted checker, and read back as a refutation of a paper claim.
 
-The file states the model's weights exactly (each float's exact binary value), the
-claim's ε, and a BOS bound ``m_w`` just above the largest BOS weight measured in floats at
-the positions it names.  A claim is refuted only by what the checker verified: the
+The file states the model's weights exactly (each float's exact binary value; a map's
+parameters and a gate too), the claim's ε, and a BOS bound ``m_w`` just above the largest
+BOS measure taken in floats at the positions it names: the BOS weight ``α_t0`` on the
+simplex, the BOS share ``α_t0 / Σ_k α_tk`` off it (``bos_measure = "share"``), as the
+claim measures it.  A claim is refuted only by what the checker verified: the
 verified statement's instance equals the claim's, its model class lies in the claim's,
 ``ε_w <= ε`` and ``m_w < b`` as rationals, and its positions are the ones the claim's
 quantifiers need (every non-trigger position for ``positions = "some"``; one position
@@ -20,9 +22,11 @@ from typing import Any
 import numpy as np
 
 from .. import checker
+from ..attention import MAPS
 from ..checker.schema import format_rational
 from ..checker.verdict import Verdict
 from ..convex.certfile import envelope, save_json
+from ..search.paper import bos_measure
 from ..stack import StackModel, paper_model
 from ..tasks.paper import PaperTask
 from .paperclaim import PaperClaim
@@ -49,24 +53,36 @@ class PaperWitness:
 
 def stack_weights(model: StackModel) -> dict[str, np.ndarray]:
     """``W_Q, W_K, W_V`` ``(layers, heads, n, n)`` and ``W_O`` ``(layers, n, heads·n)`` of a
-    paper stack (its heads' factored score and value matrices)."""
+    paper stack (its heads' factored score and value matrices); ``map_params``
+    ``(layers, heads, P)`` for a map with parameters, ``gate_w`` ``(layers, heads, n)`` and
+    ``gate_c`` ``(layers, heads)`` for a gated map."""
     layers = model.layers
     WQ = np.array([[h.W_Q for h in layer.heads] for layer in layers])
     WK = np.array([[h.W_K for h in layer.heads] for layer in layers])
     WV = np.array([[h.V for h in layer.heads] for layer in layers])
     WO = np.array([layer.W_O for layer in layers])
-    return dict(W_Q=WQ, W_K=WK, W_V=WV, W_O=WO)
+    out = dict(W_Q=WQ, W_K=WK, W_V=WV, W_O=WO)
+    amap = layers[0].heads[0].map
+    if amap.param_names:
+        out["map_params"] = np.array([[h.map_params for h in layer.heads] for layer in layers])
+    if amap.properties.gated:
+        out["gate_w"] = np.array([[h.gate_w for h in layer.heads] for layer in layers])
+        out["gate_c"] = np.array([[h.gate_c for h in layer.heads] for layer in layers])
+    return out
 
 
 def model_from_params(task: PaperTask, kind: str, params: dict[str, np.ndarray]) -> StackModel:
-    """The paper stack of search parameters (``wq, wk, wv, wo``)."""
+    """The paper stack of search parameters (``wq, wk, wv, wo``; ``mp``, ``gw``, ``gc``)."""
     return paper_model(task, kind, W_Q=params["wq"], W_K=params["wk"], W_V=params["wv"],
-                       W_O=params["wo"])
+                       W_O=params["wo"], map_params=params.get("mp"),
+                       gate_w=params.get("gw"), gate_c=params.get("gc"))
 
 
 def family_bos(model: StackModel) -> tuple[float, list[tuple[tuple[int, ...], np.ndarray]]]:
     """Float measurement over the whole finite family: the largest error, and per distinct
-    non-trigger prefix its BOS weights ``(layers, heads)`` at the last position."""
+    non-trigger prefix its BOS measure ``(layers, heads)`` at the last position (the weight
+    on the simplex, the share off it: :func:`sinkproof.search.paper.bos_measure`)."""
+    share = bos_measure(model.kind) == "share"
     task = model.task
     worst = 0.0
     per: list[tuple[tuple[int, ...], np.ndarray]] = []
@@ -80,6 +96,9 @@ def family_bos(model: StackModel) -> tuple[float, list[tuple[tuple[int, ...], np
             err = np.linalg.norm(fw.out[:, -1] - task.prefix_targets(codes), axis=-1)
             worst = max(worst, float(err.max()))
             bos = fw.w[:, :, :, -1, 0]  # (layers, heads, N)
+            if share:
+                total = fw.w[:, :, :, -1, :].sum(axis=-1)
+                bos = np.where(total > 0, bos / np.where(total > 0, total, 1.0), 0.0)
             for i in np.flatnonzero(~task.is_trigger(codes[:, -1])):
                 per.append((tuple(int(c) for c in codes[i]), bos[:, :, i]))
     return worst, per
@@ -129,14 +148,16 @@ def witness_document(claim: PaperClaim, model: StackModel) -> tuple[dict[str, An
                 "content_vectors": [[format_rational(Fraction(float(v))) for v in c]
                                     for c in task.content]}
     at = "every non-trigger position" if isinstance(where, str) else "one listed position"
+    what = "BOS share" if bos_measure(mc.kind) == "share" else "BOS weight"
     statement = (f"a {mc} model with error <= {format_rational(claim.hypothesis.max_error)} "
-                 f"and BOS weight <= {float(m_w):.6g} at {at}")
+                 f"and {what} <= {float(m_w):.6g} at {at}")
     claim_part = {"statement": statement,
                   "model_class": {"kind": mc.kind, "heads": mc.heads, "layers": mc.layers,
                                   "residual": mc.residual, "values": _values_of(W)},
                   "max_error": format_rational(claim.hypothesis.max_error),
-                  "max_bos_mass": format_rational(_round_up(m_w)), "where": where}
-    data = {name: _rationals(W[name]) for name in ("W_Q", "W_K", "W_V", "W_O")}
+                  "max_bos_mass": format_rational(_round_up(m_w)), "where": where,
+                  "bos_measure": bos_measure(mc.kind)}
+    data = {name: _rationals(W[name]) for name in W}
     return envelope(KIND, instance, claim_part, data), error, bos
 
 
@@ -166,13 +187,17 @@ def refuting(claim: PaperClaim, verdict: Verdict) -> str | None:
     if mc["residual"] != claim.model_class.residual or not claim.model_class.contains(
             mc["kind"], mc["heads"], mc["layers"], mc["values"]):
         return None
+    if st.get("bos_measure", "weight") != bos_measure(claim.model_class.kind) and \
+            not MAPS[claim.model_class.kind].properties.on_simplex:
+        return None  # the claim speaks of the BOS share off the simplex
     eps_w, m_w = Fraction(st["max_error"]), Fraction(st["max_bos_mass"])
     b = claim.conclusion.min_bos_mass
     if eps_w > claim.hypothesis.max_error or not m_w < b:
         return None
     where, con = st["where"], claim.conclusion
+    what = "BOS share" if st.get("bos_measure") == "share" else "BOS weight"
     if where == "nontrigger":
-        return (f"error <= {st['max_error']} and BOS weight <= {st['max_bos_mass']} < "
+        return (f"error <= {st['max_error']} and {what} <= {st['max_bos_mass']} < "
                 f"{format_rational(b)} in every head at every non-trigger position")
     if con.positions == "some":
         return None
@@ -180,7 +205,7 @@ def refuting(claim: PaperClaim, verdict: Verdict) -> str | None:
     if con.heads == "some" and item["heads"] != "every":
         return None
     heads = "every head" if item["heads"] == "every" else f"head [layer, head] = {item['heads'][0]}"
-    return (f"error <= {st['max_error']} and BOS weight <= {st['max_bos_mass']} < "
+    return (f"error <= {st['max_error']} and {what} <= {st['max_bos_mass']} < "
             f"{format_rational(b)} in {heads} at the last position of prefix {item['prefix']}")
 
 

@@ -40,7 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "backed by a check run now (a checker-verified certificate, an exactly or "
                     "interval-verified construction, or a theorem with exact constants); "
                     "otherwise the cell is open.  Instance: p=2, T=3 (--quick: p=1, T=2), "
-                    "signed content, inverse positions, one head, fixed values.")
+                    "signed content, inverse positions, one head, fixed values; with "
+                    "--setting paper the paper's task n=4, content {-1, 1}, L=5 (--quick: "
+                    "L=4), one head with W_O W_V = I - e_0 e_0^T.")
     p.add_argument("--quick", action="store_true", help="the small instance p=1, T=2 (fast)")
     p.add_argument("--map", choices=MAP_NAMES, help="only this map (all four cells in full)")
     p.add_argument("--question", choices=QUESTIONS, help="only this question (with --map)")
@@ -51,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "least norm for that error")
     p.add_argument("--trained", action="store_true",
                    help="print what training does instead: for each map, 1 and 4 heads, 3 "
-                        "seeds, in our setting and the paper's, the held-out error and the "
+                        "seeds, in our setting and the paper's (--setting paper: the paper's "
+                        "only), the held-out error and the "
                         "sink, BOS-share and null scores per head (measurements, not proofs; "
                         "minutes: --quick trains briefly)")
     p.add_argument("--processes", type=count(1), default=1, metavar="N",
@@ -60,31 +63,44 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _short(c: object) -> str:
+    vacuous = ", vacuous" if c.detail.startswith("vacuously") else ""  # type: ignore
+    return f"{c.answer} ({c.how}{vacuous})"  # type: ignore[attr-defined]
+
+
 def _render(table: object, full: bool) -> str:
     rows = table.rows  # type: ignore[attr-defined]
-    lines = [f"attention variants on {table.task!r}, one head, fixed values"]  # type: ignore
+    values = " (W_O W_V = I - e_0 e_0^T)" if getattr(table.task, "setting", "") == "paper" \
+        else ""  # type: ignore[attr-defined]
+    lines = [f"attention variants on {table.task!r}, one head, fixed values{values}"]  # type: ignore
     shown = list(next(iter(rows.values())))
     head = f"{'map':<14}" + "".join(f"{_SHORT[q]:<26}" for q in shown)
     lines += [head, "-" * len(head)]
     for name, qs in rows.items():
-        lines.append(f"{name:<14}" + "".join(
-            f"{(c.answer + ' (' + c.how + ')'):<26}" for c in qs.values()))
+        lines.append(f"{name:<14}" + "".join(f"{_short(c):<26}" for c in qs.values()).rstrip())
     if full:
         for name, qs in rows.items():
             for q, c in qs.items():
                 lines += ["", f"{name} / {q}: {c.answer} ({c.how})", f"  {c.detail}",
                           f"  $ {c.command}"]
     else:
-        lines += ["", "details: sinkproof variants --map NAME  (or --json -)"]
+        paper = " --setting paper" if values else ""
+        lines += ["", f"details: sinkproof variants{paper} --map NAME  (or --json -)"]
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    require_setting_arg(args, "variants")
+    setting = require_setting_arg(args, "variants")
     from ..variants import build_table
     from ..variants.table import default_task
 
     quiet = reserve_stdio(args, outputs=("json",))
+    if setting == "paper" and args.sandwich:
+        raise ValueError("--sandwich is our setting's norm price; in the paper's setting each "
+                         "norm_grows_as_error_shrinks cell states its sandwich")
+    if setting == "paper" and not args.trained:
+        from ..variants.papertable import build_paper_table
+        build_table = build_paper_table  # noqa: F811 (the same signature, the paper's task)
     if args.sandwich:
         from ..variants.sandwich import render, sandwich
 
@@ -132,8 +148,9 @@ def _trained(args: argparse.Namespace, quiet: bool) -> int:
         print(f"  trained {r.setting} {r.kind} H={r.heads} seed={r.seed}: error "  # type: ignore
               f"{r.error:.3g} ({r.seconds:.1f} s)", file=sys.stderr)  # type: ignore
 
+    settings = ("paper",) if args.setting == "paper" else ("ours", "paper")
     rows = train_variants(kinds=(args.map,) if args.map else None, quick=args.quick,
-                          on_run=report, processes=args.processes)
+                          on_run=report, processes=args.processes, settings=settings)
     if not quiet:
         print(render_trained(rows))
     from ..variants.table import default_task

@@ -10,8 +10,13 @@ number of seeded sequences -- to minimise
     mean_t ||f_t - y_t||² / ε²  +  10 · mean_t max(0, ||f_t - y_t||²/ε² - 1/4)
         +  β · mean_{t non-trigger, l, h} max(0, α^{lh}_t0 - b/2)²
 
-so that every position's error falls below ``ε/2`` while every head keeps its BOS weight
-below half the claimed threshold ``b``.  Nothing found here is a proof of anything: a
+so that every position's error falls below ``ε/2`` while every head keeps its BOS measure
+below half the claimed threshold ``b``.  Every map of ``MAPS`` trains: a map's own
+parameters (the sink logit or sigmoid bias ``b``, from 0) and a gated map's gate
+``σ(w·x + c)`` (``w`` seeded, ``c`` from 0) are learned with the weights.  The BOS
+measure is :func:`bos_measure`: the BOS weight ``α_t0`` on the simplex, the BOS share
+``α_t0 / Σ_k α_tk`` off it (0 when every weight is 0; a slot and a gate cancel in it), as
+claims in both settings measure it.  Nothing found here is a proof of anything: a
 found model becomes a refutation only after the trusted checker has verified it.
 """
 
@@ -34,7 +39,7 @@ from ..tasks.protocol import require_setting
 
 MAX_FAMILY = 4096
 """Largest finite family trained on whole; beyond it a seeded sample is used."""
-KINDS = ("softmax", "relu_length")
+KINDS = tuple(MAPS)
 CHUNK = 100
 """Steps between budget checks."""
 
@@ -126,6 +131,37 @@ def _assemble(task: PaperTask, rows: np.ndarray, j: np.ndarray) -> np.ndarray:
     return x
 
 
+def bos_measure(kind: str) -> str:
+    """``"weight"`` (``α_t0``, the mass) for a map on the simplex, ``"share"``
+    (``α_t0 / Σ_k α_tk``) off it: the BOS measure of claims and witnesses."""
+    return "weight" if MAPS[kind].properties.on_simplex else "share"
+
+
+def bos_values(w: Any, kind: str) -> Any:
+    """The BOS measure of :func:`bos_measure` from weights ``(..., L, L)``: ``(..., L)``."""
+    bos = w[..., 0]
+    if bos_measure(kind) == "weight":
+        return bos
+    total = jnp.sum(w, axis=-1)
+    pos = total > 0
+    return jnp.where(pos, bos / jnp.where(pos, total, 1.0), 0.0)
+
+
+def init_head_extras(key: Any, kind: str, layers: int, heads: int, n: int, std: float
+                     ) -> dict[str, Any]:
+    """A map's parameters ``mp`` ``(layers, heads, P)`` at its defaults, and a gated map's
+    gate ``gw`` ``(layers, heads, n)`` N(0, std²) and ``gc`` ``(layers, heads)`` 0."""
+    amap = MAPS[kind]
+    out: dict[str, Any] = {}
+    if amap.param_names:
+        out["mp"] = jnp.broadcast_to(jnp.asarray(amap.default_params()),
+                                     (layers, heads, len(amap.param_names)))
+    if amap.properties.gated:
+        out["gw"] = std * jax.random.normal(key, (layers, heads, n))
+        out["gc"] = jnp.zeros((layers, heads))
+    return out
+
+
 def _fixed(n: int) -> tuple[np.ndarray, np.ndarray]:
     drop = np.eye(n)
     drop[BOS, BOS] = 0.0
@@ -170,7 +206,7 @@ def paper_search(task: PaperTask, kind: str, layers: int, heads: int, *, max_err
         def measures(p: dict) -> tuple[Any, Any]:
             out, w = paper_forward(full(p), x, kind, residual)
             err = jnp.sum((out - y) ** 2, axis=-1)
-            bos = w[:, :, :, jnp.arange(task.L), 0]  # (B, layers, heads, L) at key 0
+            bos = bos_values(w, kind)  # (B, layers, heads, L)
             bos = jnp.transpose(bos, (1, 2, 0, 3)) * mask
             return err, bos
 
@@ -201,10 +237,11 @@ def paper_search(task: PaperTask, kind: str, layers: int, heads: int, *, max_err
             if time.perf_counter() - start > budget:
                 break
             key = jax.random.PRNGKey(seed * 1000 + r)
-            ks = jax.random.split(key, 4)
+            ks = jax.random.split(key, 5)
             shape = (layers, heads, task.n, task.n)
             p = {"wq": init_std * jax.random.normal(ks[0], shape),
-                 "wk": init_std * jax.random.normal(ks[1], shape)}
+                 "wk": init_std * jax.random.normal(ks[1], shape),
+                 **init_head_extras(ks[4], kind, layers, heads, task.n, init_std)}
             if not fixed:
                 p["wv"] = init_std * jax.random.normal(ks[2], shape)
                 p["wo"] = init_std * jax.random.normal(ks[3], (layers, task.n, heads * task.n))
@@ -232,5 +269,5 @@ def paper_search(task: PaperTask, kind: str, layers: int, heads: int, *, max_err
                              n_sequences=int(x_np.shape[0]))
 
 
-__all__ = ["MAX_FAMILY", "PaperSearchResult", "paper_forward", "paper_search",
-           "training_family"]
+__all__ = ["KINDS", "MAX_FAMILY", "PaperSearchResult", "bos_measure", "bos_values",
+           "init_head_extras", "paper_forward", "paper_search", "training_family"]

@@ -24,6 +24,10 @@ _LAZY: dict[str, str] = {
     "default_task": "table", "cell": "table",
     "ConstructionCheck": "verify", "verify_construction": "verify",
     "SandwichRow": "sandwich", "sandwich": "sandwich",
+    "build_paper_table": "papertable", "paper_cell": "papertable",
+    "PaperConstruction": "paper", "paper_construction": "paper",
+    "verify_paper_construction": "paper", "paper_norm_lower_bound": "paper",
+    "position_free_error_bound": "paper", "default_paper_task": "paper",
 }
 
 

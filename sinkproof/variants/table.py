@@ -20,6 +20,7 @@ An answer is ``yes``/``no`` only when its evidence verifies; otherwise the cell 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -36,7 +37,8 @@ from .normprice import NORM_PRICE_MAPS, norm_lower_bound, norm_price_formula
 from .questions import QUESTIONS
 from .verify import ConstructionCheck, verify_construction
 
-__all__ = ["QUESTIONS", "Cell", "VariantsTable", "build_table", "cell", "default_task"]
+__all__ = ["QUESTIONS", "Cell", "VariantsTable", "build_table", "cell", "default_task",
+           "price_cell"]
 
 CERT_EPS = Fraction(1, 100)
 PRICE_EPS = (Fraction(1, 10**2), Fraction(1, 10**4), Fraction(1, 10**8))
@@ -194,29 +196,41 @@ def _exact_cell(name: str, checks: list[ConstructionCheck], quick: bool) -> Cell
     return Cell("open", "none", "exact weights possible, no exact construction verified", cmd)
 
 
+def price_cell(cmd: str, exact: Cell, checks: list[Any], norm_of: Callable[[Fraction], float],
+               bound: Callable[[Any], float | None] | None, formula: str) -> Cell | None:
+    """The ``norm_grows_as_error_shrinks`` cell of either setting: ``no`` by an exact
+    construction (its norm ``norm_of(level)``), ``yes`` by a certified bound ``bound(eps)``
+    growing over :data:`PRICE_EPS` (stated as ``formula``) beside the last construction's
+    (error, norm); ``None`` when neither applies."""
+    if exact.answer == "yes":
+        c = exact.evidence[0]
+        return Cell("no", "construction", f"zero error at fixed norm {norm_of(c.level):.4g} "
+                    f"(L={c.level}): every eps is reached at that norm", cmd, (c,))
+    if bound is None:
+        return None
+    bounds = [bound(e) for e in PRICE_EPS]
+    if any(b is None for b in bounds) or not all(a < b for a, b in zip(bounds, bounds[1:])):
+        return None
+    con = checks[-1]
+    lows = ", ".join(f"eps=1e{-len(str(e.denominator)) + 1}: >= {b:.4g}"
+                     for e, b in zip(PRICE_EPS, bounds))
+    lb = bound(con.error_hi)
+    there = "vacuous" if lb is None else f"{lb:.4g}"
+    return Cell("yes", "theorem", f"{formula}; {lows}; sandwich: the L={con.level} "
+                f"construction has error <= {_fmt(con.error_hi)} at norm "
+                f"{norm_of(con.level):.4g} (bound there {there})", cmd,
+                (tuple(zip(PRICE_EPS, bounds)), con))
+
+
 def _norm_cell(name: str, task: TriggerTask, checks: list[ConstructionCheck],
                exact: Cell, quick: bool) -> Cell:
     cmd = _cmd(name, "norm_grows_as_error_shrinks", quick)
-    if exact.answer == "yes":
-        c = exact.evidence[0]
-        norm = construction(task, name, c.level).norm
-        return Cell("no", "construction", f"zero error at fixed ||A||_2 = {norm:.4g} (L="
-                    f"{c.level}): every eps is reached at that norm", cmd, (c,))
-    if name in NORM_PRICE_MAPS and _positive_weights(name):
-        bounds = [norm_lower_bound(task, name, e) for e in PRICE_EPS]
-        if all(b is not None for b in bounds) and all(a < b for a, b in zip(bounds, bounds[1:])):
-            con = checks[-1]
-            norm = construction(task, name, con.level).norm
-            lows = ", ".join(f"eps=1e{-len(str(e.denominator)) + 1}: >= {b:.4g}"
-                             for e, b in zip(PRICE_EPS, bounds))
-            lb = norm_lower_bound(task, name, con.error_hi)
-            return Cell("yes", "theorem",
-                        f"two sequences share logits: {norm_price_formula(name)}, "
-                        f"l(x) = log((1-x)/x), growing like log(1/eps); {lows}; sandwich: "
-                        f"the L={con.level} construction has error <= {_fmt(con.error_hi)} "
-                        f"at norm {norm:.4g} (bound there {lb:.4g})", cmd,
-                        (tuple(zip(PRICE_EPS, bounds)), con))
-    return Cell("open", "none", "no certified norm lower bound for this map", cmd)
+    priced = name in NORM_PRICE_MAPS and _positive_weights(name)
+    cell_ = price_cell(cmd, exact, checks, lambda L: construction(task, name, L).norm,
+                       (lambda e: norm_lower_bound(task, name, e)) if priced else None,
+                       f"two sequences share logits: {norm_price_formula(name)}, "
+                       "l(x) = log((1-x)/x), growing like log(1/eps)" if priced else "")
+    return cell_ or Cell("open", "none", "no certified norm lower bound for this map", cmd)
 
 
 def _known_map(name: str) -> None:

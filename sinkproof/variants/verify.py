@@ -27,13 +27,32 @@ from ..checker.maps import (
 )
 from .constructions import Construction
 
-__all__ = ["ConstructionCheck", "verify_construction"]
+__all__ = ["ConstructionCheck", "ErrorBound", "verify_construction"]
 
 Iv = tuple[Fraction, Fraction]
 
 
+class ErrorBound:
+    """``error_sq_hi`` (an upper bound on the largest squared error) and ``exact`` (it was
+    decided in rationals), read as an error bound."""
+
+    error_sq_hi: Fraction
+    exact: bool
+
+    @property
+    def error_hi(self) -> float:
+        """An upper bound on the error, rounded up to a float."""
+        return math.nextafter(math.sqrt(float(self.error_sq_hi)), math.inf) \
+            if self.error_sq_hi else 0.0
+
+    @property
+    def zero_error(self) -> bool:
+        """Zero error at every position, decided exactly."""
+        return self.exact and self.error_sq_hi == 0
+
+
 @dataclass(frozen=True)
-class ConstructionCheck:
+class ConstructionCheck(ErrorBound):
     """Rigorous bounds on one construction over its whole family (see the module doc)."""
 
     kind: str
@@ -46,17 +65,6 @@ class ConstructionCheck:
     bos_share_hi: Fraction
     null_share_hi: Fraction
     bos_lo: Fraction
-
-    @property
-    def error_hi(self) -> float:
-        """An upper bound on the error, rounded up to a float."""
-        return math.nextafter(math.sqrt(float(self.error_sq_hi)), math.inf) \
-            if self.error_sq_hi else 0.0
-
-    @property
-    def zero_error(self) -> bool:
-        """Zero error at every position, decided exactly."""
-        return self.exact and self.error_sq_hi == 0
 
 
 def _mul(a: Iv, b: Iv) -> Iv:
