@@ -3,10 +3,14 @@ import os
 import signal
 import sys
 
-from .cli import main
 from .errors import EXIT_INTERRUPTED
 
 if __name__ == "__main__":
+    try:
+        from .cli import main
+    except KeyboardInterrupt:  # Ctrl-C while the CLI itself loads: no traceback
+        sys.stderr.write("sinkproof: interrupted (before the command started)\n")
+        os._exit(EXIT_INTERRUPTED)
     status = main()
     # the command is over: a Ctrl-C during interpreter teardown (garbage-collector callbacks,
     # worker shutdown) must not print a traceback after the result

@@ -145,11 +145,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv  # accepted anywhere on the line, not only before COMMAND
     argv = [a for a in argv if a != "--debug"]
     command = _command_in(argv)
-    parser = build_parser(() if command is None else (command,))
-    try:
-        args = parser.parse_args(argv)
+    try:  # importing the command's modules takes seconds: Ctrl-C there is an interrupt too
+        with interrupts.handled():
+            parser = build_parser(() if command is None else (command,))
+            args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version (0) or a usage error (2)
         return int(exc.code or 0)
+    except KeyboardInterrupt:
+        print("sinkproof: interrupted (before the command started)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

@@ -262,7 +262,9 @@ def paper_variant_solution(task: PaperTask, kind: str, L: Fraction | int | None 
 
 
 def paper_sink_weights(task: PaperTask, lam: float) -> dict[str, np.ndarray]:
-    """One softmax head with fixed values that sinks at every non-trigger row.
+    """One softmax head with fixed values that sinks at every non-trigger row: the softmax
+    head of :func:`paper_variant_head` at level ``λ`` (its scores), written as a rank-one
+    query/key pair.
 
     ``W_Q`` maps ``x`` to ``λ (x^bias - x^trig) e_0`` and ``W_K`` maps ``x`` to
     ``x^BOS e_0``, so ``q_i·k_k = λ (x_i^bias - x_i^trig) x_k^BOS``: a content query gives
@@ -275,8 +277,11 @@ def paper_sink_weights(task: PaperTask, lam: float) -> dict[str, np.ndarray]:
         raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
     lam = float(as_real("lam", lam, minimum=0.0, strict=True))
     n = task.n
+    # the scores are the softmax head's of paper_variant_head at level λ: only the BOS
+    # column of A is non-zero, so q_0 = Σ_m A_{m,BOS} x^m against k_0 = x^BOS is that head
+    A = paper_variant_head(task, "softmax", Fraction(lam))["A"]
     WQ, WK, WV = (np.zeros((1, 1, n, n)) for _ in range(3))
-    WQ[0, 0, 0, task.bias_index], WQ[0, 0, 0, TRIGGER] = lam, -lam
+    WQ[0, 0, 0] = [float(row[BOS]) for row in A]
     WK[0, 0, 0, BOS] = 1.0
     WV[0, 0] = np.eye(n)
     WV[0, 0, BOS, BOS] = 0.0

@@ -13,6 +13,7 @@ import pytest
 
 import sinkproof as sp
 from sinkproof import checker
+from sinkproof.bnb import api
 from sinkproof.bnb.paper import (
     paper_prefixes,
     paper_relaxation,
@@ -22,7 +23,7 @@ from sinkproof.bnb.paper import (
 from sinkproof.checker.paperbnb import PaperInstance
 from sinkproof.checker.paperwitness import n_prefixes
 from sinkproof.claims import claim_from_dict, load_claim
-from sinkproof.claims.paperengine import applies, implied_bound
+from sinkproof.claims.paperengine import applies, implied_bound, prove_by_engine
 from sinkproof.claims.paperwitness import write_witness
 from sinkproof.constructions import paper_sink_solution
 from sinkproof.errors import CertificateError
@@ -162,6 +163,60 @@ def test_a_malformed_certificate_is_refused(proved, name):
         assert "\n" not in str(exc)
         return
     assert not verdict.ok, name
+
+
+# ------------------------------------------------------------------- the budget
+@pytest.fixture
+def clock(monkeypatch):
+    """The engine's budget clock, driven by hand (``now[0]``: its reading in seconds)."""
+    now = [0.0]
+    monkeypatch.setattr(api, "_clock", lambda: now[0])
+    return now
+
+
+def _advancing(monkeypatch, clock, name, seconds):
+    """Make ``api.name`` advance the budget clock by ``seconds`` after each call."""
+    real = getattr(api, name)
+
+    def run(*args, **kwargs):
+        got = real(*args, **kwargs)
+        clock[0] += seconds
+        return got
+    monkeypatch.setattr(api, name, run)
+
+
+def test_a_budget_spent_by_the_tree_leaves_it_uncertified_and_unproved(task, clock,
+                                                                         monkeypatch, tmp_path):
+    """The tree closes (it would prove the claim) but spends the budget: its exact
+    certification is not started, the result is open and says why; the claim route does
+    not prove the claim and names the budget."""
+    _advancing(monkeypatch, clock, "branch_and_bound", 2000.0)
+    res = prove_paper(task, EPS, min_bos_mass="1/2", some=True, budget=1000.0)
+    (outcome,) = res.targets
+    assert outcome.tree.status == "proved" and outcome.certified is None
+    assert outcome.skipped == api.OUT_OF_BUDGET and res.skipped
+    assert res.status == "open" and res.certificate is None
+    data = _claim("0.5")
+    data["check"]["budget"] = 1000
+    reasons: list[str] = []
+    assert prove_by_engine(claim_from_dict(data), tmp_path / "c.json", reasons) is None
+    assert "budget was spent" in reasons[-1] and not (tmp_path / "c.json").exists()
+
+
+def test_a_budget_spent_during_certification_stops_at_the_next_leaf(task, clock, monkeypatch):
+    _advancing(monkeypatch, clock, "leaf_certificate", 2000.0)
+    res = prove_paper(task, EPS, min_bos_mass="1/2", some=True, budget=1000.0)
+    (outcome,) = res.targets
+    assert len(list(outcome.tree.root.leaves())) >= 2  # else no leaf is left to refuse
+    assert outcome.certified is None and "during" in outcome.skipped
+    assert res.status == "open" and res.certificate is None
+
+
+def test_an_ample_budget_on_the_same_clock_proves(task, clock, monkeypatch):
+    """The cross-check: the same run with budget to spare is proved."""
+    _advancing(monkeypatch, clock, "leaf_certificate", 1.0)
+    res = prove_paper(task, EPS, min_bos_mass="1/2", some=True, budget=1000.0)
+    assert res.status == "proved" and not res.skipped and checker.verify(res.certificate).ok
 
 
 def test_the_route_reads_only_a_statement_about_the_claims_instance(proved, tmp_path):

@@ -20,7 +20,7 @@ from sinkproof.checker import verify, verify_file
 from sinkproof.claims import Open, check, claim_from_dict, load_claim
 from sinkproof.claims.certified import NotImplied, prove_by_certificate
 from sinkproof.cli import main
-from sinkproof.errors import CertificateError, WorkLimitError
+from sinkproof.errors import EXIT_INTERRUPTED, CertificateError, WorkLimitError
 
 ROOT = Path(__file__).resolve().parent.parent
 CLAIMS = ROOT / "examples" / "claims"
@@ -222,3 +222,65 @@ def test_engine_agrees_with_theorem2_on_a_some_position_claim(tmp_path):
     assert run.path is not None and len(run.result.targets) >= 1
     bound, stated = prove_by_certificate(claim, run.path)
     assert bound >= claim.conclusion.b_exact and "sha256:" in stated
+
+
+def _interrupt_tree(monkeypatch, number: int) -> None:
+    """Ctrl-C at the first solve of tree ``number`` (1-based) the engine grows."""
+    import sinkproof.bnb.api as api
+
+    real, calls = api.branch_and_bound, []
+
+    def wrapped(solver, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == number:
+            def interrupted(box):
+                raise KeyboardInterrupt
+            solver.solve = interrupted
+        return real(solver, *args, **kwargs)
+
+    monkeypatch.setattr(api, "branch_and_bound", wrapped)
+
+
+@pytest.mark.parametrize("number", [1, 3])
+def test_check_interrupted_in_the_engine_prints_what_it_certified_and_exits_130(
+        monkeypatch, tmp_path, capsys, number):
+    """Ctrl-C inside the engine (here: in the root solve of a tree, outside the tree's own
+    handler) answers Open, interrupted, with the bounds of the trees certified before."""
+    claim = ROOT / "examples" / "claims" / "learned_values_homogeneous.toml"
+    _interrupt_tree(monkeypatch, number)
+    status = main(["check", str(claim), "--no-search", "--certificate-out",
+                   str(tmp_path / "c.json"), "--json", str(tmp_path / "out.json")])
+    out = capsys.readouterr().out
+    assert status == EXIT_INTERRUPTED and "interrupted" in out
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert data["status"] == "open" and data["interrupted"] is True
+    so_far = data["so_far"]
+    assert so_far.startswith("engine interrupted") and so_far in out
+    if number == 1:
+        assert "no bound certified yet" in so_far
+    else:  # the two trees grown before were certified
+        assert "certified exactly at 2 of" in so_far
+    assert not (tmp_path / "c.json").exists()  # nothing certified is saved as a proof
+
+
+def test_check_interrupted_in_the_heads_engine_prints_what_it_certified(monkeypatch, tmp_path,
+                                                                        capsys):
+    """The same for several heads (prove_heads): Ctrl-C at its third dual program."""
+    import sinkproof.bnb.multihead as multihead
+
+    real, calls = multihead.HeadsProgram.step, []
+
+    def step(self, target):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, target)
+
+    monkeypatch.setattr(multihead.HeadsProgram, "step", step)
+    claim = ROOT / "examples" / "claims" / "two_heads_fixed_before_trigger.toml"
+    status = main(["check", str(claim), "--no-search", "--certificate-out",
+                   str(tmp_path / "c.json")])
+    out = capsys.readouterr().out
+    assert status == EXIT_INTERRUPTED and "so far (interrupted): engine interrupted" in out
+    assert "in every head certified exactly at 2 of" in out
+    assert not (tmp_path / "c.json").exists()

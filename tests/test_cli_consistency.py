@@ -72,6 +72,38 @@ CASES: dict[str, Case] = {
     "verify": Case(("{cert}",), ("{cert}", "--max-depth", "0"), "--max-depth", stdin="{cert}"),
 }
 
+# a run of each command that estimates its work; with --max-work 1 it is refused before
+# any work (status 4), in one line naming the limit and the flag (check: a claim a theorem
+# proves needs no enumeration, so tests/test_soundness_cli.py covers it on a huge family)
+REFUSED: dict[str, tuple[str, ...]] = {
+    "certify": ("--p", "1", "--T", "2", "--eps", "1/10", "--out", "{tmp}/c.json"),
+    "experiment": ("--smoke", "--no-figures", "--out", "{tmp}/e"),
+    "paper": ("--quick", "--no-figures", "--out", "{tmp}/p"),
+    "report": ("--p", "1", "--T", "2"),
+    "sinkmap": ("--p", "1", "--T", "2", "--eps", "1/10"),
+    "variants": ("--quick",),
+    "variants --trained": ("--trained", "--quick"),
+}
+
+
+@pytest.mark.parametrize("which", sorted(REFUSED))
+def test_beyond_max_work_is_refused_at_once_naming_the_limit(which, inputs, tmp_path, capsys,
+                                                             monkeypatch):
+    import sinkproof.variants.table as table
+    import sinkproof.variants.trained as trained
+
+    def never(*args, **kwargs):
+        raise AssertionError("the work started")
+
+    monkeypatch.setattr(table, "build_table", never)  # variants: nothing may start
+    monkeypatch.setattr(trained, "train_variants", never)
+    name = which.split()[0]
+    argv = [name, *_argv(REFUSED[which], inputs, tmp_path), "--max-work", "1"]
+    assert main(argv) == 4
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--max-work" in err and "limit of 1 " in err, err
+
+
 COMMAND_PARAMS = [pytest.param(name, marks=pytest.mark.slow) if CASES.get(name) and
                   CASES[name].slow else name for name in sorted(COMMANDS)]
 

@@ -469,18 +469,26 @@ TRUTH = {"hull": true_theorem3, "hull-family": true_theorem3, "sinkmap-socp": tr
          "paper-bnb-learned-values": true_paper_bnb, "sinkmap-gated": true_gated}
 
 
-def judge(text: str, tmp_path) -> checker.Verdict | None:
-    """Refused cleanly, or accepted with a true statement; the CLI agrees and never raises."""
+def read_mutated(text: str, tmp_path) -> tuple[Any, checker.Verdict | None, bool]:
+    """Write ``text`` and verify it, within :data:`SECONDS`: ``(path, verdict, refused by a
+    size limit)``, the verdict ``None`` when it was refused with a one-line error."""
     path = tmp_path / "mutated.json"
     path.write_text(text, encoding="utf-8")
     start = time.perf_counter()
+    verdict, refused = None, False
     try:
         verdict = checker.verify_file(path)
     except CertificateError as exc:
         message = str(exc)
         assert message and "\n" not in message, message
-        verdict, refused = None, isinstance(exc, LimitExceeded)
+        refused = isinstance(exc, LimitExceeded)
     assert time.perf_counter() - start < SECONDS
+    return path, verdict, refused
+
+
+def judge(text: str, tmp_path) -> checker.Verdict | None:
+    """Refused cleanly, or accepted with a true statement; the CLI agrees and never raises."""
+    path, verdict, refused = read_mutated(text, tmp_path)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = main(["verify", str(path)])
@@ -540,12 +548,20 @@ CLAIM = dict(task=dict(p=2, T=3), model=dict(kind="softmax", heads=1, values="fi
              conclusion=dict(min_bos_mass=0.9, at="before_trigger"))
 
 
+def _section_edits(draw: Any, base: dict, choices: dict) -> dict:
+    """``base`` (a claim's data) with one to three fields replaced by values drawn from
+    ``choices`` (section -> [(field, strategy)])."""
+    data = json.loads(json.dumps(base))
+    for _ in range(draw(st.integers(1, 3))):
+        section = draw(st.sampled_from(list(choices)))
+        key, value = draw(st.sampled_from(choices[section]))
+        data[section][key] = draw(value)
+    return data
+
+
 @st.composite
 def mutated_claims(draw) -> str:
-    data = json.loads(json.dumps(CLAIM))
-    for _ in range(draw(st.integers(1, 3))):
-        section = draw(st.sampled_from(["task", "model", "hypothesis", "conclusion"]))
-        key, value = draw(st.sampled_from({
+    data = _section_edits(draw, CLAIM, {
             "task": [("p", st.integers(1, 3)), ("T", st.integers(2, 4)),
                      ("triggers", st.sampled_from(["single", "multi"])),
                      ("positions", st.sampled_from(["inverse", "onehot"])),
@@ -561,8 +577,7 @@ def mutated_claims(draw) -> str:
                                                    [dict(sequence=[0, 1], position=2)],
                                                    [dict(sequence=[0, 2], position=2)]])),
                            ("positions", st.sampled_from(["every", "some"]))],
-        }[section]))
-        data[section][key] = draw(value)
+    })
     text = json.dumps(data)
     if draw(st.booleans()):  # deep nesting: test_deeply_nested_claim_is_a_clean_error
         text = draw(syntactic_edit(text, tuple(k for k in SYNTACTIC if k != "deep")))
@@ -635,3 +650,221 @@ def test_deeply_nested_claim_is_a_clean_error(tmp_path, suffix):
     with pytest.raises(ValueError, match="nested more than 64 levels deep") as info:
         load_claim(path)
     assert str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+# ------------------------------------------------------------- paper claims
+PAPER_CLAIM = dict(task=dict(setting="paper", n=4, L=4, content=[[0.5], [1.0]]),
+                   model=dict(kind="softmax", heads=1, layers=1, values="fixed"),
+                   hypothesis=dict(max_error="1/10"), conclusion=dict(min_bos_mass="0.87"))
+
+
+@cache
+def paper_hull_file() -> str:
+    from sinkproof.claims.paperclaim import paper_claim_from_dict
+    from sinkproof.convex.paperfamily import paper_family_certificate
+
+    task = paper_claim_from_dict(json.loads(json.dumps(PAPER_CLAIM))).task
+    return json.dumps(paper_family_certificate(task, "1/10").to_dict())
+
+
+@st.composite
+def mutated_paper_claims(draw) -> dict:
+    data = _section_edits(draw, PAPER_CLAIM, {
+            "task": [("L", st.integers(3, 5)),
+                     ("content", st.sampled_from([[[0.5], [1.0]], [[1.0], [0.5]],
+                                                  [[0.5], [0.75]], [[0.5]], [[0.25], [1.0]],
+                                                  [[0.5], [1.0], [0.75]]]))],
+            "model": [("kind", st.sampled_from(["softmax", "relu_length", "sparsemax",
+                                                "sink_logit", "gated_softmax"])),
+                      ("heads", st.integers(1, 2)), ("layers", st.integers(1, 2)),
+                      ("values", st.sampled_from(["fixed", "learned"]))],
+            "hypothesis": [("max_error", st.sampled_from(["1/20", "1/10", "0.1000001", "1/5"]))],
+            "conclusion": [("min_bos_mass", st.sampled_from(["0.5", "0.8", "0.87", "0.9",
+                                                             "0.95"])),
+                           ("positions", st.sampled_from(["every", "some"])),
+                           ("heads", st.sampled_from(["every", "some"]))],
+    })
+    if data["model"]["values"] == "fixed" and (data["model"]["heads"],
+                                                data["model"]["layers"]) != (1, 1):
+        data["model"]["values"] = "learned"  # fixed values exist for one head only
+    return data
+
+
+def _hull_distance(points: np.ndarray) -> float:
+    """Distance from 0 to the convex hull of ``points`` (rows), by SLSQP on the simplex."""
+    from scipy.optimize import minimize
+
+    k = points.shape[0]
+    res = minimize(lambda w: float(np.sum((w @ points) ** 2)), np.full(k, 1.0 / k),
+                   jac=lambda w: 2 * points @ (w @ points), bounds=[(0, 1)] * k,
+                   constraints=[dict(type="eq", fun=lambda w: w.sum() - 1)], method="SLSQP",
+                   options=dict(ftol=1e-15, maxiter=500))
+    return float(np.sqrt(max(res.fun, 0.0)))
+
+
+def true_paper_claim_by_hulls(claim) -> None:
+    """Re-derived here: one fixed-value softmax head (the only class the hull bound is about)
+    and ``b <= 1 - ε/d(S)`` at every non-trigger token set ``S`` of the claim's own task."""
+    from sinkproof.attention import MAPS
+
+    mc = claim.model_class
+    assert MAPS[mc.kind].properties.on_simplex, mc  # weights summing to 1
+    assert (mc.heads, mc.layers, mc.values) == (1, 1, "fixed"), mc
+    task, eps = claim.task, float(claim.hypothesis.max_error)
+    content = np.asarray(task.content, dtype=float)
+    tokens = np.hstack([np.zeros((len(content), 1)), content, np.ones((len(content), 1))])
+    triggers = np.hstack([np.ones((len(content), 1)), content, np.zeros((len(content), 1))])
+    least = 1.0
+    for size in range(1, min(len(content), task.L - 2) + 1):
+        for C in itertools.combinations(range(len(content)), size):
+            for trig in [None, *range(len(content))]:
+                pts = tokens[list(C)] if trig is None else np.vstack([tokens[list(C)],
+                                                                      triggers[trig]])
+                least = min(least, 1 - eps / _hull_distance(pts))
+    held = [float(claim.conclusion.min_bos_mass) <= least + MARGIN]
+    assert all(held), (claim, least)
+
+
+@FEW
+@given(data=mutated_paper_claims())
+def test_mutated_paper_claims_are_proved_by_a_hull_certificate_only_when_true(data, tmp_path):
+    """Found by this test: a paper-hull certificate (one fixed-value softmax head) proved
+    claims about learned values, two heads and length-normalised ReLU."""
+    from sinkproof.claims.papercheck import _by_certificate
+    from sinkproof.claims.paperclaim import paper_claim_from_dict
+
+    cert = tmp_path / "hull.json"
+    cert.write_text(paper_hull_file())
+    try:
+        claim = paper_claim_from_dict(data)
+    except (ValueError, TypeError, SinkproofError) as exc:
+        assert str(exc) and "\n" not in str(exc).strip(), str(exc)
+        return
+    reasons: list[str] = []
+    proved = _by_certificate(claim, cert, None, reasons)
+    if proved is None:
+        assert len(reasons) == 1 and "\n" not in reasons[0]
+        return
+    true_paper_claim_by_hulls(claim)
+
+
+@pytest.mark.parametrize("model", [dict(values="learned"), dict(kind="relu_length"),
+                                   dict(kind="sink_logit"),
+                                   dict(heads=2, values="learned"),
+                                   dict(layers=2, values="learned")])
+def test_a_paper_hull_certificate_proves_nothing_about_another_class(model, tmp_path):
+    from sinkproof.claims import check
+    from sinkproof.claims.paperclaim import paper_claim_from_dict
+
+    cert = tmp_path / "hull.json"
+    cert.write_text(paper_hull_file())
+    same = paper_claim_from_dict(json.loads(json.dumps(PAPER_CLAIM)))
+    assert check(same, certificate=cert, search=False, bnb=False).status == "proved"
+    other = json.loads(json.dumps(PAPER_CLAIM))
+    other["model"].update(model)
+    out = check(paper_claim_from_dict(other), certificate=cert, search=False, bnb=False)
+    assert out.status == "open" and any("covers one normalised-attention head" in r
+                                        for r in out.reasons), out.reasons
+
+
+# ------------------------------------------------------------- paper witnesses
+@cache
+def paper_witness_file() -> str:
+    """A real paper-witness: the two cancelling softmax heads refuting a sink claim."""
+    from sinkproof.claims.papercheck import constructions
+    from sinkproof.claims.paperclaim import paper_claim_from_dict
+    from sinkproof.claims.paperwitness import witness_document
+
+    data = json.loads(json.dumps(PAPER_CLAIM))
+    data["model"].update(heads=2, values="learned")
+    data["conclusion"]["min_bos_mass"] = "1/2"
+    claim = paper_claim_from_dict(data)
+    doc, _, _ = witness_document(claim, constructions(claim)[0][1])
+    return json.dumps(doc)
+
+
+@st.composite
+def mutated_paper_witness(draw) -> str:
+    doc = json.loads(paper_witness_file())
+    for _ in range(draw(st.integers(1, 2))):
+        what = draw(st.sampled_from(["kind", "heads", "residual", "L", "n", "vector", "eps",
+                                     "bos", "where", "weight", "digits"]))
+        mc, task = doc["claim"]["model_class"], doc["instance"]["task"]
+        if what == "kind":
+            mc["kind"] = draw(st.sampled_from(["softmax", "relu_length", "relu"]))
+        elif what == "heads":
+            mc["heads"] = draw(st.integers(1, 3))
+        elif what == "residual":
+            task["residual"] = mc["residual"] = draw(st.booleans())
+        elif what in ("L", "n"):
+            task[what] += draw(st.sampled_from([-1, 1]))
+        elif what == "vector":
+            doc["instance"]["content_vectors"][draw(st.integers(0, 1))] = [draw(RATIONALS)]
+        elif what in ("eps", "bos"):
+            key = "max_error" if what == "eps" else "max_bos_mass"
+            x = Fraction(doc["claim"][key])
+            y = draw(st.sampled_from([x / 2, x * (1 - Fraction(1, 10**6)), 2 * x, x]))
+            doc["claim"][key] = f"{y.numerator}/{y.denominator}"
+        elif what == "where":
+            doc["claim"]["where"] = draw(st.sampled_from(
+                ["nontrigger", [{"content": [0], "trigger_at": None, "heads": "every"}],
+                 [{"content": [1, 0], "trigger_at": None, "heads": [[0, 1]]}],
+                 [{"content": [0, 1, 1], "trigger_at": 2, "heads": "every"}]]))
+        elif what == "weight":
+            name = draw(st.sampled_from(["W_Q", "W_K", "W_V", "W_O"]))
+            paths = _rational_paths(doc["data"][name])
+            path = draw(st.sampled_from(paths))
+            _set(doc["data"][name], path, draw(RATIONALS))
+        else:
+            doc["data"]["precision_digits"] = draw(st.sampled_from([10, 15, 30, 2000]))
+    text = json.dumps(doc)
+    if draw(st.booleans()):
+        text = draw(syntactic_edit(text))
+    return text
+
+
+def true_paper_witness(doc: dict, statement: dict) -> None:
+    """Re-derived here in float64 by the producer's stack model (not the checker's interval
+    arithmetic): the file's own weights on the statement's instance have error <= ε at
+    every position of the family and BOS weight <= the stated bound where it says."""
+    from sinkproof.claims.paperwitness import family_bos
+    from sinkproof.stack import paper_model
+    from sinkproof.tasks.paper import PaperTask
+
+    inst, mc = statement["instance"], statement["model_class"]
+    assert doc["instance"]["task"]["n"] == inst["n"] and doc["instance"]["task"]["L"] == inst["L"]
+    content = [[float(Fraction(x)) for x in c] for c in inst["content"]["vectors"]]
+    assert content == [[float(Fraction(x)) for x in c] for c in doc["instance"]["content_vectors"]]
+    task = PaperTask(n=inst["n"], L=inst["L"], content=content, residual=mc["residual"])
+
+    W = {name: np.vectorize(lambda q: float(Fraction(q)))(np.array(doc["data"][name],
+                                                                  dtype=object))
+         for name in ("W_Q", "W_K", "W_V", "W_O")}
+    assert W["W_Q"].shape[:2] == (mc["layers"], mc["heads"])
+    model = paper_model(task, mc["kind"], **W, residual=mc["residual"])
+    worst, per = family_bos(model)
+    assert worst <= float(Fraction(statement["max_error"])) + MARGIN
+    bos = float(Fraction(statement["max_bos_mass"]))
+    where = statement["where"]
+    for prefix, weights in per:
+        if where == "nontrigger":
+            assert weights.max() <= bos + MARGIN
+        for item in [] if where == "nontrigger" else where:
+            if tuple(item["prefix"]) == prefix:
+                heads = [tuple(h) for h in item["heads"]] if item["heads"] != "every" else [
+                    (layer, h) for layer in range(mc["layers"]) for h in range(mc["heads"])]
+                assert max(weights[layer, h] for layer, h in heads) <= bos + MARGIN
+
+
+@FEW
+@given(text=mutated_paper_witness())
+def test_mutated_paper_witnesses_are_refused_or_true(text, tmp_path):
+    _, verdict, _ = read_mutated(text, tmp_path)
+    if verdict is not None and verdict.ok:
+        true_paper_witness(json.loads(text), verdict.statement)
+
+
+def test_the_base_paper_witness_verifies_and_is_true():
+    verdict = checker.verify(json.loads(paper_witness_file()))
+    assert verdict.ok
+    true_paper_witness(json.loads(paper_witness_file()), verdict.statement)

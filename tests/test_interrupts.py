@@ -102,6 +102,123 @@ def test_clarabel_stops_at_the_next_iteration_after_sigint_and_otherwise_agrees(
     assert "SAME True" in proc.stdout and proc.stderr == ""
 
 
+ABANDON_SCRIPT = """
+import os, signal, threading, time
+from sinkproof import interrupts
+
+done = []
+def native_like():  # as native code: no signal reaches it; it stops only when told to
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+    deadline = time.monotonic() + 60
+    while not interrupts.pending() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    done.append("told to stop" if interrupts.pending() else "ran to its end")
+
+try:
+    interrupts.abandonable(native_like)
+    print("FINISHED")
+except KeyboardInterrupt:
+    print("INTERRUPTED while it ran:", not done)
+interrupts.abandonable(lambda: None)  # waits for the abandoned call first
+print("THEN", done)
+print("VALUE", interrupts.abandonable(lambda: 42))
+try:
+    interrupts.abandonable(lambda: 1 / 0)
+except ZeroDivisionError:
+    print("RAISED here")
+"""
+
+
+def test_abandonable_answers_ctrl_c_while_its_call_runs_and_tells_the_call_to_stop():
+    proc = run_script(ABANDON_SCRIPT)
+    assert "INTERRUPTED while it ran: True" in proc.stdout, (proc.stdout, proc.stderr)
+    assert "THEN ['told to stop']" in proc.stdout
+    assert "VALUE 42" in proc.stdout and "RAISED here" in proc.stdout and proc.stderr == ""
+
+
+def test_abandonable_outside_the_main_thread_runs_the_call_there():
+    import threading
+
+    from sinkproof import interrupts
+
+    got = []
+    worker = threading.Thread(target=lambda: got.append(
+        interrupts.abandonable(threading.current_thread)))
+    worker.start()
+    worker.join()
+    assert got == [worker]
+
+
+def test_a_large_block_solved_in_a_helper_thread_gives_the_same_answer(monkeypatch):
+    from sinkproof.sinkmap import conic
+    from sinkproof.sinkmap.blocks import build_block
+    from sinkproof.sinkmap.core import _Planner, known_values
+
+    task = sp.TriggerTask(p=2, T=4)
+    V = task.token_table @ known_values(task, "fixed").U.T
+    planner = _Planner(task, V, 0.1, "full", 0, None, "CLARABEL")
+    block = build_block(task, V, 0, 4, planner.full_prefixes(0, 4, True), 0.1)
+    dual = conic.ConicDual(block)
+    rhs = -block.indicator(tuple(int(c) for c in block.prefixes[0]))
+    here = dual.solve(rhs)
+    monkeypatch.setattr(conic, "HELPER_ROWS", 0)  # every program through the helper thread
+    helped = dual.solve(rhs)
+    assert here[0] == helped[0] and here[1] == helped[1]
+    assert all(np.array_equal(a, b) for a, b in zip(here[2:], helped[2:]))
+
+
+def test_a_sigint_that_scs_caught_is_raised_not_reported_as_a_failed_solve(monkeypatch):
+    import cvxpy as cp
+    from cvxpy.reductions.solvers.conic_solvers import scs_conif
+
+    from sinkproof.convex import interruptible
+
+    real = scs_conif.SCS.solve_via_data
+
+    def caught(self, *args, **kwargs):  # what SCS returns when SIGINT arrived in its solve
+        results = real(self, *args, **kwargs)
+        results["info"]["status_val"] = interruptible.SCS_INTERRUPTED
+        return results
+
+    x = cp.Variable(3)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(x - 1)))
+    monkeypatch.setattr(scs_conif.SCS, "solve_via_data", caught)
+    with pytest.raises(cp.error.SolverError):  # plain SCS: the interrupt is lost
+        prob.solve(solver="SCS")
+    with pytest.raises(KeyboardInterrupt):
+        interruptible.solve(prob, "SCS")
+
+
+SCS_SCRIPT = """
+import os, signal, threading
+import numpy as np, cvxpy as cp
+from sinkproof import interrupts
+from sinkproof.convex import interruptible
+
+rng = np.random.default_rng(0)
+x = cp.Variable(300)
+A = rng.standard_normal((600, 300))
+prob = cp.Problem(cp.Minimize(cp.norm(A @ x - 1, 1) + cp.norm(x, 1)))
+prob.solve(solver="SCS", max_iters=2)  # compiled: the next solve starts at once
+threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+with interrupts.handled():
+    try:
+        interruptible.solve(prob, "SCS", eps=1e-14, max_iters=10**8)
+        print("FINISHED", prob.status)
+    except KeyboardInterrupt:
+        print("INTERRUPTED")
+    except cp.error.SolverError:
+        print("LOST: reported as a failed solve")
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_real_scs_solve_is_raised():
+    proc = run_script(SCS_SCRIPT)
+    assert "INTERRUPTED" in proc.stdout, (proc.stdout, proc.stderr)
+
+
 def test_deferred_outside_a_handler_changes_nothing():
     from sinkproof import interrupts
 

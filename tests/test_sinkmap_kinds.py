@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import math
 from fractions import Fraction
 
@@ -20,9 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sinkproof as sp
+from sinkproof import checker
 from sinkproof.attention import MAPS
 from sinkproof.checker.limits import DEFAULT, using
 from sinkproof.cli import main
+from sinkproof.errors import CertificateError
 from sinkproof.search.realise import realise
 from sinkproof.sinkmap import SinkMap
 from sinkproof.sinkmap.gated import MAX_LEVELS, gate_grid
@@ -78,6 +81,76 @@ def test_slot_maps_share_softmax_program_entry_by_entry(maps):
         for key, e in maps[name].entries.items():
             assert (e.status, e.exact) == (soft.entries[key].status, soft.entries[key].exact)
         assert "null mass" in maps[name].certificate["claim"]["statement"]
+
+
+def _relabelled(cert: dict, name: str | None) -> dict:
+    doc = copy.deepcopy(cert)
+    if name is None:
+        doc["claim"].pop("map", None)
+    else:
+        doc["claim"]["map"] = name
+    return doc
+
+
+def test_the_checker_states_the_null_mass_of_the_map_the_file_names(maps):
+    soft = checker.verify(maps["softmax"].certificate)
+    assert "map" not in maps["softmax"].certificate["claim"]
+    assert "softmax model" in soft.claim and "has BOS mass" in soft.claim
+    assert soft.statement["model_class"]["attention"] == "softmax"
+    assert "measure" not in soft.statement
+    for name in ("sink_logit", "softmax1"):
+        assert maps[name].certificate["claim"]["map"] == name
+        got = checker.verify(maps[name].certificate)
+        assert got.ok and f"single-head {name} model" in got.claim
+        assert "null mass" in got.claim and "BOS mass" not in got.claim
+        assert got.statement["model_class"]["attention"] == name
+        assert got.statement["measure"].startswith("null mass")
+        # the same program: the bounds and the rest of the statement are softmax's
+        assert got.statement["conclusion"] == soft.statement["conclusion"]
+
+
+def test_a_relabelled_file_is_re_read_or_refused(maps):
+    soft = maps["softmax"].certificate
+    plain = checker.verify(soft)
+    # naming softmax explicitly changes nothing (existing files keep their digest)
+    assert checker.verify(_relabelled(soft, "softmax")).digest == plain.digest
+    # a softmax file relabelled as a slot map is read as that map's null mass (true: the
+    # same program bounds it when BOS carries value 0), never as more
+    again = checker.verify(_relabelled(soft, "sink_logit"))
+    assert again.ok and "null mass" in again.claim and again.digest != plain.digest
+    assert checker.verify(_relabelled(maps["sink_logit"].certificate, None)).digest == \
+        plain.digest
+    for name in ("sparsemax", "gated_softmax", "relu", "null mass", 1):
+        with pytest.raises(CertificateError, match="claim.map"):
+            checker.verify(_relabelled(soft, name))
+
+
+def test_a_slot_map_file_does_not_prove_a_softmax_claim(maps, tmp_path):
+    """The claim route reads the verified statement: a file stating a null mass is not
+    taken for a softmax head's BOS mass (the softmax file is, at the same claim)."""
+    from sinkproof.claims import claim_from_dict
+    from sinkproof.claims.certified import NotImplied, prove_by_certificate
+    claim = claim_from_dict({
+        "task": {"p": 2, "T": 3}, "model": {"kind": "softmax", "heads": 1, "values": "fixed"},
+        "hypothesis": {"max_error": 0.1, "family": "S_T"},
+        "conclusion": {"min_bos_mass": 0.01, "at": "nontrigger", "positions": "some"}})
+    for name in ("softmax", "sink_logit"):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(maps[name].certificate))
+        if name == "softmax":
+            assert prove_by_certificate(claim, path)[0] >= 0.01
+        else:
+            with pytest.raises(NotImplied, match="null mass"):
+                prove_by_certificate(claim, path)
+
+
+def test_a_slot_map_label_needs_bos_to_carry_value_zero():
+    U = np.zeros((1, 4))
+    U[0, 0], U[0, 3] = 1.0, 0.5  # BOS carries a value
+    smap = sp.sink_map(SMALL, "1/10", values=U)
+    assert smap.verify().ok
+    with pytest.raises(CertificateError, match="BOS carries value 0"):
+        checker.verify(_relabelled(smap.certificate, "softmax1"))
 
 
 def _hull_distance(task: sp.TriggerTask, prefix: tuple[int, ...]) -> float:

@@ -22,7 +22,11 @@ from sinkproof.attention import MAPS
 from sinkproof.checker import paperwitness
 from sinkproof.claims.paperwitness import family_bos
 from sinkproof.cli import main
-from sinkproof.constructions import PAPER_VARIANT_LEVEL, paper_variant_solution
+from sinkproof.constructions import (
+    PAPER_VARIANT_LEVEL,
+    paper_sink_weights,
+    paper_variant_solution,
+)
 from sinkproof.convex.certfile import envelope
 from sinkproof.errors import CertificateError
 from sinkproof.stack import paper_model
@@ -59,6 +63,17 @@ def test_every_map_head_verifies_and_matches_the_float_forward(kind):
         assert check.exact and check.error_sq_hi == 0  # decided in rationals
     assert checker.verify(_doc(kind, eps=Fraction(check.error_hi) + Fraction(1, 10**12),
                                bos=check.share_hi, measure="share")).ok
+
+
+def test_the_sink_weights_are_the_softmax_variant_head():
+    """Two writings of one head (rank-one query/key vs ``W_Q = A^T``, ``W_K = I``) give
+    the same attention weights on every row of a sequence."""
+    seq = TASK.decode((0, 1, 0))
+    _, w_sink = paper_model(TASK, "softmax", **paper_sink_weights(TASK, 8.0)).forward(seq)
+    _, w_head = paper_variant_solution(TASK, "softmax", 8).forward(seq)
+    assert np.allclose(w_sink, w_head, rtol=0, atol=1e-15)
+    _, w_other = paper_model(TASK, "softmax", **paper_sink_weights(TASK, 3.0)).forward(seq)
+    assert not np.allclose(w_other, w_head)
 
 
 def test_sparsemax_is_exact_in_rationals_and_softmax_is_not():

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import checker
+from ..errors import Interrupted
 from ..exact_numbers import bos_mass, error_level
 from ..task import TriggerTask
 from .box import ValueBox
@@ -25,6 +26,9 @@ from .transfer import transferred
 from .tree import branch_and_bound
 
 TASK_KEYS = ("p", "T", "content", "positions", "triggers", "k", "seed")
+_clock = time.perf_counter
+"""The clock that budgets read (one name, so a test can drive it)."""
+OUT_OF_BUDGET = "the budget was spent before its exact certification"
 
 
 def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
@@ -50,12 +54,17 @@ def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
-                 instance: Any = None) -> None:
+                 instance: Any = None, deadline: float | None = None) -> None:
     """Certify every leaf of ``outcome.tree``; set ``outcome.certified`` when all pass
     (``instance``: the trusted checker's instance that re-checks each leaf, as in
-    :func:`~sinkproof.bnb.dual.leaf_certificate`)."""
+    :func:`~sinkproof.bnb.dual.leaf_certificate`).  Past ``deadline`` (a :data:`_clock`
+    reading) no further leaf is certified: the tree stays uncertified, ``skipped`` says
+    why."""
     least = Fraction(1)
     for leaf in outcome.tree.root.leaves():
+        if deadline is not None and _clock() >= deadline:
+            outcome.skipped = "the budget ran out during its exact certification"
+            return
         if math.isinf(leaf.bound) and leaf.bound > 0:
             return
         empty = leaf.bound == -math.inf
@@ -149,10 +158,15 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
                            some=some, rounds=rounds, time_limit=limit,
                            parametrised=parametrised)
     start = time.perf_counter()
-    outcomes = grow_trees(wanted, lambda target: build_relaxation(task, eps_q, target),
-                          ValueBox.root(task, values), values, goal_q, some, max_nodes,
-                          time_limit, budget, progress, parametrised)
-    outcomes = [transferred(task, o, outcomes) for o in outcomes]
+    try:
+        outcomes = grow_trees(wanted, lambda target: build_relaxation(task, eps_q, target),
+                              ValueBox.root(task, values), values, goal_q, some, max_nodes,
+                              time_limit, budget, progress, parametrised)
+    except Interrupted as exc:  # Ctrl-C outside a tree's own handler: what was certified
+        return _finish(task, eps_q, values, goal_q, exc.partial, len(wanted),  # type: ignore
+                       some, time.perf_counter() - start, stopped=True)
+    if not any(o.tree.status == "interrupted" for o in outcomes):
+        outcomes = [transferred(task, o, outcomes) for o in outcomes]
     return _finish(task, eps_q, values, goal_q, outcomes, len(wanted), some,
                    time.perf_counter() - start)
 
@@ -165,16 +179,35 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
     """One certified tree per target of ``wanted`` (in order), ``relaxation(target)`` its
     program and ``root`` its box; stops at the first target that meets ``goal_q`` when
     ``some``, at the first that misses it otherwise, at Ctrl-C, or when ``budget``
-    seconds are spent.  ``instance``: the trusted checker's instance for the leaves;
-    ``certify_misses=False`` skips certifying a tree that did not reach ``goal_q`` (its
-    certified bound would be below it: only its figure is lost, never a decision)."""
-    goal = None if goal_q is None else float(1 / goal_q - 1)
-    start = time.perf_counter()
+    seconds are spent (the trees and their exact certification together: a tree the
+    budget leaves uncertified proves nothing and says so in ``skipped``).  ``instance``:
+    the trusted checker's instance for the leaves; ``certify_misses=False`` skips
+    certifying a tree that did not reach ``goal_q`` (its certified bound would be below
+    it: only its figure is lost, never a decision).
+    A Ctrl-C inside a tree ends that tree (status ``"interrupted"``); one outside it (a
+    root solve, a tree's certification) raises :class:`~sinkproof.errors.Interrupted`
+    whose ``partial`` is the outcomes so far (a tree whose certification it stopped has
+    ``certified`` None: it is set only once every leaf is)."""
     outcomes: list[TargetOutcome] = []
+    try:
+        return _grow(wanted, relaxation, root, values, goal_q, some, max_nodes, time_limit,
+                     budget, progress, parametrised, instance, certify_misses, outcomes)
+    except KeyboardInterrupt:
+        raise Interrupted(outcomes, f"{len(outcomes)} of {len(wanted)} target trees "
+                          "grown") from None
+
+
+def _grow(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]], Any],
+          root: ValueBox, values: str, goal_q: Fraction | None, some: bool, max_nodes: int,
+          time_limit: float, budget: float | None, progress: bool | None,
+          parametrised: bool, instance: Any, certify_misses: bool,
+          outcomes: list[TargetOutcome]) -> list[TargetOutcome]:
+    goal = None if goal_q is None else float(1 / goal_q - 1)
+    deadline = None if budget is None else _clock() + budget
     for target in wanted:
         limit = time_limit
-        if budget is not None:
-            limit = min(limit, budget - (time.perf_counter() - start))
+        if deadline is not None:
+            limit = min(limit, deadline - _clock())
             if limit <= 0:
                 break
         relax = relaxation(target)
@@ -183,13 +216,16 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
             tree = branch_and_bound(solver, root, goal, max_nodes, limit, progress)
             outcome = TargetOutcome(target, tree)
+            outcomes.append(outcome)
             missed = goal_q is not None and tree.status != "proved"
             if tree.status != "interrupted" and (certify_misses or not missed):
-                certify_tree(relax, outcome, values, instance)
-        outcomes.append(outcome)
+                if deadline is not None and _clock() >= deadline:
+                    outcome.skipped = OUT_OF_BUDGET
+                else:
+                    certify_tree(relax, outcome, values, instance, deadline)
         done = outcome.certified is not None and (goal_q is None or outcome.certified >= goal_q)
-        if tree.status == "interrupted" or (some and done) or (not some and goal_q is not None
-                                                                and not done):
+        if tree.status == "interrupted" or outcome.skipped or (some and done) or \
+                (not some and goal_q is not None and not done):
             break
     return outcomes
 
@@ -205,18 +241,22 @@ def restrict(result: BnbResult, outcomes: list[TargetOutcome]) -> BnbResult:
 
 def _finish(task: TriggerTask, eps: Fraction, values: str, goal: Fraction | None,
             outcomes: list[TargetOutcome], n_wanted: int, some: bool,
-            seconds: float) -> BnbResult:
+            seconds: float, stopped: bool = False) -> BnbResult:
     head = f"one softmax head, {values} values, error <= {eps} on S_T"
     return finish(task, eps, values, goal, outcomes, n_wanted, some, seconds,
-                  instance_dict(task, eps, values), KIND, head)
+                  instance_dict(task, eps, values), KIND, head, stopped)
 
 
 def finish(task: Any, eps: Fraction, values: str, goal: Fraction | None,
            outcomes: list[TargetOutcome], n_wanted: int, some: bool, seconds: float,
-           inst: dict[str, Any], kind: str, head: str) -> BnbResult:
+           inst: dict[str, Any], kind: str, head: str, stopped: bool = False) -> BnbResult:
     """The result of grown trees: a ``kind`` certificate over the chosen targets (the first
     good one when ``some``, else all, each good), kept only when the trusted checker
-    verifies it; ``head`` opens the certificate's statement."""
+    verifies it; ``head`` opens the certificate's statement.  Stopped by Ctrl-C
+    (``stopped``, or a tree interrupted): at once, ``"open"``, no certificate."""
+    if stopped or any(o.tree.status == "interrupted" for o in outcomes):
+        return BnbResult(task, eps, values, goal, outcomes, "open", None, seconds,
+                         stopped=stopped)
     good = [o for o in outcomes if o.certified is not None
             and (goal is None or o.certified >= goal)]
     chosen = good[:1] if some else good

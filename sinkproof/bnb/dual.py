@@ -24,6 +24,7 @@ import numpy as np
 
 from ..checker import bnb as trusted
 from ..checker.exact import InequalityFailed
+from ..convex import interruptible
 from ..errors import CertificateError
 from .box import ValueBox
 from .primal import SOLVER
@@ -79,7 +80,7 @@ def _solve_dual(relax: Relaxation, box: ValueBox, rows: np.ndarray, margin: floa
     else:
         problem = cp.Problem(cp.Minimize(cp.sum(s) + s0), [*cons, c0 <= sparsify])
     try:
-        problem.solve(solver=SOLVER)
+        interruptible.solve(problem, SOLVER, callback=False)
     except cp.error.SolverError:
         return None
     if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or z.value is None:

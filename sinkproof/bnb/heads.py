@@ -29,6 +29,7 @@ import scipy.sparse as sp_sparse
 
 from ..checker import bnbheads as trusted
 from ..checker.exact import InequalityFailed
+from ..convex import interruptible
 from ..errors import CertificateError
 from ..task import TRIG, TriggerTask
 from .dual import _fmt, _round, _round_up_norm
@@ -157,7 +158,7 @@ class HeadsProgram:
             built = self._build(a, margin * touched, rows)
         problem, z, s, mu, nu, kappa, rows, pairs = built
         try:
-            problem.solve(solver=SOLVER)
+            interruptible.solve(problem, SOLVER, callback=False)
         except cp.error.SolverError:
             return None
         if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or z.value is None:

@@ -43,6 +43,7 @@ import numpy as np
 from ..checker.paperbnb import KIND, PaperInstance
 from ..checker.schema import format_rational
 from ..convex.paperfamily import require_one_layer_finite
+from ..errors import Interrupted
 from ..exact_numbers import bos_mass, error_level
 from ..tasks.paper import PaperTask
 from .api import finish, grow_trees
@@ -117,8 +118,9 @@ def prove_paper(task: PaperTask, eps: Any, *, min_bos_mass: Any = None,
     ``some=True``: stop at the first target certified at ``>= min_bos_mass`` (a proof of
     "at some non-trigger position").  The result is ``"proved"`` only with a
     ``paper-bnb-learned-values`` certificate that the trusted checker verified;
-    ``max_nodes``, ``time_limit`` bound each tree and ``budget`` all of them (the exact
-    certification of a tree comes after it); ``certify_misses=False`` leaves a tree that
+    ``max_nodes``, ``time_limit`` bound each tree and ``budget`` all of them with their
+    exact certification (a tree the budget leaves uncertified proves nothing; its
+    ``skipped`` says so); ``certify_misses=False`` leaves a tree that
     missed ``min_bos_mass`` uncertified (the claim route: it could not prove the claim).
     """
     require_one_layer_finite(task, "the paper engine")
@@ -140,11 +142,15 @@ def prove_paper(task: PaperTask, eps: Any, *, min_bos_mass: Any = None,
         raise ValueError("no target positions")
     start = time.perf_counter()
     rows = paper_prefixes(task)
-    outcomes = grow_trees(wanted, lambda t: paper_relaxation(task, eps_q, t, rows),
-                          ValueBox.free(list(range(2 * task.m)), task.n), "learned", goal_q,
-                          some, max_nodes, time_limit, budget, progress, instance=trusted,
-                          certify_misses=certify_misses)
     head = f"paper setting, one softmax head, learned values, error <= {eps_q}"
+    try:
+        outcomes = grow_trees(wanted, lambda t: paper_relaxation(task, eps_q, t, rows),
+                              ValueBox.free(list(range(2 * task.m)), task.n), "learned",
+                              goal_q, some, max_nodes, time_limit, budget, progress,
+                              instance=trusted, certify_misses=certify_misses)
+    except Interrupted as exc:  # Ctrl-C outside a tree: what was certified, at once
+        return finish(task, eps_q, "learned", goal_q, exc.partial, len(wanted),  # type: ignore
+                      some, time.perf_counter() - start, inst, KIND, head, stopped=True)
     return finish(task, eps_q, "learned", goal_q, outcomes, len(wanted), some,
                   time.perf_counter() - start, inst, KIND, head)
 

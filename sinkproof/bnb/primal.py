@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
+from ..convex import interruptible
 from .box import ValueBox
 from .relaxation import Relaxation
 
@@ -94,9 +95,9 @@ class PrimalSolver:
         else:
             problem, u, W = self._build(flo, alo, fhi, bhi)
         try:
-            problem.solve(solver=SOLVER)
+            interruptible.solve(problem, SOLVER, callback=False)
         except cp.error.SolverError:
-            problem.solve(solver="SCS", eps=1e-9, max_iters=200000)
+            interruptible.solve(problem, "SCS", eps=1e-9, max_iters=200000)
         status = problem.status
         if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
             return LeafSolution(-np.inf, None, None, status)

@@ -34,13 +34,16 @@ class TargetOutcome:
 
     ``leaves``: leaf node -> ``(leaf entry, c0)`` for the certified leaves; ``certified``:
     the exact BOS-mass bound ``min 1/(1 + c0)`` over non-empty leaves (``None`` when some
-    leaf has no certificate, so the tree proves nothing).
+    leaf has no certificate, so the tree proves nothing); ``skipped``: why the tree was left
+    uncertified without a failed leaf (the budget ran out before or during its exact
+    certification), else ``None``.
     """
 
     target: tuple[int, ...]
     tree: TreeResult
     leaves: dict[int, tuple[dict[str, Any], Fraction]] = field(default_factory=dict)
     certified: Fraction | None = None
+    skipped: str | None = None
 
     def node_json(self, node: Node | None = None) -> dict[str, Any]:
         """The tree as the checker reads it (splits and certified leaves)."""
@@ -80,7 +83,8 @@ class BnbResult(CertifiedResult, Tabular):
     verified), ``"bounded"`` (no goal given: certified bounds where trees closed) or
     ``"open"``; ``bound``: the least certified BOS-mass bound over the targets (``None``
     when a target has none); ``norm_bound_needed`` is always ``False``: the engine assumes
-    no bound on any parameter.
+    no bound on any parameter; ``stopped``: Ctrl-C came while a finished tree was being
+    certified (see :attr:`interrupted`).
     """
 
     task: TriggerTask
@@ -92,6 +96,7 @@ class BnbResult(CertifiedResult, Tabular):
     certificate: dict[str, Any] | None
     seconds: float
     norm_bound_needed: bool = False
+    stopped: bool = False
 
     @property
     def bound(self) -> Fraction | None:
@@ -109,9 +114,14 @@ class BnbResult(CertifiedResult, Tabular):
         return sum(t.tree.nodes for t in self.targets)
 
     @property
+    def skipped(self) -> list[str]:
+        """Why trees were left uncertified for lack of budget (one line each)."""
+        return [f"target {list(t.target)}: {t.skipped}" for t in self.targets if t.skipped]
+
+    @property
     def interrupted(self) -> bool:
-        """Whether Ctrl-C stopped a tree."""
-        return any(t.tree.status == "interrupted" for t in self.targets)
+        """Whether Ctrl-C stopped a tree, or the certification of one (``stopped``)."""
+        return self.stopped or any(t.tree.status == "interrupted" for t in self.targets)
 
     def __repr__(self) -> str:
         bound = "none" if self.bound is None else f"{float(self.bound):.6g}"

@@ -21,6 +21,15 @@ targets are all ``y = 0`` (a content query, or the trigger at position 1) with
 ``||Σ d_j v(x_j)||² <= (eps Σ d_j)²``; together with ``||v(BOS)|| <= eps`` this
 makes ``u = λ d`` feasible for every ``λ >= 0``: logit sharing forces no sink there.
 
+**Maps with a null slot** (``claim.map``, optional, default ``"softmax"``): a head whose
+weights are ``exp(s_j) / (exp(b) + Σ_k exp(s_k))`` (``sink_logit``, any slot logit ``b``,
+even one set by the query; ``softmax1``, ``b = 0``) with a zero-valued slot.  Dividing by
+the null's weight ``exp(b) + exp(s_0)`` gives ratios ``w_j`` shared between prefixes as
+``u_j`` are, null mass (slot plus BOS) ``1/(1 + Σ_j w_j)`` and, when ``v(BOS) = 0``,
+output ``Σ_j w_j v(x_j) / (1 + Σ_j w_j)``: the same cone program.  So the file's bounds
+are on that map's null mass; the checker accepts such a ``map`` only with ``v(BOS) = 0``
+exactly, and states the null mass (never the BOS mass) for it.
+
 **Derived** entries carry a verified bound to another prefix along a symmetry of
 the family: a permutation of key positions ``1..t-1`` and a relabelling ``π`` of
 content tokens with an orthogonal ``P`` such that ``content[π a] = P content[a]``,
@@ -63,6 +72,10 @@ INSTANCE_FIELDS = ("task", "content_vectors", "values", "eps", "family")
 BOUND_FIELDS = ("target", "constraints", "z", "w", "bound")
 DERIVED_FIELDS = ("from", "target", "positions", "tokens", "matrix", "bound")
 RAY_FIELDS = ("target", "direction")
+CLAIM_FIELDS = ("statement", "bounds", "no_bound", "map")
+SLOT_MAPS = {"sink_logit": "a zero-valued virtual slot of any logit b",
+             "softmax1": "a zero-valued virtual slot of logit 0"}
+"""The maps whose null mass (slot plus BOS) the program bounds, and their slot in words."""
 
 
 class Instance:
@@ -278,7 +291,8 @@ def _parse_bound(inst: Instance, entry: dict[str, Any], where: str) -> dict[str,
 def verify(cert: dict[str, Any]) -> Verdict:
     """Check a ``sinkmap-socp`` certificate; returns a :class:`Verdict`."""
     inst = Instance(need_dict(cert, "instance", ""))
-    claim = check_fields(need_dict(cert, "claim", ""), "claim", ("statement", "bounds", "no_bound"))
+    claim = check_fields(need_dict(cert, "claim", ""), "claim", CLAIM_FIELDS)
+    amap = _read_map(inst, claim)
     data = check_fields(need_dict(cert, "data", ""), "data", ("certificates", "derived", "rays"))
     _estimate_symmetry_work(inst, data)
     proved: dict[tuple[int, ...], Fraction] = {}
@@ -322,7 +336,20 @@ def verify(cert: dict[str, Any]) -> Verdict:
         check_ray(inst, target, direction, where)
         unbounded.append(target)
     proved.update(stated)
-    return _verdict(inst, claim, proved, unbounded, listed)
+    return _verdict(inst, claim, proved, unbounded, listed, amap)
+
+
+def _read_map(inst: Instance, claim: dict[str, Any]) -> str:
+    """The map whose sink measure the bounds are read on (``claim.map``, default
+    ``softmax``); a slot map needs ``v(BOS) = 0`` exactly."""
+    if "map" not in claim:
+        return "softmax"
+    name = need_str(claim, "map", "claim", ("softmax", *SLOT_MAPS))
+    if name != "softmax" and not inst.base.bos_is_zero:
+        raise CertificateError(f"claim.map: the bounds are on the {name} null mass only when "
+                               f"BOS carries value 0, and this file's values give BOS the "
+                               f"value {[show(x) for x in inst.v_bos]}")
+    return name
 
 
 def _keep_best(stated: dict[tuple[int, ...], Fraction], target: tuple[int, ...],
@@ -343,17 +370,20 @@ def _estimate_symmetry_work(inst: Instance, data: dict[str, Any]) -> None:
 
 
 def _statement(inst: Instance, proved: dict[tuple[int, ...], Fraction],
-               unbounded: list[tuple[int, ...]], listed: set[tuple[int, ...]]
-               ) -> dict[str, Any]:
-    """What a sink-map certificate proves, as canonical data."""
+               unbounded: list[tuple[int, ...]], listed: set[tuple[int, ...]],
+               amap: str = "softmax") -> dict[str, Any]:
+    """What a sink-map certificate proves, as canonical data (for a slot map also its
+    ``measure``; a softmax statement is unchanged by the optional ``claim.map``)."""
     values = inst.base.statement()["values"]
     family: Any = ("S_T" if inst.family == "S_T" else
                    {"listed_prefixes": sorted(list(x) for x in listed)})
+    measure = {} if amap == "softmax" else {"measure": "null mass (slot plus BOS)"}
     return {"kind": "sinkmap-socp", "theorem": "Theorem 6 (logit sharing)",
             "instance": inst.base.statement(), "eps": format_rational(inst.eps),
             "family": family,
-            "model_class": {"attention": "softmax", "heads": 1, "values": values,
+            "model_class": {"attention": amap, "heads": 1, "values": values,
                             "positions": "any", "value_features": "token"},
+            **measure,
             "hypothesis": ("error <= eps at every position of every sequence of the family"
                            if inst.family == "S_T" else
                            "error <= eps at the last position of every listed prefix"),
@@ -363,7 +393,8 @@ def _statement(inst: Instance, proved: dict[tuple[int, ...], Fraction],
 
 
 def _verdict(inst: Instance, claim: dict[str, Any], proved: dict[tuple[int, ...], Fraction],
-             unbounded: list[tuple[int, ...]], listed: set[tuple[int, ...]]) -> Verdict:
+             unbounded: list[tuple[int, ...]], listed: set[tuple[int, ...]],
+             amap: str = "softmax") -> Verdict:
     n_bounds = need_int(claim, "bounds", "claim", minimum=0)
     n_rays = need_int(claim, "no_bound", "claim", minimum=0)
     if n_bounds != len(proved):
@@ -376,9 +407,14 @@ def _verdict(inst: Instance, claim: dict[str, Any], proved: dict[tuple[int, ...]
                   f"{inst.triggers} trigger)" if inst.family == "S_T"
                   else f"error <= {format_rational(inst.eps)} at each listed prefix")
     lowest = min(proved.values()) if proved else None
+    if amap == "softmax":
+        model, mass = "softmax model", "BOS mass"
+    else:
+        model = f"{amap} model ({SLOT_MAPS[amap]})"
+        mass = "null mass (the slot's weight plus BOS's)"
     statement = (f"[{inst.base.describe()}] "
-                 f"every single-head softmax model with the stated values, any score function "
-                 f"s(x_t,t,x_j,j), and {hypothesis} has BOS mass >= the stated bound at the last "
+                 f"every single-head {model} with the stated values, any score function "
+                 f"s(x_t,t,x_j,j), and {hypothesis} has {mass} >= the stated bound at the last "
                  f"position of each of {len(proved)} prefixes"
                  + (f" (lowest {show(lowest)})" if lowest is not None else "")
                  + (f"; at {len(unbounded)} prefixes logit sharing forces no sink (verified rays)"
@@ -387,4 +423,4 @@ def _verdict(inst: Instance, claim: dict[str, Any], proved: dict[tuple[int, ...]
     if lowest is not None:
         details["lowest_bound"] = format_rational(lowest)
     return Verdict(ok=True, kind="sinkmap-socp", claim=statement, details=details,
-                   statement=_statement(inst, proved, unbounded, listed))
+                   statement=_statement(inst, proved, unbounded, listed, amap))

@@ -112,6 +112,10 @@ def _instance_and_class(claim: Claim, statement: dict[str, Any]
     task's (the scores it covers are functions of that scheme's features), and the content
     is compared as for ``U_fix``."""
     if statement["kind"] not in ("bnb-learned-values", "bnb-heads"):
+        attention = statement.get("model_class", {}).get("attention", "softmax")
+        if statement["kind"] == "sinkmap-socp" and attention != "softmax":
+            raise NotImplied(f"the certificate's bounds are on the {attention} null mass, "
+                             f"not a softmax head's BOS mass")
         return statement["instance"], THEOREM3_CLASS
     instance, stated = dict(statement["instance"]), statement["model_class"]
     if instance.pop("positions") != claim.task.positions or \

@@ -29,7 +29,8 @@ refuted only when ``ε_w <= ε`` and ``m_w <`` the claimed threshold, as rationa
 Before a route that enumerates the family (certificates, search) the work is estimated
 and refused beyond ``max_work``; the engine runs for at most the claim's time budget
 (and the search then has its own budget) (:class:`~sinkproof.errors.WorkLimitError`).  Ctrl-C
-during a check returns :class:`Open` marked ``interrupted`` with what was found so far.
+during a check returns :class:`Open` marked ``interrupted`` with what was found so far
+(``so_far``: the engine's bounds certified before the signal, or the sink map's progress).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import SinkproofError, check_work
+from ..errors import Interrupted, SinkproofError, check_work
 from .certified import NotImplied, certify_claim, prove_by_certificate
 from .engine import certify_by_engine
 from .outcome import Open, Outcome, Proved, Refuted
@@ -125,8 +126,9 @@ def check(
         if refuted is not None:
             return refuted
         return _refute_by_search(claim, bound_at, witness, reasons, progress)
-    except KeyboardInterrupt:
-        return Open(claim, reasons=tuple(reasons), interrupted=True,
+    except KeyboardInterrupt as exc:  # an Interrupted route says how far it got
+        so_far = exc.progress if isinstance(exc, Interrupted) else ""
+        return Open(claim, reasons=tuple(reasons), interrupted=True, so_far=so_far,
                     spent={"seconds": round(time.perf_counter() - start, 2)})
 
 

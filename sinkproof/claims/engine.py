@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..bnb import BnbResult, HeadsResult, prove
+from ..errors import Interrupted
 from ..modelclass import ModelClass
 from ..task import TRIG
 from .schema import Claim
@@ -71,8 +72,10 @@ def engine_targets(claim: Claim) -> tuple[list[tuple[int, ...]], str | None]:
 def certify_by_engine(claim: Claim, path: Path, budget: float,
                       progress: bool | None = None) -> EngineRun:
     """Run the engine on ``claim`` for at most ``budget`` seconds; save its certificate at
-    ``path`` when it proved the claimed bound.  A tree stopped by Ctrl-C re-raises
-    :class:`KeyboardInterrupt` (the check then answers Open, interrupted)."""
+    ``path`` when it proved the claimed bound.  Ctrl-C raises
+    :class:`~sinkproof.errors.Interrupted` whose ``partial`` is the engine's result so far
+    and whose ``progress`` is :func:`best_so_far` (the check then answers Open,
+    interrupted, with it)."""
     targets, why_not = engine_targets(claim)
     if why_not is not None:
         return EngineRun(None, None, f"not applicable: {why_not}")
@@ -83,7 +86,7 @@ def certify_by_engine(claim: Claim, path: Path, budget: float,
                    max_nodes=MAX_NODES, time_limit=budget, budget=budget,
                    progress=progress, some=claim.conclusion.positions == "some", heads=heads)
     if result.interrupted:
-        raise KeyboardInterrupt
+        raise Interrupted(result, best_so_far(result, len(targets)))
     if isinstance(result, HeadsResult):
         note = (f"{heads} heads, {len(targets)} targets, {result.solves} dual solves in "
                 f"{result.rounds} round(s), {result.seconds:.2f} s, {values} values, bounds "
@@ -99,3 +102,21 @@ def certify_by_engine(claim: Claim, path: Path, budget: float,
                          f"{budget:g} s ({note})")
     path.parent.mkdir(parents=True, exist_ok=True)
     return EngineRun(result.save(path), result, note)
+
+
+def best_so_far(result: BnbResult | HeadsResult, wanted: int) -> str:
+    """What the engine had certified when Ctrl-C stopped it, in one line: the targets whose
+    bound is exact (every leaf of its tree checked in rationals; with several heads, a
+    bound in every head), the least and the largest of those bounds, and how many of the
+    ``wanted`` targets have none.  Nothing here is a proof of the claim."""
+    done = [(t.target, t.certified) for t in result.targets if t.certified is not None]
+    where = "in every head " if isinstance(result, HeadsResult) else ""
+    if not done:
+        return (f"engine interrupted: no bound certified yet (0 of {wanted} targets, "
+                f"{result.seconds:.1f} s)")
+    bounds = [b for _, b in done]
+    listed = ", ".join(f"{tuple(t)} >= {float(b):.6g}" for t, b in done[:4])
+    more = f", {len(done) - 4} more" if len(done) > 4 else ""
+    return (f"engine interrupted: BOS mass {where}certified exactly at {len(done)} of "
+            f"{wanted} targets ({listed}{more}); least {float(min(bounds)):.6g}, largest "
+            f"{float(max(bounds)):.6g}; {wanted - len(done)} targets without a bound")

@@ -140,7 +140,8 @@ class Open(_Text):
     ``frontier``: the best (error, BOS mass) trade-offs the search reached, as pairs;
     ``spent``: what was spent (seconds, restarts); ``reasons``: why each proof route
     did not apply; ``interrupted``: the check was stopped (Ctrl-C) before it finished,
-    and this is what it had found (exit status 130).
+    and this is what it had found (exit status 130); ``so_far``: what the route that was
+    running had settled (the engine's exactly certified bounds), empty if nothing.
     """
 
     claim: Claim
@@ -148,6 +149,7 @@ class Open(_Text):
     spent: dict[str, float] = field(default_factory=dict)
     reasons: tuple[str, ...] = ()
     interrupted: bool = False
+    so_far: str = ""
 
     @property
     def exit_code(self) -> int:  # type: ignore[override]
@@ -163,6 +165,8 @@ class Open(_Text):
         if self.interrupted:
             out.append(("interrupted", "stopped by Ctrl-C before the check finished; "
                                        "this is the partial result"))
+            if self.so_far:
+                out.append(("so far (interrupted)", self.so_far))
         if "restarts" not in self.spent:
             out.append(("search", "not run"))
         elif self.frontier:
@@ -188,7 +192,8 @@ class Open(_Text):
     def to_dict(self) -> dict[str, Any]:
         return dict(status="open", claim=self.claim.to_dict(),
                     frontier=[list(p) for p in self.frontier], spent=dict(self.spent),
-                    reasons=list(self.reasons), interrupted=self.interrupted)
+                    reasons=list(self.reasons), interrupted=self.interrupted,
+                    so_far=self.so_far)
 
 
 Outcome = Proved | Refuted | Open

@@ -55,7 +55,7 @@ from ..constructions import (
     position_free_error_bound,
 )
 from ..convex.paperfamily import paper_family_certificate
-from ..errors import check_work
+from ..errors import Interrupted, check_work
 from ..search.paper import paper_search
 from ..stack import StackModel, paper_model
 from ..stackeval import evaluate_stack
@@ -90,8 +90,9 @@ def check_paper(claim: PaperClaim, *, certificate: str | Path | None = None,
         if not search:
             return Open(claim, reasons=tuple(reasons), spent={"seconds": 0.0})
         return _refute(claim, _witness_path(claim, witness), reasons)
-    except KeyboardInterrupt:
-        return Open(claim, reasons=tuple(reasons), interrupted=True,
+    except KeyboardInterrupt as exc:  # the engine says what it had certified
+        so_far = exc.progress if isinstance(exc, Interrupted) else ""
+        return Open(claim, reasons=tuple(reasons), interrupted=True, so_far=so_far,
                     spent={"seconds": round(time.perf_counter() - start, 2)})
 
 
@@ -177,6 +178,9 @@ def _implied(claim: PaperClaim, verdict: Any) -> Fraction | str:
     if verdict.kind != "paper-hull-family":
         return f"a {verdict.kind} certificate proves nothing about a paper claim"
     st = verdict.statement
+    if not _class_covered(claim.model_class, st.get("model_class")):
+        return (f"it covers one normalised-attention head with fixed values "
+                f"(W_O W_V = I - e_0 e_0^T), not {claim.model_class}")
     if not claim.same_instance(st["instance"]):
         return "its instance (n, L, content vectors) is not the claim's"
     if Fraction(st["eps"]) < claim.hypothesis.max_error:
@@ -185,6 +189,17 @@ def _implied(claim: PaperClaim, verdict: Any) -> Fraction | str:
     if bound < claim.conclusion.min_bos_mass:
         return f"its bound {float(bound):.6g} < b = {float(claim.conclusion.min_bos_mass):.6g}"
     return bound
+
+
+def _class_covered(mc: Any, stated: Any) -> bool:
+    """Whether every model of the claim's class ``mc`` is in the class a verified
+    ``paper-hull-family`` statement names: one layer of one normalised-attention head
+    (weights on the simplex: not ``relu_length``, a sink logit or a gate, whose weights
+    need not sum to 1) whose values are the tokens without their BOS coordinate."""
+    return (isinstance(stated, dict) and stated.get("attention") == "normalised"
+            and MAPS[mc.kind].properties.on_simplex and (mc.heads, mc.layers) == (1, 1)
+            and (stated.get("heads"), stated.get("layers")) == (1, 1)
+            and mc.values == "fixed" and "I - e_0 e_0^T" in str(stated.get("values")))
 
 
 # ---------------------------------------------------------------- refutations

@@ -21,7 +21,8 @@ from typing import Any
 from .. import checker
 from ..bnb.paper import paper_targets, prove_paper
 from ..checker.paperwitness import n_prefixes
-from ..errors import CertificateError, SinkproofError, check_work
+from ..errors import CertificateError, Interrupted, SinkproofError, check_work
+from .engine import best_so_far
 from .outcome import Proved
 from .paperclaim import PaperClaim
 
@@ -42,7 +43,9 @@ def applies(claim: PaperClaim) -> str | None:
 
 def prove_by_engine(claim: PaperClaim, out: Path, reasons: list[str],
                     progress: bool | None = None) -> Proved | None:
-    """Run the engine within the claim's budget; ``Proved`` only by the verified file."""
+    """Run the engine within the claim's budget (its trees and their exact certification
+    together; a tree the budget leaves uncertified proves nothing); ``Proved`` only by the
+    verified file."""
     why = applies(claim)
     if why is not None:
         reasons.append(f"engine (branch and bound): not applicable: {why}")
@@ -59,13 +62,14 @@ def prove_by_engine(claim: PaperClaim, out: Path, reasons: list[str],
     except (SinkproofError, ValueError) as exc:
         reasons.append(f"engine: failed ({str(exc).splitlines()[0]})")
         return None
-    if result.interrupted:
-        raise KeyboardInterrupt
+    if result.interrupted:  # what it certified before Ctrl-C, for the interrupted answer
+        raise Interrupted(result, best_so_far(result, len(paper_targets(task))))
     note = (f"{len(result.targets)} target tree(s), {result.nodes} nodes, "
             f"{result.seconds:.2f} s, learned values (free per token), no norm bound assumed")
     if result.status != "proved" or result.certificate is None:
+        spent = "".join(f"; {why}" for why in result.skipped)
         reasons.append(f"engine (branch and bound): no proof within {MAX_NODES} nodes per "
-                       f"target and {budget:g} s ({note})")
+                       f"target and {budget:g} s ({note}{spent})")
         return None
     out.parent.mkdir(parents=True, exist_ok=True)
     return proved_by_file(claim, result.save(out), implied_bound, "bnb",

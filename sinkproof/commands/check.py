@@ -28,7 +28,8 @@ from ..cli_common import (
 JSON_KEYS = {
     "status": "proved, refuted or open; the other keys depend on it: proved: by, bound, "
               "detail, certificate; refuted: error, witness, violations, detail; open: "
-              "frontier, spent, reasons, interrupted",
+              "frontier, spent, reasons, interrupted, so_far (what the interrupted route had "
+              "settled, e.g. the engine's exactly certified bounds)",
     "claim": "the claim as read (exact numbers as text)",
 }
 

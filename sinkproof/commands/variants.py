@@ -10,12 +10,21 @@ from ..cli_common import (
     add_setting_option,
     count,
     emit_json,
+    param_arg,
     require_setting_arg,
     reserve_stdio,
 )
-from ..errors import EXIT_INTERRUPTED, EXIT_OK, Interrupted
+from ..errors import EXIT_INTERRUPTED, EXIT_OK, Interrupted, check_work
 from ..variants.questions import QUESTIONS
 from . import COMMANDS
+
+MAX_TABLE_WORK = 1_000_000
+"""Default limit on the table's position evaluations (the family's positions, once for the
+hull certificate and once per construction level and witness file of every map); the
+default table is about 19 thousand, ``--quick`` about 1 thousand."""
+MAX_TRAINED_WORK = 200_000_000
+"""Default limit on ``--trained``'s token-steps (every run's training steps x batch x
+length plus its evaluation sequences x length); the default is about 86 million."""
 
 _SHORT = {"bos_sink_necessary": "BOS sink?", "null_sink_necessary": "null sink?",
           "exact_solution_at_finite_norm": "exact at finite norm?",
@@ -59,6 +68,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "minutes: --quick trains briefly)")
     p.add_argument("--processes", type=count(1), default=1, metavar="N",
                    help="worker processes for --trained (default 1)")
+    p.add_argument("--max-work", type=param_arg("max_work"), default=None, metavar="N",
+                   dest="max_work",
+                   help=f"refuse to start beyond N position evaluations (the table; default "
+                        f"{MAX_TABLE_WORK:,}) or N token-steps (--trained; default "
+                        f"{MAX_TRAINED_WORK:,}); the estimate is made before any work")
     add_setting_option(p, "variants")
     p.set_defaults(func=run)
 
@@ -89,12 +103,55 @@ def _render(table: object, full: bool) -> str:
     return "\n".join(lines)
 
 
+def table_work(quick: bool, maps: tuple[str, ...] | None = None,
+               setting: str = "trigger") -> int:
+    """Upper bound on the position evaluations of the table (or ``--sandwich``) over
+    ``maps`` (default all): the family's positions (every sequence at every position,
+    BOS included) times one hull certificate plus, per map, its construction levels and
+    at most two witness files (the paper's setting: at most two levels per map)."""
+    from ..attention import MAPS
+    from ..variants.table import _levels, default_task
+
+    names = maps or tuple(MAPS)
+    if setting == "paper":
+        from ..checker.paperwitness import n_prefixes
+        from ..variants.paper import default_paper_task
+
+        paper = default_paper_task(quick)
+        return (n_prefixes(paper.m, paper.L) + 1) * (1 + 4 * len(names))
+    task = default_task(quick)
+    positions = task.n_sequences * (task.T + 1)
+    return positions * (1 + sum(len(_levels(m)) + 2 for m in names))
+
+
+def trained_work(quick: bool, maps: tuple[str, ...] | None = None) -> int:
+    """Upper bound on the token-steps of ``--trained`` over ``maps`` (default all): per run,
+    training steps x batch x length plus the evaluation sequences x length; runs are
+    settings x maps x head counts x seeds."""
+    from ..attention import MAPS
+    from ..variants import trained as tr
+
+    ours = tr.QUICK_OURS if quick else tr.OURS
+    paper = tr.QUICK_PAPER if quick else tr.PAPER
+    per_map = len(tr.HEADS) * len(tr.SEEDS) * (
+        ours.steps * ours.batch_size * ours.T + (ours.n_heldout + ours.n_train) * ours.T
+        + paper.max_steps * paper.batch * paper.L + paper.n_eval * paper.L)
+    return per_map * len(maps or tuple(MAPS))
+
+
 def run(args: argparse.Namespace) -> int:
     setting = require_setting_arg(args, "variants")
     from ..variants import build_table
     from ..variants.table import default_task
 
     quiet = reserve_stdio(args, outputs=("json",))
+    maps = (args.map,) if args.map else None
+    if args.trained:
+        check_work("token-steps of training", trained_work(args.quick, maps),
+                   MAX_TRAINED_WORK if args.max_work is None else args.max_work)
+    else:
+        check_work("position evaluations", table_work(args.quick, maps, setting),
+                   MAX_TABLE_WORK if args.max_work is None else args.max_work)
     if setting == "paper" and args.sandwich:
         raise ValueError("--sandwich is our setting's norm price; in the paper's setting each "
                          "norm_grows_as_error_shrinks cell states its sandwich")

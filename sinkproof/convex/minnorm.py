@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..numerics import stable_norm
-from .interruptible import solver_for
+from . import interruptible
 
 SOLVER = "CLARABEL"
 
@@ -68,7 +68,7 @@ def min_norm_points(point_sets: Sequence[np.ndarray], solver: str = SOLVER) -> l
     # Σ_i ||z_i|| (not squared: a second-order cone keeps small distances accurate)
     norms = cp.norm(cp.reshape(z, (len(sets), p), order="C"), 2, axis=1)
     problem = cp.Problem(cp.Minimize(cp.sum(norms)), [link, sums @ lam == 1])
-    problem.solve(solver=solver_for(solver))
+    interruptible.solve(problem, solver)
     if problem.status not in ("optimal", "optimal_inaccurate") or lam.value is None:
         raise RuntimeError(f"min-norm QP failed: solver status {problem.status}")
     zs = np.asarray(z.value).reshape(len(sets), p)

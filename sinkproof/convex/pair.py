@@ -22,7 +22,7 @@ import numpy as np
 from .._validate import as_real_array
 from ..checker.exact import dot, norm_sq
 from ..task import TriggerTask
-from .interruptible import solver_for
+from . import interruptible
 from .minnorm import SOLVER, min_norm_point
 from .rational import exact_vector, floor_to, integer_direction, sqrt_upper
 from .values import check_eps, value_table
@@ -110,7 +110,7 @@ def _normalised(V: np.ndarray, y: np.ndarray, eps: Fraction) -> NormalisedSide:
     a = cp.Variable(len(V), nonneg=True)
     soc = cp.SOC(cp.Constant(float(eps)), V.T @ a - y)
     problem = cp.Problem(cp.Minimize(a[0]), [cp.sum(a) == 1, soc])
-    problem.solve(solver=solver_for(SOLVER))
+    interruptible.solve(problem, SOLVER)
     if problem.status in ("optimal", "optimal_inaccurate"):
         direction = -np.asarray(soc.dual_value[1], dtype=float).ravel()
         for cand in (direction, -direction):
@@ -151,7 +151,7 @@ def _relaxed(V: np.ndarray, y: np.ndarray, eps: Fraction) -> RelaxedSide:
     yx = exact_vector(y)
     a = cp.Variable(len(V) - 1, nonneg=True)
     problem = cp.Problem(cp.Minimize(cp.sum_squares(V[1:].T @ a - y)))
-    problem.solve(solver=solver_for(SOLVER))
+    interruptible.solve(problem, SOLVER)
     if a.value is not None:
         raw = np.clip(np.asarray(a.value, dtype=float), 0.0, None)
         best = None
@@ -166,7 +166,7 @@ def _relaxed(V: np.ndarray, y: np.ndarray, eps: Fraction) -> RelaxedSide:
             return RelaxedSide("optimal", 0.0, *best)
     b = cp.Variable(len(V), nonneg=True)
     problem = cp.Problem(cp.Minimize(b[0]), [cp.SOC(cp.Constant(float(eps)), V.T @ b - y)])
-    problem.solve(solver=solver_for(SOLVER))
+    interruptible.solve(problem, SOLVER)
     if problem.value is None or not np.isfinite(problem.value):
         return RelaxedSide("infeasible", float("nan"), None, None)
     return RelaxedSide("optimal", float(problem.value), None, None)

@@ -165,17 +165,23 @@ def transport_ray(ray: dict[str, Any], positions: list[int], images: dict[int, i
 
 
 def envelope(instance: dict[str, Any], certificates: list[dict], derived: list[dict],
-             rays: list[dict], statement: str) -> dict[str, Any]:
-    """The full certificate file (the checker rebuilds the statement it verifies)."""
+             rays: list[dict], statement: str, map_kind: str = "softmax") -> dict[str, Any]:
+    """The full certificate file (the checker rebuilds the statement it verifies);
+    ``map_kind`` other than softmax (a slot map) is written as ``claim.map``, so the
+    checker reads the bounds on that map's null mass."""
     strip = ("proved", "stated")
+    claim: dict[str, Any] = {
+        "statement": statement,
+        "bounds": len({tuple(c["target"]) for c in (*certificates, *derived)}),
+        "no_bound": len(rays)}
+    if map_kind != "softmax":
+        claim["map"] = map_kind
     return {
         "format": FORMAT,
         "version": VERSION,
         "kind": "sinkmap-socp",
         "instance": instance,
-        "claim": {"statement": statement,
-                  "bounds": len({tuple(c["target"]) for c in (*certificates, *derived)}),
-                  "no_bound": len(rays)},
+        "claim": claim,
         "data": {"certificates": [{k: v for k, v in c.items() if k not in strip}
                                   for c in certificates],
                  "derived": derived,

@@ -11,7 +11,11 @@ which is Clarabel's ``min qᵀx s.t. Gx + s = h, s in K``.  Only ``h`` depends o
 ``a*`` and the margin ``η``, so ``G``, ``q`` and the cones are built once per block and
 every target costs one solve -- no modelling layer compiles anything.  The multipliers of
 the first ``n`` rows are the primal shared variables ``u``.  A Ctrl-C stops the solve at
-its next iteration (:func:`sinkproof.interrupts.deferred`) and raises ``KeyboardInterrupt``.
+its next iteration (:func:`sinkproof.interrupts.deferred`) and raises ``KeyboardInterrupt``;
+a program of at least :data:`HELPER_ROWS` cone rows, whose set-up (before the first
+iteration) alone can take a second, is solved in a helper thread
+(:func:`sinkproof.interrupts.abandonable`), so that Ctrl-C is answered during its set-up
+too.
 """
 
 from __future__ import annotations
@@ -31,6 +35,10 @@ SETTINGS = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10}
 """Duality-gap tolerances of the direct solve: Clarabel's defaults (1e-8) stop ~2e-8 short
 of the optimal bound on this unscaled form (through CVXPY they stopped closer); these keep
 every bound at least as tight as the CVXPY path's on the reference instances."""
+HELPER_ROWS = 2048
+"""Programs with this many cone rows or more are solved in a helper thread: their set-up
+takes tens of milliseconds to seconds (``benchmarks/bench_ctrl_c.py``); smaller ones solve
+in the calling thread, where starting a thread would cost more than their set-up."""
 
 
 def _stop_requested(info: object) -> bool:
@@ -69,11 +77,18 @@ class ConicDual:
         for key, value in {**SETTINGS, **(settings or {})}.items():
             setattr(opts, key, value)
         h = np.concatenate([rhs, np.zeros(self.m * (self.p + 1))])
-        try:
+
+        def run() -> object:
             solver = clarabel.DefaultSolver(self.P, self.q, self.G, h, self.cones, opts)
             solver.set_termination_callback(_stop_requested)  # Ctrl-C between iterations
-            with interrupts.deferred():
-                sol = solver.solve()
+            return solver.solve()
+
+        try:
+            if self.G.shape[0] >= HELPER_ROWS:  # set-up included: Ctrl-C answered at once
+                sol = interrupts.abandonable(run)
+            else:
+                with interrupts.deferred():
+                    sol = run()
         except BaseException as exc:  # a Rust panic surfaces as PanicException(BaseException)
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise

@@ -451,7 +451,7 @@ def sink_map(
         f"slot merged into BOS)")
     statement = (f"Theorem 6 sink map: eps={eps_q}, {head}, values "
                  f"{'U_fix' if table.fixed else 'U'}, any score function")
-    cert = envelope(inst_d, certificates, derived, rays, statement)
+    cert = envelope(inst_d, certificates, derived, rays, statement, kind)
     return SinkMap(task=task, eps=eps_q, U=U, entries=entries, certificate=cert,
                    subfamily=subfamily, radius=radius, family="S_T" if symmetric else "listed",
                    kind=kind)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
-from ..convex.interruptible import solver_for
+from ..convex import interruptible
 from .blocks import Block
 from .conic import ConicDual
 
@@ -81,7 +81,7 @@ class CvxpyDual:
         """``(status, value, w, z (m, p), u)`` with CVXPY's status names."""
         self.target.value, self.margin.value = target, margin
         try:
-            self.problem.solve(solver=solver_for(solver))
+            interruptible.solve(self.problem, solver)
         except cp.error.SolverError:
             return cp.SOLVER_ERROR, np.nan, None, None, None
         status = self.problem.status
@@ -150,7 +150,7 @@ class BlockSolver:
         prob = cp.Problem(cp.Maximize(target @ d),
                           [cp.SOC(block.eps * (block.A @ d), res, axis=0), cp.sum(d) <= 1])
         try:
-            prob.solve(solver=solver_for(self.solver))
+            interruptible.solve(prob, self.solver)
         except cp.error.SolverError:
             return None
         if prob.status != cp.OPTIMAL or prob.value is None or prob.value < 1e-6:
