@@ -18,7 +18,9 @@ from sinkproof.checker.paperhull import paper_values
 from sinkproof.cli import main
 from sinkproof.constructions import paper_sink_solution
 from sinkproof.errors import InputError, WorkLimitError
+from sinkproof.sinkmap import SinkMap
 from sinkproof.sinkmap.paper import (
+    PaperSinkMap,
     paper_prefix_count,
     paper_sink_map,
     paper_target_count,
@@ -63,6 +65,18 @@ def test_bounds_are_the_verified_family_certificates_entries(tmp_path, capsys):
         truth = 1 - 0.1 / _hull_distance([[float(x) for x in p] for p in pts])
         assert Fraction(e["exact"]) <= truth + 1e-9 and abs(e["bound"] - truth) < 1e-6
     assert verify(data["certificate"]).ok
+
+
+def test_a_saved_map_loads_back_as_a_paper_map(tmp_path):
+    smap = paper_sink_map(TASK, "1/10")
+    smap.save(tmp_path / "m.json")
+    back = PaperSinkMap.load(tmp_path / "m.json")
+    assert isinstance(back, PaperSinkMap) and back.task == TASK and back.values == "fixed"
+    assert {k: e.exact for k, e in back.entries.items()} == \
+           {k: e.exact for k, e in smap.entries.items()}
+    assert repr(back) == repr(smap) and back.verify().ok
+    with pytest.raises(ValueError, match="PaperSinkMap.load"):
+        SinkMap.load(tmp_path / "m.json")
 
 
 def test_sparsemax_and_entmax_share_the_hull_bound():

@@ -27,7 +27,8 @@ from ..cli_common import (
 from ..errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_OPEN, SINK_MAP_MAX_WORK, check_work
 from . import COMMANDS
 
-JSON_KEYS = {"kind": "'sinkmap' (SinkMap.load reads the object back); 'sinkmap-kinds' with "
+JSON_KEYS = {"kind": "'sinkmap' (SinkMap.load reads the object back; with --setting paper "
+                     "sinkproof.sinkmap.paper.PaperSinkMap.load); 'sinkmap-kinds' with "
                      "--kind all",
              "map": "the attention map (--kind) whose sink measure is bounded",
              "task": "the task instance", "eps": "the error bound, exactly",

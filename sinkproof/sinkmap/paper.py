@@ -114,6 +114,14 @@ class PaperSinkMap(SinkMap):
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "values": self.values}
 
+    @classmethod
+    def _from_parts(cls, d: dict[str, Any], entries: dict[tuple[int, ...], Entry]
+                    ) -> PaperSinkMap:
+        return cls(task=PaperTask.from_description(d["task"]), eps=Fraction(d["eps"]), U=None,
+                   entries=entries, certificate=d["certificate"], subfamily=d["subfamily"],
+                   radius=d["radius"], family=d["family"], kind=d.get("map", "softmax"),
+                   values=d["values"])
+
 
 def _entries_fixed(task: PaperTask, eps: Fraction) -> tuple[dict[tuple[int, ...], Entry],
                                                            dict[str, Any]]:

@@ -279,7 +279,16 @@ class SinkMap(Tabular):
             raise ValueError(f"{path}: not a sink-map JSON file: {exc}") from None
         if not isinstance(d, dict) or d.get("kind") != "sinkmap":
             raise ValueError(f"{path}: not a sink-map file (kind != 'sinkmap')")
+        if isinstance(d.get("task"), dict) and d["task"].get("setting") == "paper" \
+                and cls is SinkMap:
+            raise ValueError(f"{path}: a paper-setting sink map: read it with "
+                             "sinkproof.sinkmap.paper.PaperSinkMap.load")
         entries = {tuple(e["prefix"]): Entry.from_dict(e) for e in d["entries"]}
+        return cls._from_parts(d, entries)
+
+    @classmethod
+    def _from_parts(cls, d: dict[str, Any], entries: dict[tuple[int, ...], Entry]) -> SinkMap:
+        """The map of a :meth:`save` file's object ``d`` with its ``entries`` read."""
         return cls(task=TriggerTask.from_description(d["task"]), eps=Fraction(d["eps"]),
                    U=(None if d["values"] in (None, "learned")
                       else np.array(d["values"], dtype=float)),
