@@ -11,14 +11,11 @@ both measured in this run:
    :func:`sinkproof.executor.shared_processes`), cold (the first call: the workers' start-up
    and JAX compilation) and warm (the same call again: pools persist in a process);
    the best error must be identical (same seed, same result) and the ratio of the
-   wall-clock times is the parallel speed-up.  Then the same restarts in a pool of
-   1 worker against N (both warm): how restarts scale with processes when each
-   computes on one thread (the goal: >= 1.7x for 2 on 2 cores).  Next to each wall
+   wall-clock times is the parallel speed-up of ``search`` itself.  Next to each wall
    time: the CPU seconds per restart of the processes that computed (this process for
-   1, JAX's threads included; the workers' from /proc otherwise), which a loaded
-   machine changes far less than wall time: equal CPU per restart means the processes
-   do not fight, and a wall ratio below the process count means the machine had no
-   idle core to give;
+   1, JAX's threads included; the workers' from /proc otherwise).  Why that ratio is
+   what it is (the machine's ceiling, threads, the straggler tail, the parent's work),
+   1 one-thread worker against N: ``benchmarks/bench_restarts.py``;
 2. fixed wall-clock budget (``--budget`` seconds each): restarts that finished
    within it, restarts per second, and the best error they reached.
 
@@ -73,25 +70,20 @@ def run(settings: SearchSettings, restarts: int, processes: int) -> tuple[float,
     return wall, _cpu(processes) - cpu, done
 
 
-def run_workers(settings: SearchSettings, restarts: int, processes: int,
-                ) -> tuple[float, float, list]:
-    """The restarts in a pool of ``processes`` single-threaded workers (also for 1)."""
-    ex = shared_processes(processes)
-    start, cpu = time.perf_counter(), _cpu_of(ex.pids())
-    with closing(_outcomes(settings, restarts, processes, ex)) as it:
-        done = [o for o in it if o is not None and not o.cut]
-    return time.perf_counter() - start, _cpu_of(ex.pids()) - cpu, done
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def instance_arguments(parser: argparse.ArgumentParser) -> None:
+    """The canonical search instance's options (shared with ``bench_restarts.py``)."""
     parser.add_argument("--p", type=int, default=2)
     parser.add_argument("--T", type=int, default=6)
     parser.add_argument("--eps", type=float, default=1e-3)
     parser.add_argument("--restarts", type=int, default=16)
     parser.add_argument("--maxiter", type=int, default=60)
-    parser.add_argument("--budget", type=float, default=12.0)
     parser.add_argument("--processes", type=int, default=max(2, available_cores()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    instance_arguments(parser)
+    parser.add_argument("--budget", type=float, default=12.0)
     args = parser.parse_args()
 
     task = sp.TriggerTask(p=args.p, T=args.T)
@@ -121,22 +113,6 @@ def main() -> None:
     print(f"RATIO search {args.processes} processes warm: {w1 / wn:.2f}x (vs the same seeded "
           f"restarts in 1 process, same run; CPU per restart {u1:.3f} s there, {un:.3f} s in "
           f"the workers; load {os.getloadavg()[0]:.1f})")
-
-    print("\n   the same restarts in pools of one-thread workers (1 worker vs N), warm:")
-    pools = {}
-    for procs in (1, args.processes):
-        run_workers(settings(), args.processes, procs)  # start-up and compilation
-        wall, cpu, done = run_workers(settings(), args.restarts, procs)
-        assert min(o.error for o in done) == e1
-        pools[procs] = (wall, cpu / len(done))
-        print(f"   {procs} worker(s): {wall:6.1f} s, {len(done) / wall:.3f} restarts/s, "
-              f"CPU {cpu / len(done):.3f} s per restart; load {os.getloadavg()[0]:.1f}")
-    (pw1, pu1), (pwn, pun) = pools[1], pools[args.processes]
-    print(f"   speed-up N workers / 1 worker: {pw1 / pwn:.2f}x wall; CPU per restart N/1: "
-          f"{pun / pu1:.2f}; load average now {os.getloadavg()[0]:.1f}")
-    print(f"RATIO search {args.processes} workers vs 1: {pw1 / pwn:.2f}x (vs the same "
-          f"restarts in a pool of 1 worker, same run; CPU per restart {pu1:.3f} s / "
-          f"{pun:.3f} s; load {os.getloadavg()[0]:.1f})")
 
     print(f"\n2. fixed budget: {args.budget:g} s each")
     for procs in (1, args.processes):

@@ -1,12 +1,12 @@
 """Run every benchmark in benchmarks/ with a short default and print their ratios as one table.
 
 Convention: a benchmark prints one line per ratio of the form
-``RATIO <name>: <x>x (vs <the baseline's definition>)``.  This script runs each
+``RATIO <name>: <x>x[, more figures] (vs <the baseline's definition>)``.  This script runs each
 ``bench_*.py`` (its default arguments, or the short ones in ``QUICK``) in a fresh
 interpreter, echoes its output, and ends with the table of every RATIO line.
 Benchmarks that print no RATIO line are listed as such (their output is still shown).
 
-Usage: python benchmarks/run.py [--only evaluate,sweep] [--timeout 300]
+Usage: python benchmarks/run.py [--only evaluate,sweep] [--timeout 600]
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ QUICK: dict[str, list[str]] = {
     "bench_bnb": ["--quick"],
     "bench_scaling": ["--T", "5,6,7,8"],
 }
-RATIO = re.compile(r"^RATIO (?P<name>[^:]+): (?P<ratio>\S+) \(vs (?P<base>.*)\)\s*$")
+RATIO = re.compile(r"^RATIO (?P<name>[^:]+): (?P<ratio>.+?) \(vs (?P<base>.*)\)\s*$")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="comma-separated names (bench_ prefix optional)")
-    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args(argv)
     wanted = {("bench_" + n).replace("bench_bench_", "bench_") for n in args.only.split(",") if n}
     env = dict(os.environ, PYTHONPATH=str(HERE.parent))
@@ -47,8 +47,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             out = subprocess.run(cmd, capture_output=True, text=True, env=env,
                                  timeout=args.timeout, cwd=HERE.parent)
-        except subprocess.TimeoutExpired:
-            print(f"  timed out after {args.timeout:g} s")
+        except subprocess.TimeoutExpired as exc:
+            partial = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout
+            print(partial or "", end="")
+            print(f"  timed out after {args.timeout:g} s (raise it with --timeout)")
             silent.append(f"{path.stem} (timed out)")
             continue
         print(out.stdout, end="")

@@ -195,9 +195,11 @@ SETTINGS = ("trigger", "paper")
 
 PAPER_NOTES: dict[str, str] = {
     "sinkmap": (
-        "not: the sink map bounds one U_fix softmax head of our task; in the paper's setting "
-        "use 'sinkproof certify --setting paper' (fixed values, exact hull distances) or "
-        "'sinkproof check' on a paper claim"),
+        "--n --L --grid name the paper's task with a content grid; per non-trigger position "
+        "the least BOS weight of one head on the simplex (softmax, sparsemax, entmax15) with "
+        "fixed values, from the exact hull distances (certificate paper-hull-family), or of "
+        "one softmax head with learned values, by branch and bound (small instances; "
+        "certificate paper-bnb-learned-values)"),
     "report": (
         "not: the report evaluates our task's constructions and bounds; the paper's are in "
         "'sinkproof paper' and docs/findings.md"),

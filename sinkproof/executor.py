@@ -9,11 +9,11 @@ and return early once the caller stopped consuming its run (or pressed Ctrl-C).
 
 Worker processes limit their BLAS and XLA threads to one each, so ``n`` workers on
 ``n`` cores run ``n`` computations side by side instead of ``n`` times as many threads
-time-slicing.  They are not pinned to cores: on a machine shared with other work a
-pinned worker stays on its core however busy it is (measured slower).  They are
-forked from a clean fork server, never from the caller: forking a process whose JAX
-runtime has started threads can deadlock.  They ignore
-Ctrl-C; the parent stops them.
+time-slicing (``benchmarks/bench_restarts.py`` counts the threads that compute).  They
+are not pinned to cores: on a machine shared with other work a pinned worker stays on
+its core however busy it is (measured slower).  They are forked from a clean fork
+server, never from the caller: forking a process whose JAX runtime has started threads
+can deadlock.  They ignore Ctrl-C; the parent stops them.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import itertools
 import multiprocessing as mp
 import os
 import pickle
+import sys
 import threading
 import time
 import traceback
@@ -39,7 +40,14 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
                     "BLIS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 """Environment variables that cap the thread pools of the numerical libraries."""
 
-SINGLE_THREAD_XLA = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+SINGLE_THREAD_XLA = "--xla_cpu_multi_thread_eigen=false"
+"""XLA flag: the Eigen kernels (matrix products) of a computation run on one thread."""
+
+XLA_POOL_VARIABLE = "NPROC"
+"""Environment variable by which XLA's CPU client sizes its intra-op thread pool when its
+runtime starts (else: one thread per core).  Without it at 1, a worker's every
+computation was split over one thread per core, whatever ``XLA_FLAGS`` said: 4-5 threads
+computed in each "one-thread" worker."""
 
 PRELOAD = ["sinkproof.search.engine", "sinkproof.experiment.runner"]
 """Modules the fork server imports once, so that each worker starts without importing them."""
@@ -68,13 +76,20 @@ class JobResult:
 def limit_threads() -> None:
     """Cap BLAS/OpenMP pools at one thread and XLA at one CPU thread in this process (a
     worker's), and leave Ctrl-C to the parent, which stops the workers.  XLA reads its
-    flags when its runtime starts: call this before the first JAX computation."""
+    settings when its runtime starts: call this before the first JAX computation.
+
+    Where JAX is already imported (a pool worker: the fork server preloads it), its
+    computations also run on the calling thread instead of a dispatch thread of their
+    own, so exactly one thread computes (one hand-over fewer per evaluation)."""
     ignore_in_worker()
-    for name in THREAD_VARIABLES:
+    for name in (*THREAD_VARIABLES, XLA_POOL_VARIABLE):
         os.environ[name] = "1"
     flags = os.environ.get("XLA_FLAGS", "")
-    if "intra_op_parallelism_threads" not in flags:
+    if "xla_cpu_multi_thread_eigen" not in flags:
         os.environ["XLA_FLAGS"] = f"{flags} {SINGLE_THREAD_XLA}".strip()
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        jax.config.update("jax_cpu_enable_async_dispatch", False)
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - threadpoolctl is a dependency

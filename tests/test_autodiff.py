@@ -145,6 +145,35 @@ def _threadpools(_):
     return threadpool_info()
 
 
+def _thread_ticks() -> dict[str, int]:
+    """CPU ticks so far of each thread of this process (Linux /proc)."""
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        out[tid] = int(fields[11]) + int(fields[12])
+    return out
+
+
+def _computing_threads(_):
+    """How many threads of this process computed during ~0.3 s of XLA work, and whether
+    JAX dispatches asynchronously (a thread of its own) here."""
+    import jax
+    import jax.numpy as jnp
+
+    f = jax.jit(lambda x: jnp.exp(jnp.sin(x) * x).sum())
+    x = jnp.linspace(0.0, 1.0, 2_000_000)
+    f(x).block_until_ready()
+    before = _thread_ticks()
+    for _ in range(30):
+        f(x).block_until_ready()
+    grew = [t for t, ticks in _thread_ticks().items() if ticks - before.get(t, 0) >= 2]
+    return len(grew), jax.config.read("jax_cpu_enable_async_dispatch")
+
+
 @pytest.mark.slow  # 2-7 s of subprocesses/compiles: CI runs it
 def test_worker_processes_compute_on_one_thread_and_are_not_pinned():
     from sinkproof.executor import ProcessExecutor, core_set
@@ -154,6 +183,9 @@ def test_worker_processes_compute_on_one_thread_and_are_not_pinned():
         affinities = [r.value for r in workers.map(os.sched_getaffinity, [0, 0])]
         flags = [r.value for r in workers.map(os.getenv, ["XLA_FLAGS"] * 2)]
         pools = [r.value for r in workers.map(_threadpools, [0, 0])]
+        computing = [r.value for r in workers.map(_computing_threads, [0, 0])]
     assert all(a == cores for a in affinities)  # free to move off a busy core
-    assert all("intra_op_parallelism_threads=1" in f for f in flags)
+    assert all("--xla_cpu_multi_thread_eigen=false" in f for f in flags)
     assert all(lib["num_threads"] == 1 for libs in pools for lib in libs)
+    # XLA's own intra-op pool and dispatch thread too: one thread computes (it was 4-5)
+    assert computing == [(1, False), (1, False)]

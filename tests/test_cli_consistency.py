@@ -426,6 +426,8 @@ def test_a_sweep_setting_obeys_the_rule_of_the_option_of_its_name(setting, value
 
 
 SETTING_CASES = {
+    "sinkmap": Case(("--setting", "paper", "--eps", "1/10", "--L", "4", "--out", "{tmp}/m.json"),
+                    ("--setting", "paper", "--eps", "0.1", "--kind", "relu"), "'relu'"),
     "variants": Case(("--setting", "paper", "--quick", "--map", "relu_length", "--question",
                       "exact_solution_at_finite_norm"),
                      ("--setting", "paper", "--sandwich"), "--sandwich"),

@@ -198,7 +198,7 @@ def test_search_reports_a_frontier_and_never_claims_more():
 def test_setting_paper_is_a_one_line_error_where_it_does_not_apply(capsys):
     from sinkproof.cli import main
 
-    for command in (["sinkmap", "--eps", "0.1"], ["report"],
+    for command in (["report"],
                     ["experiment", "--smoke"], ["sweep", "nothing.toml", "--out", "x"]):
         assert main([*command, "--setting", "paper"]) == 2, command
         err = capsys.readouterr().err.strip()

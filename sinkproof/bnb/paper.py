@@ -49,7 +49,7 @@ from ..tasks.paper import PaperTask
 from .api import finish, grow_trees
 from .box import ValueBox
 from .relaxation import Relaxation, assemble
-from .result import BnbResult
+from .result import BnbResult, TargetOutcome
 
 
 def paper_prefixes(task: PaperTask) -> list[tuple[int, ...]]:
@@ -106,6 +106,21 @@ def paper_instance(task: PaperTask, eps: Fraction) -> dict[str, Any]:
             "eps": format_rational(Fraction(eps)), "family": "paper"}
 
 
+def _head(eps: Fraction) -> str:
+    return f"paper setting, one softmax head, learned values, error <= {eps}"
+
+
+def restrict_paper(result: BnbResult, outcomes: list[TargetOutcome]) -> BnbResult:
+    """``result`` (of :func:`prove_paper`) cut down to ``outcomes``, certified targets of
+    it: a ``"bounded"`` result whose certificate holds their trees only, verified by the
+    trusted checker."""
+    if not outcomes or any(o.certified is None for o in outcomes):
+        raise ValueError("restrict_paper needs certified target outcomes")
+    return finish(result.task, result.eps, "learned", None, outcomes, len(outcomes), False,
+                  result.seconds, paper_instance(result.task, result.eps), KIND,
+                  _head(result.eps))
+
+
 def prove_paper(task: PaperTask, eps: Any, *, min_bos_mass: Any = None,
                 targets: list[tuple[int, ...]] | None = None, some: bool = False,
                 max_nodes: int = 200, time_limit: float = 120.0,
@@ -142,7 +157,7 @@ def prove_paper(task: PaperTask, eps: Any, *, min_bos_mass: Any = None,
         raise ValueError("no target positions")
     start = time.perf_counter()
     rows = paper_prefixes(task)
-    head = f"paper setting, one softmax head, learned values, error <= {eps_q}"
+    head = _head(eps_q)
     try:
         outcomes = grow_trees(wanted, lambda t: paper_relaxation(task, eps_q, t, rows),
                               ValueBox.free(list(range(2 * task.m)), task.n), "learned",
@@ -156,4 +171,4 @@ def prove_paper(task: PaperTask, eps: Any, *, min_bos_mass: Any = None,
 
 
 __all__ = ["paper_classes", "paper_instance", "paper_prefixes", "paper_relaxation",
-           "paper_targets", "prove_paper"]
+           "paper_targets", "prove_paper", "restrict_paper"]

@@ -8,6 +8,7 @@ import gc
 from ..checker.maps import MAP_NAMES
 from ..cli_common import (
     add_json_option,
+    add_paper_task_options,
     add_setting_option,
     add_task_options,
     add_values_option,
@@ -15,6 +16,7 @@ from ..cli_common import (
     emit_json,
     eps_arg,
     output_path,
+    paper_task_from_args,
     param_arg,
     position_arg,
     require_matplotlib,
@@ -26,11 +28,13 @@ from ..cli_common import (
 from ..errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_OPEN, SINK_MAP_MAX_WORK, check_work
 from . import COMMANDS
 
-JSON_KEYS = {"kind": "'sinkmap' (SinkMap.load reads the object back); 'sinkmap-kinds' with "
+JSON_KEYS = {"kind": "'sinkmap' (SinkMap.load reads the object back; with --setting paper "
+                     "sinkproof.sinkmap.paper.PaperSinkMap.load); 'sinkmap-kinds' with "
                      "--kind all",
              "map": "the attention map (--kind) whose sink measure is bounded",
              "task": "the task instance", "eps": "the error bound, exactly",
-             "values": "the value matrix U ('learned' with --values learned)",
+             "values": "the value matrix U ('learned' with --values learned; 'fixed' or "
+                       "'learned' with --setting paper)",
              "subfamily": "the constraints kept ('hull', 'gate split' or 'witness' for "
                           "the maps bounded by the hull argument, by the gate split, or "
                           "shown bound-free by a witness)",
@@ -85,11 +89,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_work_option(p, SINK_MAP_MAX_WORK, "work units (cone constraints of the SOCPs solved, "
                                  "symmetry images of the targets)")
     add_setting_option(p, "sinkmap")
+    add_paper_task_options(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    require_setting_arg(args, "sinkmap")
+    if require_setting_arg(args, "sinkmap") == "paper":
+        return _run_paper(args)
     from ..sinkmap.work import estimate
 
     quiet = reserve_stdio(args, outputs=("out", "json", "plot"), inputs=("values",))
@@ -180,3 +186,40 @@ def _run_all(args: argparse.Namespace, task: object, positions: object, quiet: b
             "entries": table.to_json(),
             "certificate": {name: m.certificate for name, m in table.maps.items()}}
     return emit_json(args, data, EXIT_OK if complete else EXIT_OPEN)
+
+
+def _run_paper(args: argparse.Namespace) -> int:
+    """``--setting paper``: the paper task's sink map, fixed (hull) or learned (engine)."""
+    from ..errors import InputError
+    from ..sinkmap.paper import paper_sink_map, paper_sink_map_work
+
+    quiet = reserve_stdio(args, outputs=("out", "json"))
+    unused = [flag for flag, given in (("--at", args.at is not None),
+                                       ("--realise", args.realise),
+                                       ("--plot", args.plot is not None),
+                                       ("--kind all", args.kind == "all"),
+                                       ("--subfamily", args.subfamily != "auto"))
+              if given]
+    if unused:
+        raise InputError(f"--setting paper: {unused[0]} is for our setting's sink maps; the "
+                         "paper's map covers every non-trigger position of --n --L --grid")
+    if args.values not in ("fixed", "learned"):
+        raise InputError("--setting paper: --values takes 'fixed' or 'learned' (no model "
+                         "file)")
+    task = paper_task_from_args(args)
+    check_work("work units (token-set hull programs, or tree nodes x prefixes with learned "
+               "values) in the paper-setting sink map",
+               paper_sink_map_work(task, args.values), args.max_work)
+    result = paper_sink_map(task, args.eps, values=args.values, kind=args.kind)
+    lines = [repr(result), result.table(args.rows)]
+    if args.out:
+        if not result.certificate:
+            raise InputError("--out: no position was certified, so there is no certificate "
+                             "to write")
+        with output_path(args.out, ".json") as path:
+            result.save_certificate(path)
+        lines.append(f"certificate written to {args.out}")
+    if not quiet:
+        print("\n".join(lines))
+    complete = result.count("uncertified") == 0 and result.count("failed") == 0
+    return emit_json(args, result.to_dict(), EXIT_OK if complete else EXIT_OPEN)

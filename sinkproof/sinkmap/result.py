@@ -140,6 +140,10 @@ class SinkMap(Tabular):
             rows.append((tuple(prefix), float(Fraction(w))))
         return sorted(rows, key=lambda r: -r[1])[:n]
 
+    def show_prefix(self, key: tuple[int, ...]) -> str:
+        """A prefix as the table prints it (``TRIG`` for the trigger)."""
+        return _show(key)
+
     def count(self, status: str) -> int:
         """Number of prefixes with the given status."""
         return sum(e.status == status for e in self.entries.values())
@@ -161,8 +165,8 @@ class SinkMap(Tabular):
         """One row per target prefix: the prefix (``"TRIG"`` for the trigger), its position,
         status, certified bound (exact and float), the solver's float bound, the realised
         BOS mass and gap (after :meth:`realise`), constraints, subfamily and reason."""
-        return [dict(prefix=_show(key), position=len(key), status=e.status, bound=e.bound,
-                     exact=e.exact, float_bound=e.float_bound, realised=e.realised,
+        return [dict(prefix=self.show_prefix(key), position=len(key), status=e.status,
+                     bound=e.bound, exact=e.exact, float_bound=e.float_bound, realised=e.realised,
                      gap=e.gap, constraints=e.constraints, subfamily=e.subfamily,
                      reason=e.reason)
                 for key, e in self.entries.items()]
@@ -195,7 +199,8 @@ class SinkMap(Tabular):
         for key, e in items:
             real = "" if e.realised is None else f"{e.realised:.6f}"
             gap = "" if e.gap is None else f"{e.gap:.4f}"
-            lines.append(f"{_show(key):24s} {e.bound:9.6f}  {real:>9s}  {gap:>8s}  {e.status}"
+            lines.append(f"{self.show_prefix(key):24s} {e.bound:9.6f}  {real:>9s}  {gap:>8s}  "
+                         f"{e.status}"
                          f"{': ' + e.reason if e.reason else ''}")
         if limit is not None and len(self.entries) > limit:
             lines.append(f"... {len(self.entries) - limit} more")
@@ -240,7 +245,7 @@ class SinkMap(Tabular):
         ax.set_title(f"{self.kind}: certified {self.measure} lower bound, eps={self.eps}")
         if len(rows) <= 40:
             ax.set_yticks(np.arange(len(rows)) + 0.5)
-            ax.set_yticklabels([_show(k) for k in rows], fontsize=7)
+            ax.set_yticklabels([self.show_prefix(k) for k in rows], fontsize=7)
         ax.figure.colorbar(im, ax=ax)
         return ax
 
@@ -274,7 +279,16 @@ class SinkMap(Tabular):
             raise ValueError(f"{path}: not a sink-map JSON file: {exc}") from None
         if not isinstance(d, dict) or d.get("kind") != "sinkmap":
             raise ValueError(f"{path}: not a sink-map file (kind != 'sinkmap')")
+        if isinstance(d.get("task"), dict) and d["task"].get("setting") == "paper" \
+                and cls is SinkMap:
+            raise ValueError(f"{path}: a paper-setting sink map: read it with "
+                             "sinkproof.sinkmap.paper.PaperSinkMap.load")
         entries = {tuple(e["prefix"]): Entry.from_dict(e) for e in d["entries"]}
+        return cls._from_parts(d, entries)
+
+    @classmethod
+    def _from_parts(cls, d: dict[str, Any], entries: dict[tuple[int, ...], Entry]) -> SinkMap:
+        """The map of a :meth:`save` file's object ``d`` with its ``entries`` read."""
         return cls(task=TriggerTask.from_description(d["task"]), eps=Fraction(d["eps"]),
                    U=(None if d["values"] in (None, "learned")
                       else np.array(d["values"], dtype=float)),
