@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import importlib
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -24,9 +25,16 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 def run_script(code: str) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter (a real main thread for signal handlers)."""
+    """Run ``code`` in a fresh interpreter (a real main thread for signal handlers), with
+    SIGINT at its default disposition as under a terminal: a suite started in the
+    background by a shell without job control inherits SIGINT ignored, and Python then
+    installs no KeyboardInterrupt handler at all."""
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, env=ENV, timeout=300)
+                          text=True, env=ENV, timeout=300, preexec_fn=_default_sigint)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 # ------------------------------------------------------------ the signal is never lost
