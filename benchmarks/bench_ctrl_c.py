@@ -43,6 +43,8 @@ CASES: dict[str, list[str]] = {
     "check-heads": ["check", str(EXAMPLES / "two_heads_fixed_before_trigger.toml"), "--no-search",
                     "--budget", "60"],
     "variants": ["variants", "--trained"],
+    # the paper's training protocol (JAX compile, then the compiled loop)
+    "paper-quick": ["paper", "--quick", "--no-figures", "--out", "paper-quick"],
 }
 BLOCKS = ("block-direct", "block-scs", "block-ray")
 
