@@ -333,3 +333,13 @@ def test_the_engine_proves_nothing_where_counterexamples_exist(name):
     out = sp.check(claim, search=False)
     assert out.status == "open"
     assert any("engine (branch and bound): not applicable" in r for r in out.reasons)
+
+
+def test_an_open_answer_without_search_reports_the_time_its_routes_spent(tmp_path):
+    """With search off, ``spent`` is the routes' time (the engine's here), not a 0."""
+    from sinkproof.claims import check
+
+    outcome = check(ROOT / "examples" / "claims" / "paper_p1_one_head_too_strong.toml",
+                    search=False, budget=0.2, certificate_out=tmp_path / "c.json")
+    assert outcome.status == "open" and not (tmp_path / "c.json").exists()
+    assert outcome.spent["seconds"] >= 0.1  # the engine ran to its 0.2 s budget

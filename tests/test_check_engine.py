@@ -163,6 +163,8 @@ def test_engine_does_not_prove_the_refuted_one_head_claims(name, tmp_path):
     outcome = check(CLAIMS / f"{name}.toml", search=False, certificate_out=out)
     assert outcome.status == "open" and not out.exists()
     assert any(r.startswith("engine (branch and bound): no proof") for r in outcome.reasons)
+    # the engine ran (its tree took real time): the budget spent says so, search or not
+    assert outcome.spent["seconds"] > 0
 
 
 @pytest.mark.slow

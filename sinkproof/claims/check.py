@@ -120,7 +120,8 @@ def check(
         if proved is not None:
             return proved
         if not search:
-            return Open(claim, reasons=tuple(reasons), spent={"seconds": 0.0})
+            return Open(claim, reasons=tuple(reasons),
+                        spent={"seconds": round(time.perf_counter() - start, 2)})
         bound_at = theorem_bound(claim)
         refuted = _refute_by_constructions(claim, bound_at, witness, reasons)
         if refuted is not None:

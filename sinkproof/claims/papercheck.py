@@ -88,7 +88,8 @@ def check_paper(claim: PaperClaim, *, certificate: str | Path | None = None,
         if proved is not None:
             return proved
         if not search:
-            return Open(claim, reasons=tuple(reasons), spent={"seconds": 0.0})
+            return Open(claim, reasons=tuple(reasons),
+                        spent={"seconds": round(time.perf_counter() - start, 2)})
         return _refute(claim, _witness_path(claim, witness), reasons)
     except KeyboardInterrupt as exc:  # the engine says what it had certified
         so_far = exc.progress if isinstance(exc, Interrupted) else ""
