@@ -335,6 +335,7 @@ def test_the_engine_proves_nothing_where_counterexamples_exist(name):
     assert any("engine (branch and bound): not applicable" in r for r in out.reasons)
 
 
+@pytest.mark.slow  # the routes and a 0.2 s engine budget: CI runs it
 def test_an_open_answer_without_search_reports_the_time_its_routes_spent(tmp_path):
     """With search off, ``spent`` is the routes' time (the engine's here), not a 0."""
     from sinkproof.claims import check

@@ -80,6 +80,7 @@ def test_theorems_1_and_3_hold_on_fixed_value_models(task_model):
         _assert_holds(THEOREMS[name].instantiate(task, eps).check(model))
 
 
+@pytest.mark.slow  # 2 s of CPU; the fixed-value cross-check above stays in the default run
 @FAST
 @given(learned_value_models())
 def test_theorems_1_2_3_hold_on_learned_value_models(task_model):
