@@ -71,9 +71,12 @@ def paper_prefixes(task: PaperTask) -> list[tuple[int, ...]]:
     return out
 
 
-def paper_targets(task: PaperTask) -> list[tuple[int, ...]]:
-    """The non-trigger positions ``t >= 1`` of the family (prefixes ending in content)."""
-    return [p for p in paper_prefixes(task) if p[-1] < task.m]
+def paper_targets(task: PaperTask, prefixes: list[tuple[int, ...]] | None = None
+                  ) -> list[tuple[int, ...]]:
+    """The non-trigger positions ``t >= 1`` of the family (prefixes ending in content),
+    from ``prefixes`` (default: :func:`paper_prefixes`)."""
+    rows = paper_prefixes(task) if prefixes is None else prefixes
+    return [p for p in rows if p[-1] < task.m]
 
 
 def paper_classes(prefix: tuple[int, ...]) -> dict[tuple, int]:
@@ -145,8 +148,10 @@ def prove_paper(task: PaperTask, eps: Any, *, min_bos_mass: Any = None,
     if budget is not None and not budget > 0:
         raise ValueError(f"budget must be > 0 seconds, got {budget!r}")
     inst = paper_instance(task, eps_q)
-    wanted = paper_targets(task) if targets is None else [tuple(int(c) for c in t)
-                                                            for t in targets]
+    start = time.perf_counter()
+    rows = paper_prefixes(task)  # the family once: the programs' rows and the targets
+    wanted = paper_targets(task, rows) if targets is None else [tuple(int(c) for c in t)
+                                                                  for t in targets]
     trusted = PaperInstance(inst)
     for t in wanted:  # the checker's own family test, before any work
         trusted.prefix(list(t), "target")
@@ -155,8 +160,6 @@ def prove_paper(task: PaperTask, eps: Any, *, min_bos_mass: Any = None,
                              "non-trigger positions")
     if not wanted:
         raise ValueError("no target positions")
-    start = time.perf_counter()
-    rows = paper_prefixes(task)
     head = _head(eps_q)
     try:
         outcomes = grow_trees(wanted, lambda t: paper_relaxation(task, eps_q, t, rows),
