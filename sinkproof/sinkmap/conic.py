@@ -29,8 +29,6 @@ from .blocks import Block
 
 SOLVED = ("Solved",)
 INACCURATE = ("AlmostSolved",)
-INFEASIBLE = ("PrimalInfeasible",)
-INFEASIBLE_INACCURATE = ("AlmostPrimalInfeasible",)
 SETTINGS = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10}
 """Duality-gap tolerances of the direct solve: Clarabel's defaults (1e-8) stop ~2e-8 short
 of the optimal bound on this unscaled form (through CVXPY they stopped closer); these keep

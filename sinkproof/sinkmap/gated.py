@@ -74,11 +74,6 @@ def _terms(gates: list[Fraction], bounds: list[Fraction]) -> list[Fraction]:
             for k, b in enumerate(bounds)]
 
 
-def _users(task: TriggerTask, targets: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
-    trig = task.trig_code
-    return [tuple(TRIG if c == trig else c for c in tgt) for tgt in targets]
-
-
 def _refine(solved: dict[Fraction, SinkMap], hard: list[tuple[int, ...]],
             solve: Callable[[Fraction], SinkMap]) -> None:
     """Split the intervals that bind some target's bound and lose most to the grid (their
@@ -106,7 +101,7 @@ def gated_sink_map(task: TriggerTask, eps: Fraction, table: ValueTable,
                    targets: list[tuple[int, ...]], level_map: LevelMap) -> SinkMap:
     """Null-mass bounds of one gated softmax head at every target prefix (codes);
     ``level_map(eps_k, positions)`` is the softmax sink map at ``eps_k``."""
-    users = _users(task, targets)
+    users = [task.decode(t) for t in targets]
     fam = family_certificate(task, eps, table.U)
     hull_cert = fam.to_dict()
     by_set = {s.tokens: s for s in fam.situations}

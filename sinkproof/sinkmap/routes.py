@@ -22,17 +22,12 @@ from ..checker.schema import format_rational
 from ..convex import family_certificate
 from ..convex.values import ValueTable
 from ..errors import CertificateError
-from ..task import TRIG, TriggerTask
+from ..task import TriggerTask
 from .kinds import sink_measure
 from .result import Entry, SinkMap
 from .witness import sink_free_head, unavailable
 
 __all__ = ["hull_sink_map", "witness_sink_map"]
-
-
-def _users(task: TriggerTask, targets: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
-    trig = task.trig_code
-    return [tuple(TRIG if c == trig else c for c in tgt) for tgt in targets]
 
 
 def _result(task: TriggerTask, eps: Fraction, table: ValueTable, kind: str,
@@ -53,7 +48,7 @@ def hull_sink_map(task: TriggerTask, eps: Fraction, kind: str, table: ValueTable
                                    f"{measure.description}")
     by_set = {s.tokens: s for s in fam.situations}
     entries: dict[tuple[int, ...], Entry] = {}
-    for user in _users(task, targets):
+    for user in map(task.decode, targets):
         sit = by_set[tuple(sorted(set(user)))]
         if sit.bound is not None and sit.bound > 0:
             entries[user] = Entry("certified", float(sit.bound), sit.bound, float(sit.bound),
@@ -76,7 +71,7 @@ def witness_sink_map(task: TriggerTask, eps: Fraction, kind: str, table: ValueTa
     """"No bound" at every target, shown by a sink-free head verified by the trusted checker
     (``uncertified`` where no such head is built or it fails the check)."""
     measure = sink_measure(kind)
-    users = _users(task, targets)
+    users = [task.decode(t) for t in targets]
     if not table.fixed:
         raise ValueError(f"the {kind} sink map's witness head has fixed values: pass "
                          f"values='fixed'")
