@@ -41,7 +41,7 @@ from ..constructions import (
     position_free_error_bound,
 )
 from ..convex.certfile import envelope
-from ..tasks.paper import PaperTask
+from ..tasks.paper import BOS, PaperTask
 from .constructions import Construction
 from .verify import ErrorBound
 
@@ -51,7 +51,6 @@ __all__ = ["DEFAULT_PAPER_LEVEL", "POSITION_FREE", "PRICE_MAPS", "PaperCheck", "
            "position_free_error_bound", "verify_paper_construction"]
 
 DEFAULT_PAPER_LEVEL = PAPER_VARIANT_LEVEL
-BOS = 0
 
 
 def default_paper_task(quick: bool = False) -> PaperTask:

@@ -116,15 +116,24 @@ def _con_text(checks: list[PaperCheck], kind: str) -> str:
             "prefixes: " + "; ".join(parts))
 
 
-def _witness_verdicts(task: PaperTask, name: str, check: PaperCheck) -> tuple[Any, ...]:
+def _witness_verdicts(task: PaperTask, name: str, check: PaperCheck,
+                      seen: dict[Fraction, tuple[Any, ...]] | None = None) -> tuple[Any, ...]:
+    """The checker's verdicts on the two witness files of ``check``'s construction; ``seen``
+    keeps them by level, so that a row's two sink cells verify the same files once."""
+    if seen is not None and check.level in seen:
+        return seen[check.level]
     con = paper_construction(task, name, check.level)
     eps = max(Fraction(check.error_hi) * (1 + Fraction(1, 10**9)), Fraction(1, 10**300)) \
         if not check.zero_error else Fraction(0)
-    return tuple(checker.verify(con.witness(eps, AWAY, m)) for m in ("weight", "share"))
+    verdicts = tuple(checker.verify(con.witness(eps, AWAY, m)) for m in ("weight", "share"))
+    if seen is not None:
+        seen[check.level] = verdicts
+    return verdicts
 
 
 def _sink_cell(task: PaperTask, name: str, q: str, hull: tuple[Any, Any],
-               checks: list[PaperCheck], quick: bool) -> Cell:
+               checks: list[PaperCheck], quick: bool,
+               seen: dict[Fraction, tuple[Any, ...]] | None = None) -> Cell:
     which = _SINK[q]
     cmd = _cmd(name, q, quick)
     props = MAPS[name].properties
@@ -154,7 +163,7 @@ def _sink_cell(task: PaperTask, name: str, q: str, hull: tuple[Any, Any],
     null = "" if which == "bos" else (
         "; BOS is the only zero-valued key and the map has no slot, so the null mass is the "
         "BOS mass")
-    verdicts = _witness_verdicts(task, name, checks[-1])
+    verdicts = _witness_verdicts(task, name, checks[-1], seen)
     if all(v.ok for v in verdicts):
         return Cell("no", "witness",
                     f"{text}; at L={checks[-1].level} as two paper-witness files (error <= "
@@ -238,8 +247,9 @@ def build_paper_table(task: PaperTask | None = None, quick: bool = False,
         for name in names:
             checks = _checks(task, name)
             exact = _exact_cell(task, name, checks, quick)
+            seen: dict[Fraction, tuple[Any, ...]] = {}
             rows[name] = {
-                **{q: _sink_cell(task, name, q, hull, checks, quick) for q in _SINK},
+                **{q: _sink_cell(task, name, q, hull, checks, quick, seen) for q in _SINK},
                 "exact_solution_at_finite_norm": exact,
                 "norm_grows_as_error_shrinks": _norm_cell(task, name, checks, exact, quick)}
     except KeyboardInterrupt:
