@@ -36,6 +36,7 @@ def objective_cases(draw):
     return task, kind, A, U, where, loss, opts, rng
 
 
+@pytest.mark.slow  # 2 s of CPU; test_autodiff checks gradients on every map in the default run
 @settings(max_examples=examples(10), deadline=None)
 @given(objective_cases())
 def test_gradient_matches_central_differences(case):
