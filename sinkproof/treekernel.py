@@ -52,7 +52,7 @@ def summarise(fw: PrefixForward, null: np.ndarray) -> PrefixSummary:
 def supports_tree(model: AttentionModel) -> bool:
     """The map factorises over keys and the task enumerates its prefixes as product sets."""
     return (model.attention_map.factorisation is not None
-            and hasattr(model.task, "prefix_products"))
+            and model.task.tree_factorised)
 
 
 def _step(mode: str, state: tuple[np.ndarray, np.ndarray] | None, term: np.ndarray,

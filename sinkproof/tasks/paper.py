@@ -58,6 +58,8 @@ class PaperTask(Task):
     """
 
     setting: ClassVar[str] = "paper"
+    single_trigger: ClassVar[bool] = True
+    fixed_length: ClassVar[bool] = True
 
     n: int = 16
     L: int = 16
@@ -113,6 +115,11 @@ class PaperTask(Task):
     def D(self) -> int:
         """Input dimension: the token vector itself (no positional features), ``n``."""
         return self.n
+
+    @property
+    def residual_targets(self) -> bool:
+        """Targets of a residual model (``residual=True``)."""
+        return self.residual
 
     @property
     def out_dim(self) -> int:

@@ -161,6 +161,51 @@ class Task(ABC):
     def from_description(cls, d: dict[str, Any]) -> Task:
         """The task a :meth:`describe` output names."""
 
+    # ----------------------------------------------------------- capabilities
+    # What a layer may ask of a task instead of its ``setting`` name (see
+    # :data:`CAPABILITIES` and :func:`require`).  ``finite`` is declared above.
+    has_positions: ClassVar[bool] = False
+    """The input rows carry positional features (scores may depend on positions)."""
+    single_trigger: ClassVar[bool] = False
+    """Every sequence holds exactly one trigger (otherwise: at most one)."""
+    fixed_length: ClassVar[bool] = False
+    """Every sequence has the one length ``max_depth + 1``."""
+    tree_factorised: ClassVar[bool] = False
+    """The finite family at each depth is a union of products of token sets (the task
+    has ``prefix_products(t)``): the tree-factorised kernel applies."""
+
+    @property
+    def residual_targets(self) -> bool:
+        """The targets are those of a residual model (``y_t = x_t + ...``)."""
+        return False
+
+
+CAPABILITIES: dict[str, str] = {
+    "finite": "a finite vocabulary (token codes, exhaustive enumeration)",
+    "has_positions": "positional features in the input rows",
+    "single_trigger": "exactly one trigger in every sequence",
+    "fixed_length": "sequences of one fixed length",
+    "tree_factorised": "a product-form family (the tree-factorised kernel)",
+    "residual_targets": "the targets of a residual model",
+}
+"""Every capability a layer may ask of a task, with the words of its refusal."""
+
+
+def require(task: Any, capability: str, needed_by: str, value: bool = True) -> None:
+    """Refuse, with one clear message, a task that lacks (``value=True``) or has
+    (``value=False``) ``capability``; ``needed_by`` names what asked."""
+    if capability not in CAPABILITIES:
+        raise KeyError(f"unknown task capability {capability!r}")
+    if not isinstance(task, Task):
+        raise TypeError(f"{needed_by} needs a task, got {type(task).__name__}")
+    if bool(getattr(task, capability)) == value:
+        return
+    what = CAPABILITIES[capability]
+    need = "needs" if value else "does not apply to"
+    raise TypeError(f"{needed_by} {need} a task with {what}; "
+                    f"{type(task).__name__} (setting {task.setting!r}) "
+                    f"{'has none' if value else 'has it'}")
+
 
 
 def require_setting(task: Any, setting: str, name: str = "task") -> None:

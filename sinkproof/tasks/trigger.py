@@ -66,6 +66,8 @@ class TriggerTask(Task):
     """
 
     setting: ClassVar[str] = "trigger"
+    has_positions: ClassVar[bool] = True
+    tree_factorised: ClassVar[bool] = True
 
     p: int
     T: int
