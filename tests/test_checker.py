@@ -349,3 +349,53 @@ def test_undecided_entries_claim_nothing():
     fam["claim"]["bounded"] = 1
     verdict = checker.verify(fam)
     assert verdict.ok and verdict.details["undecided"] == 1 and "undecided" in verdict.claim
+
+
+# ------------------------------------------------- huge rationals in a failure
+HUGE_HULL = {"format": "sinkproof-certificate", "version": 1, "kind": "hull",
+             "instance": {"task": {"T": 1, "content": "signed", "p": 1, "positions": "inverse",
+                                   "triggers": "single"},
+                          "eps": "1/10", "sequence": [0], "t": 1, "values": "fixed"},
+             "claim": {"bound": "1/2", "statement": "BOS mass at t=1 of (0,) >= 1/2"},
+             "data": {"bound": "1/2", "d": "1" * 1999, "tokens": [0],
+                      "w": ["7" * 1000]}}
+
+
+def test_a_failed_inequality_between_huge_rationals_is_a_failure_not_malformed(tmp_path,
+                                                                                capsys):
+    """``d²·||w||²`` has about 6,000 digits, past Python's int-to-text limit: the message
+    is built without ``str`` or ``float`` of it, so the verdict is a failed inequality
+    (exit 1), never a malformed file (exit 2)."""
+    verdict = checker.verify(HUGE_HULL)
+    assert not verdict.ok and "characters)" in verdict.failure
+    assert len(verdict.failure) < 400
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(HUGE_HULL))
+    assert main(["verify", str(path)]) == 1
+    assert "NOT verified" in capsys.readouterr().out
+
+
+@given(st.integers(-10**80, 10**80), st.integers(1, 10**80))
+def test_show_of_a_rational_starts_with_its_file_form(num, den):
+    from sinkproof.checker.exact import show
+
+    x = Fraction(num, den)
+    text = format_rational(x)
+    shown = show(x)
+    assert shown.startswith(text if len(text) <= 60 else text[:24] + "...")
+    if len(text) > 60:
+        assert f"({len(text)} characters)" in shown
+
+
+def test_show_of_a_rational_past_the_int_to_text_limit():
+    from sinkproof.checker.exact import show
+
+    x = Fraction(-(3**30000), 7**3000)
+    shown = show(x)
+    limit = sys.get_int_max_str_digits()
+    try:
+        sys.set_int_max_str_digits(0)
+        text = format_rational(x)
+    finally:
+        sys.set_int_max_str_digits(limit)
+    assert shown.startswith(text[:24] + f"...({len(text)} characters) (~-2.2055")
