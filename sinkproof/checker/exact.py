@@ -62,12 +62,17 @@ def show(x: Fraction) -> str:
         text = format_rational(x)
     if x.denominator == 1:
         return text
+    return f"{text} (~{approx(x)})"
+
+
+def approx(x: Fraction) -> str:
+    """``x`` to 6 significant digits (``%.6g``), also beyond the range of a double (from
+    mpmath's unbounded exponent), for messages."""
     try:
-        approx = f"{float(x):.6g}"
-    except OverflowError:  # beyond a double: mpmath's exponent is unbounded
-        approx = libmp.to_str(libmp.from_rational(x.numerator, x.denominator, 53,
-                                                  libmp.round_nearest), 6)
-    return f"{text} (~{approx})"
+        return f"{float(x):.6g}"
+    except OverflowError:
+        return libmp.to_str(libmp.from_rational(x.numerator, x.denominator, 53,
+                                                libmp.round_nearest), 6)
 
 
 def _digits(n: int) -> int:
