@@ -438,10 +438,10 @@ def test_producers_import_only_the_checkers_face():
 def test_the_producers_copy_of_the_format_agrees_with_the_checker():
     """``sinkproof.certformat`` is the producers' own copy of what the checker reads."""
     from sinkproof import attention, certformat
-    from sinkproof.checker import instance, maps, schema
+    from sinkproof.checker import family, maps, schema
 
     assert (certformat.FORMAT, certformat.VERSION) == (schema.FORMAT, schema.VERSION)
-    assert certformat.TRIGGER == instance.TRIGGER
+    assert certformat.TRIGGER == family.TRIGGER
     assert tuple(attention.MAPS) == certformat.MAP_NAMES
     assert set(certformat.MAP_NAMES) <= set(maps.MAP_NAMES)
 

@@ -20,7 +20,7 @@ from sinkproof.bnb.paper import (
     paper_targets,
     prove_paper,
 )
-from sinkproof.checker.paperbnb import PaperInstance
+from sinkproof.checker.family.paper import PaperInstance
 from sinkproof.checker.paperwitness import n_prefixes
 from sinkproof.claims import claim_from_dict, load_claim
 from sinkproof.claims.paperengine import applies, implied_bound, prove_by_engine

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import sinkproof as sp
 from sinkproof import checker, strategies
-from sinkproof.checker.hull import occurring_situations
-from sinkproof.checker.instance import read_instance
+from sinkproof.checker.family import read_instance
+from sinkproof.checker.family.trigger import situations as occurring_situations
 from sinkproof.cli import main
 from sinkproof.constructions import softmax_solution
 from sinkproof.convex import (

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import sinkproof as sp
 from sinkproof import checker
-from sinkproof.checker.paperhull import occurring
+from sinkproof.checker.family.paper import PaperFamily
 from sinkproof.convex.minnorm import min_norm_point
 from sinkproof.convex.paperfamily import paper_family_certificate
 from sinkproof.errors import CertificateError, SinkproofError
@@ -28,7 +28,8 @@ def test_verified_at_every_nontrigger_position(cert):
     verdict = checker.verify(cert.to_dict())
     assert verdict.ok and verdict.kind == "paper-hull-family"
     # m = 3 content vectors: C of size 1..3 (L-2 = 4), with no trigger or one of 3
-    assert verdict.details["situations"] == 4 * 7 == len(occurring(3, 6))
+    family = PaperFamily(4, 6, [[Fraction(i)] for i in range(3)])
+    assert verdict.details["situations"] == 4 * 7 == len(family.situations())
     assert verdict.details["after_trigger"] == 3 * 7
     # d(S) >= 1/√2 (trigger + bias coordinates sum to 1), so alpha_t0 >= 1 - √2 ε
     assert cert.min_bound >= 1 - Fraction(1, 50) * Fraction(14143, 10000)

@@ -14,7 +14,7 @@ from scipy.optimize import nnls
 
 from sinkproof.bnb.paper import paper_prefixes, paper_targets
 from sinkproof.checker import verify
-from sinkproof.checker.paperhull import paper_values
+from sinkproof.checker.family.paper import PaperFamily
 from sinkproof.cli import main
 from sinkproof.constructions import paper_sink_solution
 from sinkproof.errors import InputError, WorkLimitError
@@ -56,7 +56,7 @@ def test_bounds_are_the_verified_family_certificates_entries(tmp_path, capsys):
     family = json.loads(cert_file.read_text())
     by_key = {(tuple(e["content"]), e["trigger"]): Fraction(e["bound"])
               for e in family["data"]["situations"]}
-    tokens, triggers = paper_values([[Fraction(-1)], [Fraction(1)]])
+    tokens, triggers = PaperFamily(4, 3, [[Fraction(-1)], [Fraction(1)]]).fixed_values()
     assert len(data["entries"]) == len(paper_targets(TASK)) == 54
     for e in data["entries"]:
         key = situation_of(TASK, tuple(e["prefix"]))

@@ -29,7 +29,7 @@ encoding) to the engine's relaxation:
 
 The tree, the leaf certificates and their rounding are the engine's
 (:mod:`sinkproof.bnb.tree`, :mod:`sinkproof.bnb.dual`); the certificate kind is
-``paper-bnb-learned-values``, re-checked by :mod:`sinkproof.checker.paperbnb`.
+``paper-bnb-learned-values``, re-checked by :mod:`sinkproof.checker.bnb`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..certformat import format_rational
-from ..checker.paperbnb import KIND, PaperInstance
+from ..checker.family.paper import PaperInstance
 from ..convex.paperfamily import require_one_layer_finite
 from ..errors import Interrupted
 from ..exact_numbers import bos_mass, error_level
@@ -50,6 +50,8 @@ from .api import finish, grow_trees
 from .box import ValueBox
 from .relaxation import Relaxation, assemble
 from .result import BnbResult, TargetOutcome
+
+KIND = "paper-bnb-learned-values"
 
 
 def paper_prefixes(task: PaperTask) -> list[tuple[int, ...]]:

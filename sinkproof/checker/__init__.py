@@ -36,14 +36,14 @@ from .verdict import Verdict
 KIND_MODULES: Mapping[str, str] = MappingProxyType({
     "hull": "sinkproof.checker.hull",
     "hull-family": "sinkproof.checker.hull",
-    "paper-hull-family": "sinkproof.checker.paperhull",
+    "paper-hull-family": "sinkproof.checker.hull",
     "paper-witness": "sinkproof.checker.paperwitness",
     "witness": "sinkproof.checker.witness",
     "sinkmap-socp": "sinkproof.checker.socp",
     "sinkmap-gated": "sinkproof.checker.gatedsink",
     "bnb-learned-values": "sinkproof.checker.bnb",
     "bnb-heads": "sinkproof.checker.bnbheads",
-    "paper-bnb-learned-values": "sinkproof.checker.paperbnb",
+    "paper-bnb-learned-values": "sinkproof.checker.bnb",
 })
 """Certificate kind -> module (with ``verify(cert) -> Verdict``) that checks it.  Read-only:
 the trusted code is what this package holds, and no imported module adds to it at run time

@@ -41,7 +41,8 @@ from typing import Any
 
 from ..errors import CertificateError
 from .exact import InequalityFailed, check_leq, check_lt, dot, show
-from .instance import TRIGGER, read_instance, read_tokens
+from .family.paper import PaperInstance
+from .family.trigger import TRIGGER, position_features, read_instance, read_tokens
 from .limits import require
 from .schema import (
     as_list,
@@ -59,9 +60,9 @@ from .schema import (
     rational_vector,
 )
 from .verdict import Verdict
-from .witness import _position_features
 
 KIND = "bnb-learned-values"
+PAPER_KIND = "paper-bnb-learned-values"
 VALUE_CLASSES = ("learned", "fixed")
 INSTANCE_FIELDS = ("task", "content_vectors", "values", "eps", "family")
 TREE_FIELDS = ("target", "bound", "root")
@@ -94,7 +95,7 @@ class Instance:
         validated by read_instance: inverse, onehot or none); built for the positions a
         certificate names, never a table of every ``t <= T``."""
         if t not in self._pi:
-            self._pi[t] = tuple(_position_features(self.positions, self.T, t))
+            self._pi[t] = tuple(position_features(self.positions, self.T, t))
         return self._pi[t]
 
     def prefix(self, value: Any, path: str) -> tuple[int, ...]:
@@ -326,8 +327,47 @@ def check_trees(inst: Any, cert: dict[str, Any]
     return proved, stated, n_leaves, n_empty
 
 
+def verify_paper(cert: dict[str, Any]) -> Verdict:
+    """Check a ``paper-bnb-learned-values`` certificate; returns a :class:`Verdict`."""
+    inst = PaperInstance(need_dict(cert, "instance", ""))
+    proved, stated, n_leaves, n_empty = check_trees(inst, cert)
+    for target in proved:
+        if target[-1] >= inst.m:
+            raise CertificateError(f"data.trees: target {list(target)} ends at the trigger; "
+                                   "the bound is for non-trigger positions")
+    vectors = [[format_rational(x) for x in c] for c in inst.content]
+    text = (f"paper setting [n={inst.n}, L={inst.L}, the m={inst.m} content vectors listed]: "
+            f"every one-layer single-head softmax model (learned W_Q, W_K, W_V, W_O, no "
+            f"positional encoding; proved for logits any function of the (query, key) "
+            f"tokens and any value vector per token) with error <= "
+            f"{format_rational(inst.eps)} at every position of every sequence has BOS "
+            f"weight >= {show(stated)} at the last position of each of {len(proved)} "
+            f"non-trigger target prefixes ({n_leaves} leaves, {n_empty} of them empty "
+            f"boxes); no norm bound assumed")
+    statement = {
+        "kind": PAPER_KIND, "setting": "paper",
+        "theorem": "logit sharing by token pair, branch and bound on per-token values",
+        "instance": {"n": inst.n, "L": inst.L,
+                     "content": {"scheme": "custom", "vectors": vectors}},
+        "eps": format_rational(inst.eps),
+        "model_class": {"attention": "softmax", "heads": 1, "layers": 1,
+                        "values": "learned (any vector per token: every W_O W_V)",
+                        "scores": "any function of (query token, key token)",
+                        "norm_bound": None},
+        "hypothesis": "error (Euclidean) <= eps at every position of every sequence",
+        "conclusion": {"bounds": sorted([list(k), format_rational(v)]
+                                        for k, v in proved.items())}}
+    details = {"targets": len(proved), "leaves": n_leaves, "empty_leaves": n_empty,
+               "min_bos_mass": format_rational(stated), "eps": format_rational(inst.eps)}
+    return Verdict(ok=True, kind=PAPER_KIND, claim=text, details=details, statement=statement)
+
+
 def verify(cert: dict[str, Any]) -> Verdict:
-    """Check a ``bnb-learned-values`` certificate; returns a :class:`Verdict`."""
+    """Check a ``bnb-learned-values`` certificate (or ``paper-bnb-learned-values``: the same
+    argument with classes ``l = (query code, key code)`` on the paper Family, where the
+    logits depend on the token pair only and each token has its own value vector)."""
+    if need_str(cert, "kind", "", choices=(KIND, PAPER_KIND)) == PAPER_KIND:
+        return verify_paper(cert)
     inst = Instance(need_dict(cert, "instance", ""))
     proved, stated, n_leaves, n_empty = check_trees(inst, cert)
     trees = cert["data"]["trees"]

@@ -38,7 +38,7 @@ from typing import Any
 from ..errors import CertificateError
 from . import hull, socp
 from .exact import check_leq, check_lt, show
-from .instance import TRIGGER
+from .family.trigger import TRIGGER
 from .limits import require
 from .schema import (
     check_envelope,

@@ -11,10 +11,9 @@ rational ``d > 0`` with ``d·||w|| <= w·v_x`` for every ``x ∈ S`` (checked as
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
-from itertools import combinations
-from math import comb
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import CertificateError
 from .exact import (
@@ -25,8 +24,8 @@ from .exact import (
     common_denominator,
     show,
 )
-from .instance import TRIGGER, Instance, read_instance, read_tokens
-from .limits import current, require
+from .family.paper import read_paper
+from .family.trigger import TRIGGER, Instance, read_instance, read_tokens, situations
 from .schema import (
     check_fields,
     child,
@@ -43,6 +42,8 @@ from .schema import (
 from .verdict import Verdict
 
 INSTANCE_FIELDS = ("task", "content_vectors", "values", "eps")
+PAPER_KIND = "paper-hull-family"
+Key = TypeVar("Key")
 ENTRY_FIELDS = {"bounded": ("tokens", "w", "d", "bound"),
                 "zero_combination": ("tokens", "zero_combination", "bound"),
                 "no_bound": ("tokens", "no_bound", "bound")}
@@ -173,53 +174,14 @@ def verify_position(cert: dict[str, Any]) -> Verdict:
                    statement=statement)
 
 
-def occurring_situations(inst: Instance) -> list[tuple[int, ...]]:
-    """Every token set ``{x_1..x_t}`` at a non-trigger position ``t >= 1`` of the family.
-
-    ``x_t`` is content, so the set holds a content token; it has at most ``T``
-    elements (the trigger counts once, even in the multi-trigger family).
-    """
-    universe = [*range(inst.k), TRIGGER]
-    sizes = range(1, min(inst.T, len(universe)) + 1)
-    limit = current().situations
-    count = -1  # minus {TRIG}
-    for size in sizes:  # stops as soon as the count passes the limit
-        count += comb(len(universe), size)
-        if count > limit:
-            break
-    require("situations", count, f"instance: situations of k={inst.k}, T={inst.T}",
-            partial=True)
-    out = []
-    for size in sizes:
-        for combo in combinations(universe, size):
-            if any(c != TRIGGER for c in combo):
-                out.append(tuple(sorted(combo)))
-    return out
-
-
 def verify_family(cert: dict[str, Any]) -> Verdict:
     """Kind ``hull-family``: every non-trigger position of the family, by situation."""
     inst = read_instance(check_fields(cert["instance"], "instance", INSTANCE_FIELDS))
     check_fields(cert["claim"], "claim", ("statement", "bounded", "min_bound"))
     check_fields(cert["data"], "data", ("situations",))
     eps = _eps(cert)
-    entries = need_list(cert["data"], "situations", "data")
-    by_tokens: dict[tuple[int, ...], tuple[Any, str]] = {}
-    for i, entry in enumerate(entries):
-        path = child("data.situations", i)
-        key = _read_situation(entry, inst, path)
-        if key in by_tokens:
-            raise CertificateError(f"{path}: situation {_situation_name(key)} listed twice")
-        by_tokens[key] = (entry, path)
-    needed = occurring_situations(inst)
-    missing = [s for s in needed if s not in by_tokens]
-    if missing:
-        raise CertificateError(f"data.situations: situation {_situation_name(missing[0])} is "
-                               f"not covered ({len(missing)} missing)")
-    extra = set(by_tokens) - set(needed)
-    if extra:
-        first = sorted(extra)[0]
-        raise CertificateError(f"data.situations: {_situation_name(first)} does not occur")
+    by_tokens, needed = _cover(cert["data"], lambda e, at: _read_situation(e, inst, at),
+                               lambda: situations(inst), _situation_name)
     bounds = []
     by_form: dict[str, list[Any]] = {"bounds": [], "zero_in_hull": [], "undecided": []}
     for key in needed:
@@ -260,11 +222,87 @@ def verify_family(cert: dict[str, Any]) -> Verdict:
                             "min_bound": show(min_bound)}, statement=statement)
 
 
+def _cover(data: dict[str, Any], read: Callable[[Any, str], Key],
+           occurring: Callable[[], list[Key]], name: Callable[[Key], str]
+           ) -> tuple[dict[Key, tuple[Any, str]], list[Key]]:
+    """``data.situations`` by token set: each read once, every occurring one listed, no other."""
+    by_key: dict[Key, tuple[Any, str]] = {}
+    for i, entry in enumerate(need_list(data, "situations", "data")):
+        path = child("data.situations", i)
+        key = read(entry, path)
+        if key in by_key:
+            raise CertificateError(f"{path}: situation {name(key)} listed twice")
+        by_key[key] = (entry, path)
+    needed = occurring()
+    missing = [s for s in needed if s not in by_key]
+    if missing:
+        raise CertificateError(f"data.situations: situation {name(missing[0])} is not "
+                               f"covered ({len(missing)} missing)")
+    extra = set(by_key) - set(needed)
+    if extra:
+        raise CertificateError(f"data.situations: {name(sorted(extra, key=str)[0])} does not occur")
+    return by_key, needed
+
+
+def verify_paper_family(cert: dict[str, Any]) -> Verdict:
+    """Kind ``paper-hull-family``: Theorem 3 at every non-trigger position of the paper's
+    family, fixed values ``v_x = x`` without its BOS coordinate (so ``v_BOS = 0``, factor 1):
+    the token set ``S`` is a content set ``C`` (``1 <= |C| <= L-2``), plus one trigger after
+    it; each entry gives ``w``, ``d`` with ``d·||w|| <= w·v_x`` on ``S`` and its bound
+    ``<= 1 - ε/d``."""
+    instance = cert["instance"]
+    _, fam = read_paper(instance, INSTANCE_FIELDS)
+    if need_str(instance, "values", "instance", choices=("fixed",)) != "fixed":
+        raise CertificateError("instance.values: only fixed values are certified")
+    eps = _eps(cert)
+    check_fields(need_dict(cert, "claim", ""), "claim", ("statement", "min_bound"))
+    data = check_fields(need_dict(cert, "data", ""), "data", ("situations",))
+    by_key, needed = _cover(data, fam.read_situation, fam.situations, fam.situation_name)
+    tokens, triggers = fam.fixed_values()
+    bounds = {}
+    for s in needed:
+        entry, path = by_key[s]
+        values = [tokens[i] for i in s[0]] + ([] if s[1] is None else [triggers[s[1]]])
+        check_fields(entry, path, ("content", "trigger", "w", "d", "bound"))
+        w = need_vector(entry, "w", path, length=len(values[0]))
+        d, bound = need_rational(entry, "d", path), need_rational(entry, "bound", path)
+        common_denominator([*w, d, bound], path)
+        named = [(f"a value of {fam.situation_name(s)}", v) for v in values]
+        check_hull_bound(w, d, bound, named, 1, eps, path)
+        bounds[s] = bound
+    claimed = parse_rational(need(cert["claim"], "min_bound", "claim"), "claim.min_bound")
+    check_leq(claimed, min(bounds.values()), "claim.min_bound <= least certified situation bound")
+    after = [b for s, b in bounds.items() if s[1] is not None]
+    statement = {
+        "kind": PAPER_KIND, "theorem": "Theorem 3", "setting": "paper",
+        "instance": {"n": fam.n, "L": fam.L, "values": "fixed",
+                     "content": {"scheme": "custom", "vectors": fam.vectors()}},
+        "eps": format_rational(eps),
+        "model_class": {"attention": "normalised", "heads": 1, "layers": 1,
+                        "values": "x without its BOS coordinate (W_O W_V = I - e_0 e_0^T)"},
+        "hypothesis": "error (Euclidean) <= eps at the non-trigger position t",
+        "conclusion": {"positions": "every non-trigger position t in 1..L-1, before and "
+                                    "after the trigger",
+                       "min_bound": format_rational(claimed)},
+    }
+    text = (f"Theorem 3, paper setting [n={fam.n}, L={fam.L}, the m={fam.m} content vectors "
+            f"listed, fixed values v_BOS = 0]: every single-head normalised-attention model "
+            f"with error <= ε = {show(eps)} at a non-trigger position t has α_t0 >= 1 - "
+            f"ε/d(S_t) >= {show(claimed)}, at every non-trigger position of the family "
+            f"({len(bounds)} situations, {len(after)} of them after the trigger)")
+    return Verdict(True, PAPER_KIND, text, details={
+        "situations": len(bounds), "after_trigger": len(after),
+        "min_bound": show(claimed), "min_bound_after_trigger": show(min(after))},
+        statement=statement)
+
+
 def verify(cert: dict[str, Any]) -> Verdict:
-    """Dispatch on the envelope's kind (``hull`` or ``hull-family``)."""
-    kind = need_str(cert, "kind", "", choices=("hull", "hull-family"))
+    """Dispatch on the envelope's kind (``hull``, ``hull-family`` or ``paper-hull-family``)."""
+    kind = need_str(cert, "kind", "", choices=("hull", "hull-family", PAPER_KIND))
     need_dict(cert, "data", "")
+    if kind == PAPER_KIND:
+        return verify_paper_family(cert)
     return verify_position(cert) if kind == "hull" else verify_family(cert)
 
 
-__all__ = ["check_situation", "occurring_situations", "verify"]
+__all__ = ["PAPER_KIND", "check_situation", "verify"]

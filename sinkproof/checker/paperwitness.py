@@ -38,16 +38,17 @@ Layout (inside the common envelope)::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from mpmath import iv
 
 from ..errors import CertificateError
 from .exact import approx, show
-from .limits import current, require
+from .family.paper import PaperFamily, n_prefixes, read_paper
+from .limits import require
 from .maps import MAP_NAMES
 from .paperheads import (
     HeadOutput,
@@ -84,7 +85,6 @@ MEASURES = ("weight", "share")
 ungated head) or the BOS share ``α_t0 / Σ_k α_tk`` (0 when every weight is 0; a gate
 cancels in it).  On the simplex (softmax, sparsemax, entmax-1.5) the two coincide."""
 DEFAULT_DIGITS = 50
-TASK_FIELDS = ("setting", "n", "L", "content", "residual", "grid")
 CLASS_FIELDS = ("kind", "heads", "layers", "residual", "values")
 Prefix = tuple[int, ...]
 """Token codes ``x_1..x_t``: content ``i`` is ``i``, the trigger carrying ``c_i`` is ``m + i``."""
@@ -113,6 +113,10 @@ class PaperWitness:
     @property
     def m(self) -> int:
         return len(self.content)
+
+    @cached_property
+    def family(self) -> PaperFamily:
+        return PaperFamily(self.n, self.L, self.content, self.residual)
 
     @property
     def layers(self) -> int:
@@ -188,22 +192,9 @@ def _read_where(claim: dict[str, Any], m: int, L: int, layers: int, heads: int
 def read_witness(cert: dict[str, Any]) -> PaperWitness:
     """Parse and check the shape of a ``paper-witness`` file."""
     need_str(cert, "kind", "", choices=(KIND,))
-    instance = check_fields(cert["instance"], "instance", ("task", "content_vectors"))
-    task = check_fields(need_dict(instance, "task", "instance"), "instance.task", TASK_FIELDS)
-    if need_str(task, "setting", "instance.task") != "paper":
-        raise CertificateError("instance.task.setting: must be 'paper'")
-    n = need_int(task, "n", "instance.task", minimum=4)
-    L = need_int(task, "L", "instance.task", minimum=3)
-    if need(task, "content", "instance.task") == "uniform":
-        raise CertificateError("instance.task.content: a witness is checked on a finite "
-                               "content set; continuous content has none")
-    raw = need(instance, "content_vectors", "instance")
-    if isinstance(raw, list):
-        require("content", len(raw) * (n - 3), "instance.content_vectors: entries m·(n-3)")
-    content = rational_matrix(raw, "instance.content_vectors", columns=n - 3, min_rows=1)
-    if len({tuple(c) for c in content}) != len(content):
-        raise CertificateError("instance.content_vectors: repeated content vector")
-    _require_prefixes(len(content), L)
+    task, family = read_paper(cert["instance"], ("task", "content_vectors"), one_layer=False)
+    n, L, content = family.n, family.L, family.content
+    family.count_prefixes()
     claim = check_fields(need_dict(cert, "claim", ""), "claim",
                          ("statement", "model_class", "max_error", "max_bos_mass", "where",
                           "bos_measure"))
@@ -262,58 +253,6 @@ def _gate_bias(data: dict[str, Any], layers: int, heads: int) -> list[list[Fract
             for i, row in enumerate(rows)]
 
 
-# ---------------------------------------------------------------- family
-def n_prefixes(m: int, L: int, cap: int | None = None) -> int:
-    """Distinct non-empty prefixes of the family: without the trigger at depth ``t <= L-2``
-    (``m^t``), with the trigger at one of ``2..t`` (``(t-1) m^t``), for ``1 <= t <= L-1``.
-
-    In closed form, never a loop over ``L``; with ``cap``, a count past it is returned as
-    ``cap + 1`` as soon as ``m^(L-2)`` alone passes it (no integer of ``L·log m`` bits is
-    built for a file that says ``L = 10^6``)."""
-    if L < 3:
-        return 0
-    if cap is not None and m >= 2 and (L - 2) * (m.bit_length() - 1) > cap.bit_length():
-        return cap + 1
-    if m == 1:
-        return (L - 2) + (L - 2) * (L - 1) // 2
-    geometric = (m ** (L - 1) - m) // (m - 1)  # Σ_{t=1}^{L-2} m^t
-    weighted = ((L - 2) * m ** (L + 1) - (L - 1) * m**L + m**2) // (m - 1) ** 2
-    return geometric + weighted  # Σ_{t=1}^{L-1} (t-1) m^t
-
-
-def _require_prefixes(m: int, L: int) -> int:
-    """The family's prefix count, refused past the ``prefixes`` limit (before any table)."""
-    cap = current().prefixes
-    count = n_prefixes(m, L, cap)
-    require("prefixes", count, f"instance: prefixes of m={m}, L={L}", partial=count > cap)
-    return count
-
-
-def _children(prefix: Prefix, m: int, L: int) -> Iterator[Prefix]:
-    t = len(prefix)
-    if t == L - 1:
-        return
-    has_trigger = any(c >= m for c in prefix)
-    for c in range(m):
-        if has_trigger or t + 1 <= L - 2:
-            yield (*prefix, c)
-    if not has_trigger and t + 1 >= 2:
-        for c in range(m):
-            yield (*prefix, m + c)
-
-
-def _token(w: PaperWitness, code: int | None) -> list[Fraction]:
-    x = [Fraction(0)] * w.n
-    if code is None:
-        x[0] = Fraction(1)
-        return x
-    trig = code >= w.m
-    x[1] = Fraction(int(trig))
-    x[2: w.n - 1] = w.content[code - w.m if trig else code]
-    x[w.n - 1] = Fraction(int(not trig))
-    return x
-
-
 # ---------------------------------------------------------------- the run
 @dataclass
 class _Figures:
@@ -357,12 +296,10 @@ def _run(w: PaperWitness) -> _Figures:
     # per layer: keys[h], values[h] of the rows so far (a stack for the DFS)
     keys: list[list[list[Row]]] = [[[] for _ in range(w.heads)] for _ in range(w.layers)]
     vals: list[list[list[Row]]] = [[[] for _ in range(w.heads)] for _ in range(w.layers)]
-    exact_rows: list[list[Fraction]] = []
 
     def add(prefix: Prefix, code: int | None) -> None:
         t = len(prefix)
-        x = _token(w, code)
-        exact_rows.append(x)
+        x = w.family.token(code)
         r: Row = list(x)
         bos_row: list[list[HeadOutput]] = []
         for layer in range(w.layers):
@@ -377,7 +314,7 @@ def _run(w: PaperWitness) -> _Figures:
             y = matvec(w.W["W_O"][layer], outs)
             r = [_add(a, b) for a, b in zip(r, y)] if w.residual else y
             bos_row.append(per)
-        target = _target(w, prefix, exact_rows)
+        target = w.family.target(prefix)
         if is_exact(r):
             e_up = sum(((a - b) ** 2 for a, b in zip(r, target)), Fraction(0))
         else:
@@ -399,14 +336,13 @@ def _run(w: PaperWitness) -> _Figures:
         fig.n_prefixes += 1
 
     def pop() -> None:
-        exact_rows.pop()
         for layer in range(w.layers):
             for h in range(w.heads):
                 keys[layer][h].pop()
                 vals[layer][h].pop()
 
     def visit(prefix: Prefix) -> None:
-        for child_ in _children(prefix, w.m, w.L):
+        for child_ in w.family.children(prefix):
             add(child_, child_[-1])
             visit(child_)
             pop()
@@ -423,15 +359,6 @@ def _constrained(w: PaperWitness, prefix: Prefix) -> frozenset[tuple[int, int]] 
     return w.where.get(prefix, False)
 
 
-def _target(w: PaperWitness, prefix: Prefix, rows: list[list[Fraction]]) -> list[Fraction]:
-    t = len(prefix)
-    y = list(rows[-1]) if w.residual else [Fraction(0)] * w.n
-    if t >= 1 and prefix[-1] >= w.m:
-        for d in range(w.n):
-            y[d] += sum((rows[k][d] for k in range(1, t + 1)), Fraction(0)) / t
-    return y
-
-
 def _fixed_values_ok(w: PaperWitness) -> None:
     WO, WV = w.W["W_O"][0], w.W["W_V"][0][0]
     for i in range(w.n):
@@ -446,7 +373,7 @@ def _fixed_values_ok(w: PaperWitness) -> None:
 def verify(cert: dict[str, Any]) -> Verdict:
     """Kind ``paper-witness``: the model's error and BOS weights on the whole family."""
     w = read_witness(cert)
-    count = _require_prefixes(w.m, w.L)
+    count = w.family.count_prefixes()
     per = w.layers * w.heads * (3 * w.n * w.n + 2 * w.L * w.n) + w.layers * w.n * w.heads * w.n
     require("work", count * per * 4, f"instance: interval operations of {count} prefixes")
     if w.fixed:

@@ -47,7 +47,7 @@ from typing import Any
 
 from ..errors import CertificateError
 from .exact import InequalityFailed, check_leq, check_lt, common_denominator, dot, show
-from .instance import TRIGGER, read_instance, read_tokens
+from .family.trigger import TRIGGER, read_instance, read_tokens
 from .limits import current, require
 from .schema import (
     as_list,

@@ -33,7 +33,6 @@ Layout (inside the common envelope, ``docs/certificates.md``)::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -42,7 +41,17 @@ from mpmath import libmp
 
 from ..errors import CertificateError
 from .exact import InequalityFailed, common_denominator, dot, show
-from .instance import TRIGGER, Instance, read_instance, read_tokens
+from .family.trigger import (
+    BOS,
+    TRIGGER,
+    Instance,
+    count_prefixes,
+    position_features,
+    prefixes,
+    read_instance,
+    read_tokens,
+    token_features,
+)
 from .limits import current, require
 from .maps import MAP_NAMES, RATIONAL_MAPS, gate_interval, interval_weights
 from .paperheads import head_extras
@@ -60,9 +69,6 @@ from .schema import (
     rational_matrix,
 )
 from .verdict import Verdict
-
-BOS = -2
-"""Token id of BOS inside this checker (content ``0..k-1``, trigger ``-1``)."""
 
 KINDS = MAP_NAMES
 SIMPLEX_MAPS = ("softmax", "sparsemax", "entmax15")
@@ -119,29 +125,6 @@ class WitnessFigures:
     bos_at: tuple[tuple[int, ...], int] | None
     n_prefixes: int
     n_constrained: int
-
-
-# ---------------------------------------------------------------- features
-def _position_features(scheme: str, T: int, t: int) -> list[Fraction]:
-    if scheme == "inverse":
-        ratio = Fraction(0) if t == 0 else Fraction(1) if t == 1 else Fraction(1, t - 1)
-        return [Fraction(1), ratio]
-    if scheme == "none":
-        return [Fraction(1)]
-    return [Fraction(int(i == t)) for i in range(T + 1)]
-
-
-def _token_features(inst: Instance, token: int) -> list[Fraction]:
-    zero = [Fraction(0)] * inst.p
-    if token == BOS:
-        return [*zero, Fraction(0), Fraction(0), Fraction(1)]
-    if token == TRIGGER:
-        return [*zero, Fraction(0), Fraction(1), Fraction(0)]
-    return [*inst.content[token], Fraction(1), Fraction(0), Fraction(0)]
-
-
-def _tokens(inst: Instance) -> list[int]:
-    return [*range(inst.k), TRIGGER, BOS]
 
 
 # ----------------------------------------------------------------- parsing
@@ -219,7 +202,7 @@ def read_witness(cert: dict[str, Any]) -> Witness:
         raise CertificateError("data.precision_digits: expected an integer in [15, 1000]")
     n_prefixes = count_prefixes(inst, current().prefixes)
     require("prefixes", n_prefixes, "instance: distinct prefixes of the family", partial=True)
-    D = inst.p + 3 + len(_position_features(positions, inst.T, 0))
+    D = inst.p + 3 + len(position_features(positions, inst.T, 0))
     require("work", estimate_work(inst, D, heads, kind, n_prefixes, digits),
             "instance and model: exact operations to evaluate the witness")
     A, U = _read_model(data, inst, D, heads, values)
@@ -247,17 +230,6 @@ def _read_head_extras(data: dict[str, Any], kind: str, heads: int, D: int
     c = rational_matrix([need_list(data, "gate_c", "data", length=heads)], "data.gate_c",
                         columns=heads)[0]
     return params, w, c
-
-
-def count_prefixes(inst: Instance, cap: int | None = None) -> int:
-    """Distinct prefixes (depth ``1..T``) of the family; the count stops once past ``cap``."""
-    k, T = inst.k, inst.T
-    total = 0
-    for n in range(1, T + 1):
-        total += (k + 1) ** n if inst.triggers == "multi" else k**n + n * k ** (n - 1)
-        if cap is not None and total > cap:
-            break
-    return total
 
 
 def estimate_work(inst: Instance, D: int, heads: int, kind: str, n_prefixes: int,
@@ -338,8 +310,8 @@ class _Model:
         self.w = w
         self.iv = _Intervals(w.digits)
         self.generic = w.kind not in ("softmax", "relu")
-        tokens = _tokens(inst)
-        rows = {(b, j): _token_features(inst, b) + _position_features(w.positions, inst.T, j)
+        tokens = [*range(inst.k), TRIGGER, BOS]
+        rows = {(b, j): token_features(inst, b) + position_features(w.positions, inst.T, j)
                 for b in tokens for j in range(inst.T + 1)}
         self.gates: list[dict[tuple[int, int], tuple[Fraction, Fraction]]] = []
         if w.gate_w is not None and w.gate_c is not None:
@@ -377,7 +349,7 @@ class _Model:
         if self.w.U is None:
             return {b: (list(inst.content[b]) if b >= 0 else [Fraction(0)] * inst.p)
                     for b in tokens}
-        return {b: [dot(row, _token_features(inst, b)) for row in self.w.U[h]] for b in tokens}
+        return {b: [dot(row, token_features(inst, b)) for row in self.w.U[h]] for b in tokens}
 
     def _generic_output(self, q: int, t: int, seq: list[int]
                         ) -> tuple[list[tuple[Fraction, Fraction]], list[Fraction]]:
@@ -473,23 +445,6 @@ class _Model:
         return total
 
 
-def _prefixes(inst: Instance) -> Iterator[tuple[list[int], list[Fraction]]]:
-    """Every prefix of the family (depth 1..T) with its target at the last position."""
-    alphabet = [*range(inst.k), TRIGGER]
-
-    def grow(prefix: list[int], triggers: int) -> Iterator[tuple[list[int], list[Fraction]]]:
-        if len(prefix) == inst.T:
-            return
-        for tok in alphabet:
-            if tok == TRIGGER and inst.triggers == "single" and triggers:
-                continue
-            nxt = [*prefix, tok]
-            yield nxt, inst.target(nxt)
-            yield from grow(nxt, triggers + (tok == TRIGGER))
-
-    yield from grow([], 0)
-
-
 def _constrained(where: str | frozenset[tuple[int, ...]], prefix: list[int]) -> bool:
     if where == "all":
         return True
@@ -508,7 +463,7 @@ def measure(w: Witness) -> WitnessFigures:
     worst_bos: Fraction | None = None
     bos_at = None
     n_prefixes, n_constrained = 1, 0
-    for prefix, target in _prefixes(w.inst):
+    for prefix, target in prefixes(w.inst):
         n_prefixes += 1
         out, masses = model.output(prefix)
         e = model.error_sq(out, target)

@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import checker
 from ..certformat import FORMAT, VERSION, format_rational
-from ..checker.instance import read_instance
+from ..checker.family import read_instance
 from ..errors import CertificateError
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting

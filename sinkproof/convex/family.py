@@ -14,8 +14,8 @@ from fractions import Fraction
 from typing import Any
 
 from ..certformat import format_rational
-from ..checker.hull import occurring_situations
-from ..checker.instance import read_instance
+from ..checker.family import read_instance
+from ..checker.family.trigger import situations as occurring_situations
 from ..tables import Tabular
 from ..task import TriggerTask
 from .certfile import CertificateMixin, envelope

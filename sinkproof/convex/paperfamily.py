@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..certformat import format_rational
-from ..checker.paperhull import KIND, Situation, entry, occurring, paper_values
+from ..checker.family.paper import PaperFamily, Situation
 from ..errors import SinkproofError
 from ..exact_numbers import error_level
 from ..tasks.paper import PaperTask
@@ -36,6 +36,8 @@ from .rational import (
     integer_direction,
     solve_exact,
 )
+
+KIND = "paper-hull-family"
 
 Vector = list[Fraction]
 
@@ -153,8 +155,9 @@ def paper_family_certificate(task: PaperTask, eps: Any) -> PaperFamilyCertificat
     require_one_layer_finite(task, "a family certificate")
     eps = error_level(eps, "eps")
     content = [[Fraction(float(v)) for v in c] for c in task.content]
-    tokens, triggers = paper_values(content)
-    needed = occurring(task.m, task.L)
+    family = PaperFamily(task.n, task.L, content)
+    tokens, triggers = family.fixed_values()
+    needed = family.situations()
     point_sets = [[tokens[i] for i in s[0]] + ([] if s[1] is None else [triggers[s[1]]])
                   for s in needed]
     floats = [np.array([[float(x) for x in v] for v in pts]) for pts in point_sets]
@@ -175,6 +178,12 @@ def paper_family_certificate(task: PaperTask, eps: Any) -> PaperFamilyCertificat
         bound = floor_to(1 - eps / d)
         out.append(PaperSituation(s, w, d, bound, d_sq))
     return PaperFamilyCertificate(task, eps, tuple(out))
+
+
+def entry(s: Situation, w: list[Fraction], d: Fraction, bound: Fraction) -> dict[str, Any]:
+    """The certificate entry for one situation."""
+    return {"content": list(s[0]), "trigger": s[1], "w": [format_rational(x) for x in w],
+            "d": format_rational(d), "bound": format_rational(bound)}
 
 
 __all__ = ["PaperFamilyCertificate", "PaperSituation", "paper_family_certificate"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._validate import as_real_array
 from ..certformat import format_rational
-from ..checker.instance import TRIGGER, read_instance
+from ..checker.family import TRIGGER, read_instance
 from ..exact_numbers import bounded
 from ..model import AttentionModel, fixed_values
 from ..task import TriggerTask

@@ -1,4 +1,6 @@
-"""Exact data of a task instance, recomputed by the checker from the certificate's description.
+"""The trigger setting's Family: a task instance recomputed exactly from the certificate's
+description — content and value vectors, input features, the target ``y_t`` and the
+family's prefixes (counted in closed form before any is built) and token sets.
 
 The signed basis is rebuilt exactly; any other content set is carried by the
 certificate as exact rationals in ``instance.content_vectors`` (a float vector
@@ -10,14 +12,16 @@ given by an exact rational ``U`` (``"values": {"U": [[...], ...]}``).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import combinations
 from typing import Any
 
-from ..errors import CertificateError
-from .exact import common_denominator, dot
-from .limits import require
-from .schema import (
+from ...errors import CertificateError
+from ..exact import common_denominator, dot
+from ..limits import current, require
+from ..schema import (
     check_fields,
     child,
     format_rational,
@@ -29,6 +33,8 @@ from .schema import (
 
 TRIGGER = -1
 """How certificates write the trigger token (as ``sinkproof.TRIG``)."""
+BOS = -2
+"""Token id of BOS inside the checker (content ``0..k-1``, trigger ``-1``)."""
 
 Vector = list[Fraction]
 
@@ -241,3 +247,75 @@ def read_tokens(value: Any, inst: Instance, path: str) -> list[int]:
     if inst.triggers == "single" and value.count(TRIGGER) > 1:
         raise CertificateError(f"{path}: more than one trigger in a single-trigger family")
     return list(value)
+
+
+def position_features(scheme: str, T: int, t: int) -> list[Fraction]:
+    """``π(t)`` exactly: ``[1, 1/(t-1)]`` (inverse; ``[1, 0]`` at 0, ``[1, 1]`` at 1),
+    ``[1]`` (none), or ``e_t`` of length ``T + 1`` (onehot)."""
+    if scheme == "inverse":
+        ratio = Fraction(0) if t == 0 else Fraction(1) if t == 1 else Fraction(1, t - 1)
+        return [Fraction(1), ratio]
+    if scheme == "none":
+        return [Fraction(1)]
+    return [Fraction(int(i == t)) for i in range(T + 1)]
+
+
+def token_features(inst: Instance, token: int) -> list[Fraction]:
+    """``e(x) = [c; 1, 0, 0]`` for content ``c``, ``[0; 0, 1, 0]`` for the trigger and
+    ``[0; 0, 0, 1]`` for BOS (the value map ``U`` acts on it)."""
+    zero = [Fraction(0)] * inst.p
+    if token == BOS:
+        return [*zero, Fraction(0), Fraction(0), Fraction(1)]
+    if token == TRIGGER:
+        return [*zero, Fraction(0), Fraction(1), Fraction(0)]
+    return [*inst.content[token], Fraction(1), Fraction(0), Fraction(0)]
+
+
+def count_prefixes(inst: Instance, cap: int | None = None) -> int:
+    """Distinct prefixes (depth ``1..T``) of the family; the count stops once past ``cap``."""
+    k, T = inst.k, inst.T
+    total = 0
+    for n in range(1, T + 1):
+        total += (k + 1) ** n if inst.triggers == "multi" else k**n + n * k ** (n - 1)
+        if cap is not None and total > cap:
+            break
+    return total
+
+
+def prefixes(inst: Instance) -> Iterator[tuple[list[int], list[Fraction]]]:
+    """Every prefix of the family (depth 1..T, depth first) with its target at the last
+    position; the caller bounds the count first (:func:`count_prefixes`)."""
+    alphabet = [*range(inst.k), TRIGGER]
+
+    def grow(prefix: list[int], triggers: int) -> Iterator[tuple[list[int], list[Fraction]]]:
+        if len(prefix) == inst.T:
+            return
+        for tok in alphabet:
+            if tok == TRIGGER and inst.triggers == "single" and triggers:
+                continue
+            nxt = [*prefix, tok]
+            yield nxt, inst.target(nxt)
+            yield from grow(nxt, triggers + (tok == TRIGGER))
+
+    yield from grow([], 0)
+
+
+def situations(inst: Instance) -> list[tuple[int, ...]]:
+    """Every token set ``{x_1..x_t}`` at a non-trigger position ``t >= 1`` of the family.
+
+    ``x_t`` is content, so the set holds a content token; it has at most ``T``
+    elements (the trigger counts once, even in the multi-trigger family).  Counted
+    before any is built (refused past the ``situations`` limit).
+    """
+    universe = [*range(inst.k), TRIGGER]
+    sizes = range(1, min(inst.T, len(universe)) + 1)
+    limit = current().situations
+    count = -1  # minus {TRIG}
+    for size in sizes:  # stops as soon as the count passes the limit
+        count += math.comb(len(universe), size)
+        if count > limit:
+            break
+    require("situations", count, f"instance: situations of k={inst.k}, T={inst.T}",
+            partial=True)
+    return [tuple(sorted(combo)) for size in sizes for combo in combinations(universe, size)
+            if any(c != TRIGGER for c in combo)]
