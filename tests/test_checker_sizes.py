@@ -108,3 +108,35 @@ def test_a_one_kilobyte_file_with_L_a_million_exits_4(tmp_path, capsys):
     assert path.stat().st_size < 4096
     assert main(["verify", str(path)]) == 4
     assert "prefixes" in capsys.readouterr().err
+
+
+def _deep_relu_witness(layers: int) -> dict:
+    for record in records():
+        cert = record["cert"]
+        mc = cert["claim"]["model_class"] if cert["kind"] == "paper-witness" else {}
+        if (mc.get("kind") == "relu_length" and mc.get("layers") == 2
+                and RECORDED[record["id"]]["outcome"] == "verified"):
+            cert = copy.deepcopy(cert)
+            break
+    else:
+        raise AssertionError("no two-layer relu_length paper witness in the golden corpus")
+    for name in ("W_Q", "W_K", "W_V", "W_O"):
+        cert["data"][name] = [cert["data"][name][i % 2] for i in range(layers)]
+    mc["layers"] = layers
+    cert["claim"]["model_class"]["layers"] = layers
+    return cert
+
+
+def test_exact_rows_through_many_layers_are_refused_by_their_estimated_digits():
+    """A rational map keeps a stack's rows exact, and each layer about triples their bits
+    (issue 24 item 3): a 14-layer ReLU stack would compute with numbers of ~3^14 times the
+    weights' length.  It is refused at once, naming the digits of the rows; its two-layer
+    original is checked (the golden corpus verifies it)."""
+    seconds, result = _timed(_deep_relu_witness(14))
+    assert seconds < 1.0
+    assert isinstance(result, LimitExceeded) and result.limit == "denominator_digits", result
+    assert "exact rows entering layer" in str(result)
+    deepest = int(str(result).split("entering layer ")[1].split(" ")[0]) - 1
+    assert 3 <= deepest < 13  # the estimate triples per layer: refused well before layer 13
+    seconds, result = _timed(_deep_relu_witness(deepest + 1))  # the deepest stack accepted
+    assert isinstance(result, checker.Verdict), result

@@ -46,7 +46,7 @@ from typing import Any
 from mpmath import iv
 
 from ..errors import CertificateError
-from .exact import approx, show
+from .exact import approx, common_denominator, show
 from .family.paper import PaperFamily, n_prefixes, read_paper
 from .limits import require
 from .maps import MAP_NAMES
@@ -424,12 +424,44 @@ def measure(w: PaperWitness) -> _Figures:
     """The checker's figures on a parsed witness: upper bounds on the largest error² over
     the family and on the BOS measure at the constrained positions (``exact``: every
     output was computed in rationals, so the error² bound is the exact value)."""
+    _require_row_digits(w)
     saved = iv.prec
     try:
         iv.dps = w.digits
         return _run(w)
     finally:
         iv.prec = saved
+
+
+EXACT_ROW_MAPS = ("relu", "relu_length", "sparsemax", "entmax15")
+"""Maps whose weights at exact scores can be exact, so that a layer's exact rows feed the
+next layer as exact rows."""
+
+
+def _bits(x: Fraction) -> int:
+    return x.numerator.bit_length() + x.denominator.bit_length()
+
+
+def _require_row_digits(w: PaperWitness) -> None:
+    """Refuse, before any prefix is run, a stack whose exact rows would outgrow the
+    ``denominator_digits`` limit.  Per layer a row's numbers grow about threefold in bits:
+    ``s = (W_Q r)·(W_K r)`` is quadratic in the row, the output ``α W_V r`` cubic, and
+    ``W_O`` adds the weights' bits once more; every sum of ``n·L·H`` terms adds their
+    logarithm.  The weights are first put on one common denominator (also limited)."""
+    if w.kind not in EXACT_ROW_MAPS or w.gate_w is not None or w.layers < 2:
+        return
+    weights = [x for name in ("W_Q", "W_K", "W_V") for layer in w.W[name] for head in layer
+               for row in head for x in row]
+    weights += [x for layer in w.W["W_O"] for row in layer for x in row]
+    common_denominator(weights, "data: the weights W_Q, W_K, W_V, W_O")
+    wb = max(map(_bits, weights), default=1)
+    rb = max((_bits(x) for c in w.content for x in c), default=1)
+    terms = (w.n * w.L * w.heads).bit_length() + 2
+    for layer in range(1, w.layers):
+        rb = 3 * rb + 4 * wb + 4 * terms
+        digits = int(rb * 0.30103) + 1
+        require("denominator_digits", digits,
+                f"data: the exact rows entering layer {layer} (about 3x the bits per layer)")
 
 
 def _measure_text(w: PaperWitness) -> str:
