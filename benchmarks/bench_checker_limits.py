@@ -24,7 +24,7 @@ import numpy as np
 import sinkproof as sp
 from sinkproof import checker
 from sinkproof.checker.limits import DEFAULT, LimitExceeded
-from sinkproof.checker.witness import count_prefixes, estimate_work, read_witness
+from sinkproof.checker.rules.witness import count_prefixes, estimate_work, read_witness
 from sinkproof.convex import family_certificate
 from sinkproof.errors import CertificateError
 from sinkproof.search.verify import witness_document

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from sinkproof.checker.rules.dual import Instance
 from sinkproof.checker.schema import format_rational
-from sinkproof.checker.socp import Instance
 from sinkproof.sinkmap.certify import (
     envelope,
     instance_dict,

@@ -376,7 +376,7 @@ inside, free to change (and kept out of the producers' utility library)."""
 INTERNALS_DEBT = {
     "sinkproof.bnb.dual": "prunes leaves with the checker's bnb leaf check",
     "sinkproof.bnb.heads": "prunes steps with the checker's bnb-heads step check",
-    "sinkproof.bnb.paper": "builds its instance with the checker's paperbnb reader",
+    "sinkproof.bnb.paper": "builds its instance with the checker's paper Family reader",
     "sinkproof.convex.certfile": "reads the instance back with the checker's reader",
     "sinkproof.convex.family": "enumerates situations and reads instances as the checker does",
     "sinkproof.convex.paperfamily": "takes the paper hull's situations from the checker",

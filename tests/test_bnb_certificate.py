@@ -160,7 +160,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import sinkproof as sp  # noqa: E402
-from sinkproof.checker import bnb as trusted  # noqa: E402
+from sinkproof.checker.rules import tree as trusted  # noqa: E402
 
 SMALL = st.fractions(min_value=-3, max_value=3, max_denominator=7)
 

@@ -18,8 +18,8 @@ import sinkproof as sp
 from sinkproof.bnb import ValueBox, branch_and_bound, build_relaxation, prove
 from sinkproof.bnb.primal import PrimalSolver
 from sinkproof.bnb.relaxation import family_prefixes, prefix_classes
-from sinkproof.checker import bnb as trusted
 from sinkproof.checker import verify_file
+from sinkproof.checker.rules import tree as trusted
 from sinkproof.constructions import softmax_solution
 from sinkproof.model import AttentionModel
 

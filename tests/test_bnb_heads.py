@@ -20,7 +20,7 @@ from sinkproof.bnb import HeadsResult, prove, prove_heads
 from sinkproof.bnb.multihead import helpers
 from sinkproof.bnb.targets import target_prefixes
 from sinkproof.checker import verify, verify_file
-from sinkproof.checker import witness as trusted_witness
+from sinkproof.checker.rules import witness as trusted_witness
 from sinkproof.claims.certified import prove_by_certificate
 from sinkproof.claims.check import as_claim
 from sinkproof.claims.engine import certify_by_engine

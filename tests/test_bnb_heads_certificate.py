@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 import sinkproof as sp
 from sinkproof.bnb import prove_heads
 from sinkproof.bnb.relaxation import family_prefixes
-from sinkproof.checker import bnbheads as trusted
 from sinkproof.checker import verify
+from sinkproof.checker.rules import treeheads as trusted
 from sinkproof.errors import CertificateError
 
 TASK = sp.TriggerTask(p=2, T=3)

@@ -21,7 +21,7 @@ from sinkproof.bnb.paper import (
     prove_paper,
 )
 from sinkproof.checker.family.paper import PaperInstance
-from sinkproof.checker.paperwitness import n_prefixes
+from sinkproof.checker.rules.stackwitness import n_prefixes
 from sinkproof.claims import claim_from_dict, load_claim
 from sinkproof.claims.paperengine import applies, implied_bound, prove_by_engine
 from sinkproof.claims.paperwitness import write_witness

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import sinkproof as sp
 from sinkproof import checker
 from sinkproof.attention import MAPS
-from sinkproof.checker import paperwitness
+from sinkproof.checker.rules import stackwitness as paperwitness
 from sinkproof.claims.paperwitness import family_bos
 from sinkproof.cli import main
 from sinkproof.constructions import (
@@ -349,7 +349,7 @@ def test_interval_scores_enclose_every_point_inside(kind, scores, width, data):
     from mpmath import iv
 
     from sinkproof.checker.maps import interval_weights
-    from sinkproof.checker.paperheads import _iv_weights, ivpair, lower, upper
+    from sinkproof.checker.rules.heads import _iv_weights, ivpair, lower, upper
 
     s = [Fraction(x, 8) for x in scores]
     d = Fraction(width, 64)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import sinkproof as sp
 from sinkproof.checker import verify
-from sinkproof.checker.witness import measure, read_witness
+from sinkproof.checker.rules.witness import measure, read_witness
 from sinkproof.cli import main
 from sinkproof.errors import CertificateError
 from sinkproof.search import (

@@ -1,6 +1,6 @@
 """A leaf's certificate: weak-duality multipliers of its relaxation, rounded to rationals.
 
-The multipliers are those the trusted checker (:mod:`sinkproof.checker.bnb`) reads:
+The multipliers are those the trusted checker (:mod:`sinkproof.checker.rules.tree`) reads:
 ``(z_i, s_i)`` with ``||z_i|| <= s_i`` per constraint prefix and ``s_0 >= ||Σ z_i||``.  They
 are found by solving the dual SOCP explicitly (minimise ``c0`` subject to
 ``h_l + a_l <= -margin`` on the classes the multipliers touch, ``h_l`` using the box's
@@ -22,8 +22,8 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from ..checker import bnb as trusted
 from ..checker.exact import InequalityFailed
+from ..checker.rules import tree as trusted
 from ..convex import interruptible
 from ..errors import CertificateError
 from .box import ValueBox
@@ -160,7 +160,7 @@ def _repair(relax: Relaxation, box: ValueBox, rows: np.ndarray, z: list[list[Fra
 def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
                      values: str = "learned", hint: float | None = None,
                      instance: Any = None) -> tuple[dict[str, Any], Fraction] | None:
-    """A verified leaf entry (for :mod:`sinkproof.checker.bnb`) and its ``c0``, or ``None``.
+    """A verified leaf entry (for :mod:`sinkproof.checker.rules.tree`) and its ``c0``, or ``None``.
 
     ``Z* <= 1 + c0`` on ``box`` for every accurate model (no model when ``c0 < 0``);
     ``empty``: look for a proof that no accurate model has values in ``box``; ``values``:

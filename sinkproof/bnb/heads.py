@@ -14,7 +14,7 @@ for every dual-feasible point of ``max a*·u`` over these constraints (multiplie
 s_i)`` on the cones, ``μ_i``, ``ν_ik``, ``κ_k`` on the linear rows), so it holds in every
 head.  This module solves that dual in floating point, rounds it to rationals, makes
 the ``λ`` coefficients ``q_il <= 0`` hold exactly by raising ``μ_i``, and has the trusted
-checker (:mod:`sinkproof.checker.bnbheads`) verify the step before returning it.
+checker (:mod:`sinkproof.checker.rules.treeheads`) verify the step before returning it.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp_sparse
 
-from ..checker import bnbheads as trusted
 from ..checker.exact import InequalityFailed
+from ..checker.rules import treeheads as trusted
 from ..convex import interruptible
 from ..errors import CertificateError
 from ..task import TRIG, TriggerTask

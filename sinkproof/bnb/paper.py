@@ -29,7 +29,7 @@ encoding) to the engine's relaxation:
 
 The tree, the leaf certificates and their rounding are the engine's
 (:mod:`sinkproof.bnb.tree`, :mod:`sinkproof.bnb.dual`); the certificate kind is
-``paper-bnb-learned-values``, re-checked by :mod:`sinkproof.checker.bnb`.
+``paper-bnb-learned-values``, re-checked by :mod:`sinkproof.checker.rules.tree`.
 """
 
 from __future__ import annotations

@@ -34,16 +34,16 @@ from .schema import FORMAT, VERSION, check_envelope
 from .verdict import Verdict
 
 KIND_MODULES: Mapping[str, str] = MappingProxyType({
-    "hull": "sinkproof.checker.hull",
-    "hull-family": "sinkproof.checker.hull",
-    "paper-hull-family": "sinkproof.checker.hull",
-    "paper-witness": "sinkproof.checker.paperwitness",
-    "witness": "sinkproof.checker.witness",
-    "sinkmap-socp": "sinkproof.checker.socp",
-    "sinkmap-gated": "sinkproof.checker.gatedsink",
-    "bnb-learned-values": "sinkproof.checker.bnb",
-    "bnb-heads": "sinkproof.checker.bnbheads",
-    "paper-bnb-learned-values": "sinkproof.checker.bnb",
+    "hull": "sinkproof.checker.rules.hull",
+    "hull-family": "sinkproof.checker.rules.hull",
+    "paper-hull-family": "sinkproof.checker.rules.hull",
+    "witness": "sinkproof.checker.rules.witness",
+    "paper-witness": "sinkproof.checker.rules.stackwitness",
+    "sinkmap-socp": "sinkproof.checker.rules.dual",
+    "sinkmap-gated": "sinkproof.checker.rules.gated",
+    "bnb-learned-values": "sinkproof.checker.rules.tree",
+    "bnb-heads": "sinkproof.checker.rules.treeheads",
+    "paper-bnb-learned-values": "sinkproof.checker.rules.tree",
 })
 """Certificate kind -> module (with ``verify(cert) -> Verdict``) that checks it.  Read-only:
 the trusted code is what this package holds, and no imported module adds to it at run time

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checker.socp import Instance
+from ..checker.rules.dual import Instance
 from ..constructions import softmax_score_matrix
 from ..measures import evaluate
 from ..model import AttentionModel

@@ -1,7 +1,7 @@
 """High-precision verification of a search witness, and witness files.
 
 A model found in float64 is a *witness* only after the trusted checker
-(:mod:`sinkproof.checker.witness`) has re-run it on the whole family with its
+(:mod:`sinkproof.checker.rules.witness`) has re-run it on the whole family with its
 parameters converted exactly from float64: exact rationals for ReLU, mpmath
 interval arithmetic for softmax.  This module builds the checker's document from
 a model and reports what the checker measured.
@@ -20,8 +20,8 @@ import numpy as np
 from .._validate import as_int, as_real
 from ..certformat import FORMAT, VERSION, format_rational
 from ..checker.exact import InequalityFailed
-from ..checker.witness import decide, read_witness
-from ..checker.witness import measure as checker_measure
+from ..checker.rules.witness import decide, read_witness
+from ..checker.rules.witness import measure as checker_measure
 from ..errors import CertificateError
 from ..exact_numbers import Exact, bounded, show
 from ..model import AttentionModel

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import checker
+from ..checker.rules.witness import read_witness
 from ..checker.schema import check_envelope
-from ..checker.witness import read_witness
 from ..convex.certfile import instance_difference, task_instance
 from ..errors import CertificateError
 from ..model import AttentionModel

@@ -3,7 +3,7 @@
 ``sink_map(task, eps)`` gives, at every non-trigger position of ``S_T``, a lower
 bound on the BOS mass of every eps-accurate single-head softmax model with known
 values, whatever its score function, each backed by an exact rational certificate
-that :mod:`sinkproof.checker.socp` verifies.  With ``values="learned"`` the bounds hold
+that :mod:`sinkproof.checker.rules.dual` verifies.  With ``values="learned"`` the bounds hold
 for every value map and come from the branch-and-bound engine (:mod:`.learned`, small
 instances).  See docs/sinkmap.md.
 """

@@ -4,7 +4,7 @@ Rounding is in the safe direction: each ``z_i`` is rounded to a dyadic grid, eac
 ``w_i`` rounded *up* until ``z_i·z_i <= w_i²`` holds exactly, and the stated bound
 is the smaller of the float bound and the bound the checker recomputes from the
 rounded data, rounded down.  The certified bound is therefore never stronger than
-the float one, and the trusted checker (:mod:`sinkproof.checker.socp`) decides.
+the float one, and the trusted checker (:mod:`sinkproof.checker.rules.dual`) decides.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 
 from ..certformat import FORMAT, VERSION, format_rational
 from ..checker.exact import InequalityFailed
-from ..checker.socp import Instance, check_bound, check_ray
+from ..checker.rules.dual import Instance, check_bound, check_ray
 from ..convex.values import ValueTable
 from ..task import TRIG, TriggerTask
 from .blocks import Block, variable_index

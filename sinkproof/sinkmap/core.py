@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_int, choice
-from ..checker.socp import Instance
+from ..checker.rules.dual import Instance
 from ..convex.values import ValueTable, value_table
 from ..errors import Interrupted
 from ..exact_numbers import error_level

@@ -16,7 +16,7 @@ nothing (lower gates would not either: a larger eps only loosens the program); t
 intervals that set some target's bound are split where the grid costs most
 (:func:`_refine`).  Any grid gives a valid bound; refining only tightens it.  One
 ``sinkmap-gated`` certificate holds the hull certificate and every level's ``sinkmap-socp``
-certificate (:mod:`sinkproof.checker.gatedsink`).
+certificate (:mod:`sinkproof.checker.rules.gated`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import checker
 from ..certformat import FORMAT, VERSION, format_rational
-from ..checker.gatedsink import gate_split_bound
+from ..checker.rules.gated import gate_split_bound
 from ..convex import family_certificate
 from ..convex.values import ValueTable
 from ..errors import Interrupted

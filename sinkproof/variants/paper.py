@@ -32,7 +32,7 @@ from mpmath import iv
 
 from ..attention import MAPS
 from ..certformat import format_rational
-from ..checker import paperwitness
+from ..checker.rules import stackwitness as paperwitness
 from ..constructions import (
     PAPER_VARIANT_LEVEL,
     POSITION_FREE,

@@ -175,7 +175,7 @@ class PaperFamily:
 
 class PaperInstance:
     """The tree rule's view of the paper Family (the interface
-    :func:`sinkproof.checker.bnb.check_trees` uses): ``p`` (the value dimension ``n``),
+    :func:`sinkproof.checker.rules.tree.check_trees` uses): ``p`` (the value dimension ``n``),
     ``tokens`` (the value-carrying codes ``0..2m-1``), ``prefix``, ``target_of``,
     ``classes``, ``root_box``, ``class_name``, and ``k``, ``T`` for the work estimate."""
 

@@ -45,11 +45,11 @@ import itertools
 from fractions import Fraction
 from typing import Any
 
-from ..errors import CertificateError
-from .exact import InequalityFailed, check_leq, check_lt, common_denominator, dot, show
-from .family.trigger import TRIGGER, read_instance, read_tokens
-from .limits import current, require
-from .schema import (
+from ...errors import CertificateError
+from ..exact import InequalityFailed, check_leq, check_lt, common_denominator, dot, show
+from ..family.trigger import TRIGGER, read_instance, read_tokens
+from ..limits import current, require
+from ..schema import (
     as_list,
     check_fields,
     child,
@@ -64,7 +64,7 @@ from .schema import (
     rational_matrix,
     rational_vector,
 )
-from .verdict import Verdict
+from ..verdict import Verdict
 
 TRIG_TOKEN = TRIGGER
 FAMILIES = ("S_T", "listed")

@@ -45,24 +45,12 @@ from typing import Any
 
 from mpmath import iv
 
-from ..errors import CertificateError
-from .exact import approx, common_denominator, show
-from .family.paper import PaperFamily, n_prefixes, read_paper
-from .limits import require
-from .maps import MAP_NAMES
-from .paperheads import (
-    HeadOutput,
-    HeadParams,
-    Row,
-    as_iv,
-    head_extras,
-    head_output,
-    is_exact,
-    ivq,
-    matvec,
-    upper,
-)
-from .schema import (
+from ...errors import CertificateError
+from ..exact import approx, common_denominator, show
+from ..family.paper import PaperFamily, n_prefixes, read_paper
+from ..limits import require
+from ..maps import MAP_NAMES
+from ..schema import (
     as_list,
     check_fields,
     child,
@@ -76,7 +64,19 @@ from .schema import (
     need_str,
     rational_matrix,
 )
-from .verdict import Verdict
+from ..verdict import Verdict
+from .heads import (
+    HeadOutput,
+    HeadParams,
+    Row,
+    as_iv,
+    head_extras,
+    head_output,
+    is_exact,
+    ivq,
+    matvec,
+    upper,
+)
 
 KIND = "paper-witness"
 KINDS = MAP_NAMES

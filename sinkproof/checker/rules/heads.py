@@ -29,8 +29,8 @@ from typing import Any
 
 from mpmath import iv
 
-from ..errors import CertificateError
-from .maps import (
+from ...errors import CertificateError
+from ..maps import (
     MAP_PARAMETERS,
     RATIONAL_MAPS,
     exact_entmax15_weights,

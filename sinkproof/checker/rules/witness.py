@@ -39,9 +39,9 @@ from typing import Any
 
 from mpmath import libmp
 
-from ..errors import CertificateError
-from .exact import InequalityFailed, common_denominator, dot, show
-from .family.trigger import (
+from ...errors import CertificateError
+from ..exact import InequalityFailed, common_denominator, dot, show
+from ..family.trigger import (
     BOS,
     TRIGGER,
     Instance,
@@ -52,10 +52,9 @@ from .family.trigger import (
     read_tokens,
     token_features,
 )
-from .limits import current, require
-from .maps import MAP_NAMES, RATIONAL_MAPS, gate_interval, interval_weights
-from .paperheads import head_extras
-from .schema import (
+from ..limits import current, require
+from ..maps import MAP_NAMES, RATIONAL_MAPS, gate_interval, interval_weights
+from ..schema import (
     as_list,
     check_fields,
     child,
@@ -68,7 +67,8 @@ from .schema import (
     need_str,
     rational_matrix,
 )
-from .verdict import Verdict
+from ..verdict import Verdict
+from .heads import head_extras
 
 KINDS = MAP_NAMES
 SIMPLEX_MAPS = ("softmax", "sparsemax", "entmax15")

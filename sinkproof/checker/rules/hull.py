@@ -15,8 +15,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, TypeVar
 
-from ..errors import CertificateError
-from .exact import (
+from ...errors import CertificateError
+from ..exact import (
     InequalityFailed,
     check_eq,
     check_hull_bound,
@@ -24,9 +24,9 @@ from .exact import (
     common_denominator,
     show,
 )
-from .family.paper import read_paper
-from .family.trigger import TRIGGER, Instance, read_instance, read_tokens, situations
-from .schema import (
+from ..family.paper import read_paper
+from ..family.trigger import TRIGGER, Instance, read_instance, read_tokens, situations
+from ..schema import (
     check_fields,
     child,
     format_rational,
@@ -39,7 +39,7 @@ from .schema import (
     need_vector,
     parse_rational,
 )
-from .verdict import Verdict
+from ..verdict import Verdict
 
 INSTANCE_FIELDS = ("task", "content_vectors", "values", "eps")
 PAPER_KIND = "paper-hull-family"

@@ -39,12 +39,12 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from ..errors import CertificateError
-from .exact import InequalityFailed, check_leq, check_lt, dot, show
-from .family.paper import PaperInstance
-from .family.trigger import TRIGGER, position_features, read_instance, read_tokens
-from .limits import require
-from .schema import (
+from ...errors import CertificateError
+from ..exact import InequalityFailed, check_leq, check_lt, dot, show
+from ..family.paper import PaperInstance
+from ..family.trigger import TRIGGER, position_features, read_instance, read_tokens
+from ..limits import require
+from ..schema import (
     as_list,
     check_fields,
     child,
@@ -59,7 +59,7 @@ from .schema import (
     rational_matrix,
     rational_vector,
 )
-from .verdict import Verdict
+from ..verdict import Verdict
 
 KIND = "bnb-learned-values"
 PAPER_KIND = "paper-bnb-learned-values"

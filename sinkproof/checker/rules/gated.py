@@ -35,12 +35,11 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from ..errors import CertificateError
-from . import hull, socp
-from .exact import check_leq, check_lt, show
-from .family.trigger import TRIGGER
-from .limits import require
-from .schema import (
+from ...errors import CertificateError
+from ..exact import check_leq, check_lt, show
+from ..family.trigger import TRIGGER
+from ..limits import require
+from ..schema import (
     check_envelope,
     check_fields,
     child,
@@ -51,7 +50,8 @@ from .schema import (
     need_list,
     need_rational,
 )
-from .verdict import Verdict
+from ..verdict import Verdict
+from . import dual, hull
 
 DATA_FIELDS = ("hull", "levels", "targets")
 
@@ -73,7 +73,7 @@ def _same_instance(outer: dict[str, Any], inner: dict[str, Any], drop: tuple[str
         raise CertificateError(f"{where}.instance: differs from the outer instance")
 
 
-def _targets(inst: socp.Instance, data: dict[str, Any]) -> list[tuple[tuple[int, ...], Fraction]]:
+def _targets(inst: dual.Instance, data: dict[str, Any]) -> list[tuple[tuple[int, ...], Fraction]]:
     items = need_list(data, "targets", "data")
     require("prefixes", len(items), "data.targets")
     out = []
@@ -91,7 +91,7 @@ def _targets(inst: socp.Instance, data: dict[str, Any]) -> list[tuple[tuple[int,
     return out
 
 
-def _levels(inst: socp.Instance, outer: dict[str, Any], data: dict[str, Any]
+def _levels(inst: dual.Instance, outer: dict[str, Any], data: dict[str, Any]
             ) -> tuple[list[Fraction], list[dict[tuple[int, ...], Fraction]]]:
     levels = need_list(data, "levels", "data")
     gates: list[Fraction] = []
@@ -111,7 +111,7 @@ def _levels(inst: socp.Instance, outer: dict[str, Any], data: dict[str, Any]
         if level_eps != inst.eps / g:
             raise CertificateError(f"{where}: the level's eps is {show(level_eps)}, not "
                                    f"eps/gate = {show(inst.eps / g)}")
-        verdict = socp.verify(cert)  # raises InequalityFailed when a number fails
+        verdict = dual.verify(cert)  # raises InequalityFailed when a number fails
         proved = {tuple(p): Fraction(b) for p, b in verdict.statement["conclusion"]["bounds"]}
         gates.append(g)
         bounds.append(proved)
@@ -139,7 +139,7 @@ def gate_split_bound(gates: list[Fraction], level_bounds: list[Fraction]) -> Fra
 def verify(cert: dict[str, Any]) -> Verdict:
     """Check a ``sinkmap-gated`` certificate; returns a :class:`Verdict`."""
     outer = need_dict(cert, "instance", "")
-    inst = socp.Instance(outer)
+    inst = dual.Instance(outer)
     if inst.family != "S_T":
         raise CertificateError("instance.family: the gated sink map holds on S_T only")
     if not inst.base.bos_is_zero:

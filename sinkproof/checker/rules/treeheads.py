@@ -42,11 +42,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from ..errors import CertificateError
-from .bnb import Instance as _OneHead
-from .exact import check_leq, dot, show
-from .limits import require
-from .schema import (
+from ...errors import CertificateError
+from ..exact import check_leq, dot, show
+from ..limits import require
+from ..schema import (
     as_list,
     check_fields,
     child,
@@ -60,7 +59,8 @@ from .schema import (
     rational_matrix,
     rational_vector,
 )
-from .verdict import Verdict
+from ..verdict import Verdict
+from .tree import Instance as _OneHead
 
 KIND = "bnb-heads"
 INSTANCE_FIELDS = ("task", "content_vectors", "values", "eps", "family", "heads")
