@@ -127,3 +127,61 @@ def test_a_job_that_kills_dask_workers_is_recorded_and_the_others_finish():
     assert not results[1].ok and "no result from the cluster" in results[1].error
     assert results[3].error == "ValueError: bad job"
     assert all(results[i].ok for i in (0, 2, 4))
+
+
+# ----------------------------------------------------------- the plainest script
+PLAIN = """import sinkproof as sp
+r = sp.search(sp.TriggerTask(p=1, T=2), kind="relu", values="fixed", max_error=0.05,
+              max_bos_mass=0.0, restarts=2, seed=3, processes=2, maxiter=30, progress=False)
+print("found", r.found, "workers", *sp.executor.shared_processes(2).pids())
+"""
+"""Three lines, no ``if __name__ == "__main__":`` guard, worker processes (the
+standard library's pools re-run such a script in every worker, which dies)."""
+
+
+def _left_behind(mark: str) -> list[str]:
+    """Processes (other than this one) whose environment holds ``mark``."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes()
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if mark.encode() in environ:
+            out.append(f"{proc.name}: {cmdline[:120]}")
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+@pytest.mark.parametrize("way", [
+    "script",
+    pytest.param("stdin", marks=pytest.mark.slow),
+    pytest.param("-c", marks=pytest.mark.slow),
+    pytest.param("interactive", marks=pytest.mark.slow),
+])
+def test_a_plain_script_runs_on_worker_processes_and_leaves_no_process_behind(way, tmp_path):
+    import subprocess
+    import sys
+    import uuid
+
+    script = tmp_path / "plain.py"
+    script.write_text(PLAIN)
+    mark = uuid.uuid4().hex
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+           "SINKPROOF_TEST_MARK": mark}
+    argv, stdin = {"script": ([str(script)], None), "stdin": (["-"], PLAIN),
+                   "-c": (["-c", PLAIN], None), "interactive": (["-i"], PLAIN)}[way]
+    proc = subprocess.run([sys.executable, *argv], input=stdin, capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    line = next(x for x in proc.stdout.splitlines() if "found" in x)
+    found, workers = line.split("workers")
+    assert "True" in found and len(workers.split()) == 2  # it ran on two workers
+    deadline = time.time() + 30  # killed at exit; give the kernel a moment to reap them
+    while _left_behind(mark) and time.time() < deadline:
+        time.sleep(0.2)
+    assert _left_behind(mark) == []
