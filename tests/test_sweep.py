@@ -246,3 +246,128 @@ def test_sigint_stops_a_sweep_on_worker_processes_keeping_every_finished_job(tmp
 @pytest.mark.slow
 def test_sigint_stops_a_sweep_on_a_dask_cluster_keeping_every_finished_job(tmp_path):
     _interrupt_a_sweep(tmp_path, "dask")
+
+
+# ------------------------------------------------- the cache never reports a stale verdict
+CLAIMS = {
+    # Theorem 1: Proved (no document; derived again on reading)
+    "theorem": ('[task]\np = 1\nT = 2\n[model]\nkind = "softmax"\nheads = 1\nvalues = "fixed"\n'
+                '[hypothesis]\nmax_error = 0.05\n[conclusion]\nmin_bos_mass = 0.9\n'
+                'at = "homogeneous"\n'),
+    # the Theorem 6 sink map certifies (BOS, +e1, -e1), where Theorem 3 is silent
+    "certificate": ('[task]\np = 1\nT = 2\n[model]\nkind = "softmax"\nheads = 1\n'
+                    'values = "fixed"\n[hypothesis]\nmax_error = 0.05\n[conclusion]\n'
+                    'min_bos_mass = 0.5\nat = [{sequence = [0, 1], position = 2}]\n'),
+    # a sink-free ReLU construction refutes it (a witness)
+    "witness": ('[task]\np = 1\nT = 2\n[model]\nkind = "relu"\nheads = 1\nvalues = "fixed"\n'
+                '[hypothesis]\nmax_error = 0.05\n[conclusion]\nmin_bos_mass = 0.5\n'
+                'at = "nontrigger"\n'),
+}
+
+
+def _check_sweep(tmp_path, name, **base):
+    claim = tmp_path / f"{name}.toml"
+    if not claim.exists():
+        claim.write_text(CLAIMS[name])
+    spec = tmp_path / "sweep.toml"
+    settings = "".join(f"{k} = {json.dumps(v)}\n" for k, v in {"claim": claim.name, **base}.items())
+    spec.write_text(f'kind = "check"\n[base]\n{settings}[grid]\n"check.seed" = [0]\n')
+    return run_sweep(spec, tmp_path / "out", executor="serial", figures=False)
+
+
+def _same_rows(a, b):
+    """Equal rows but for timing (NaN equal to NaN)."""
+    return json.dumps(_strip(a), sort_keys=True) == json.dumps(_strip(b), sort_keys=True)
+
+
+def _entry(tmp_path):
+    (path,) = (tmp_path / "out" / "cache").glob("*.json")
+    return path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("name, verdict", [("theorem", "Proved"), ("witness", "Refuted")])
+def test_editing_the_claim_file_between_two_sweeps_runs_the_job_again(tmp_path, name, verdict):
+    first = _check_sweep(tmp_path, name)
+    assert first.rows[0]["outcome"] == verdict and first.computed == 1
+    assert _check_sweep(tmp_path, name).cached == 1  # unchanged: from the cache
+    claim = tmp_path / f"{name}.toml"  # the same path, other bytes: a stronger claim
+    claim.write_text(claim.read_text().replace("min_bos_mass = 0.", "min_bos_mass = 0.99"))
+    again = _check_sweep(tmp_path, name)
+    assert (again.computed, again.cached) == (1, 0)
+    assert again.rows[0]["outcome"] != "Proved"  # never the old verdict
+
+
+def test_editing_a_certificate_the_claim_names_runs_the_job_again(tmp_path):
+    first = _check_sweep(tmp_path, "certificate")
+    row = first.rows[0]
+    assert row["outcome"] == "Proved" and row["by"].startswith("certificate"), row
+    cert = tmp_path / "given.json"  # the certificate, named by the claim
+    cert.write_text(json.dumps(_entry(tmp_path)[1]["evidence"]["certificate"]))
+    claim = tmp_path / "certificate.toml"
+    claim.write_text(CLAIMS["certificate"] + '[check]\ncertificate = "given.json"\n')
+    named = _check_sweep(tmp_path, "certificate")
+    assert named.computed == 1 and named.rows[0]["outcome"] == "Proved"
+    assert _check_sweep(tmp_path, "certificate").cached == 1
+    cert.write_text(cert.read_text() + "\n")  # the same certificate, other bytes
+    assert _check_sweep(tmp_path, "certificate").computed == 1
+
+
+def test_another_package_version_or_setting_runs_the_job_again(tmp_path, monkeypatch):
+    assert _check_sweep(tmp_path, "theorem", search=False).computed == 1
+    assert _check_sweep(tmp_path, "theorem", search=True).computed == 1
+    monkeypatch.setattr("sinkproof.sweep.cache.__version__", "0.0.0-other")
+    assert _check_sweep(tmp_path, "theorem", search=True).computed == 1
+
+
+def _tamper(tmp_path, edit):
+    path, data = _entry(tmp_path)
+    edit(data)
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("name, edit", [
+    ("theorem", lambda d: d["outcome"].update(bound=0.999)),
+    ("theorem", lambda d: d["outcome"].update(by="theorem2")),
+    ("witness", lambda d: d["outcome"].update(outcome="Proved", by="theorem1", bound=0.99)),
+    ("witness", lambda d: d["evidence"]["witness"]["claim"]["model_class"].update(
+        kind="softmax")),
+    ("witness", lambda d: d.update(evidence={})),
+    ("certificate", lambda d: d["outcome"].update(bound=0.99)),
+    ("certificate", lambda d: d["evidence"].update(digest="0" * 64)),
+    ("certificate", lambda d: d["evidence"]["certificate"]["instance"].update(eps="1/2")),
+])
+def test_a_hand_edited_cache_entry_is_never_reported(tmp_path, name, edit):
+    """A verdict is reported from the cache only if its evidence verifies again and
+    supports this claim with the stored bound (or, with no document, a Proved is derived
+    again the same)."""
+    honest = _check_sweep(tmp_path, name).rows[0]
+    _tamper(tmp_path, edit)
+    again = _check_sweep(tmp_path, name)
+    assert (again.computed, again.cached) == (1, 0) and len(again.rechecks) == 1
+    assert "did not verify again" in again.rechecks[0]
+    assert _same_rows(again.rows, [honest])
+    assert _check_sweep(tmp_path, name).cached == 1  # the entry was written again, honest
+
+
+def test_an_open_entry_flipped_to_proved_is_not_reported(tmp_path):
+    claim = tmp_path / "theorem.toml"
+    claim.write_text(CLAIMS["theorem"].replace("0.9", "0.99"))
+    assert _check_sweep(tmp_path, "theorem", search=False).rows[0]["outcome"] == "Open"
+    _tamper(tmp_path, lambda d: d["outcome"].update(outcome="Proved", by="theorem1",
+                                                    bound=0.995))
+    again = _check_sweep(tmp_path, "theorem", search=False)
+    assert again.rows[0]["outcome"] == "Open" and again.computed == 1
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["outcome"].update(min_bound_exact="99/100", min_bound=0.99),
+    lambda d: d["evidence"]["certificate"]["instance"].update(eps="1/40"),
+    lambda d: d.update(evidence={}),
+    lambda d: d["settings"].update(eps="1/40"),
+])
+def test_a_hand_edited_certify_entry_is_never_reported(tmp_path, edit):
+    spec = {"kind": "certify", "base": {"p": 1, "T": 2}, "grid": {"eps": ["1/20"]}}
+    honest = run_sweep(spec, tmp_path / "out", executor="serial", figures=False).rows
+    _tamper(tmp_path, edit)
+    again = run_sweep(spec, tmp_path / "out", executor="serial", figures=False)
+    assert again.computed == 1 and _same_rows(again.rows, honest)

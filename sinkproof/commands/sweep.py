@@ -20,7 +20,8 @@ JSON_KEYS = {"rows": "one object per job: its settings, outcome fields and statu
              "computed": "jobs computed now", "cached": "jobs taken from the cache",
              "failed": "jobs that failed (recorded with their error)",
              "interrupted": "true when stopped by Ctrl-C (finished jobs kept)",
-             "files": "the files written under --out"}
+             "files": "the files written under --out",
+             "rechecks": "cached results that did not verify again (computed again)"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
                        scheduler=args.scheduler, figures=figures_wanted(args),
                        progress=args.progress)
     if not quiet:
+        for line in result.rechecks:
+            print(line)
         for row in result.rows:
             if row["status"] == "failed":
                 print(f"job {row['job']} failed: {row['failure']}")
@@ -72,5 +75,5 @@ def run(args: argparse.Namespace) -> int:
         print(result.summary_line())
     data = {"rows": result.rows, "computed": result.computed, "cached": result.cached,
             "failed": result.failed, "interrupted": result.interrupted,
-            "files": list(result.files)}
+            "files": list(result.files), "rechecks": list(result.rechecks)}
     return emit_json(args, data, EXIT_INTERRUPTED if result.interrupted else 0)
