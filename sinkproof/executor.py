@@ -231,6 +231,10 @@ class Executor:
         finally:
             run.close()
 
+    def describe(self) -> str:
+        """One line: where the jobs run and on how many workers."""
+        return "serial: every job in this process"
+
     def close(self) -> None:
         """Release workers."""
 
@@ -337,6 +341,11 @@ class ProcessExecutor(Executor):
     def pids(self) -> list[int]:
         """Process ids of the running workers (none before the first run)."""
         return [] if self._pool is None else list(self._pool._processes or {})
+
+    def describe(self) -> str:
+        if _loky() is None:
+            return "serial: every job in this process (loky is not installed)"
+        return f"local worker processes (loky): {self.workers} workers"
 
     def run(self, fn: Callable[[Any], Any], args: Sequence[Any]) -> Iterator[tuple[int, JobResult]]:
         if self._ensure_pool() is None:
@@ -495,8 +504,14 @@ class DaskExecutor(Executor):
                                          dashboard_address=None, silence_logs=50)
             self._client = Client(self._cluster)
             self.workers = n
+        self._scheduler = scheduler
         if processes or scheduler is not None:
             self._client.run(limit_threads)
+
+    def describe(self) -> str:
+        if self._scheduler is not None:
+            return f"Dask cluster at {self._scheduler}: {self.workers} workers"
+        return f"Dask LocalCluster: {self.workers} workers"
 
     def run(self, fn: Callable[[Any], Any], args: Sequence[Any]) -> Iterator[tuple[int, JobResult]]:
         from distributed import Event, as_completed

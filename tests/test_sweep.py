@@ -371,3 +371,79 @@ def test_a_hand_edited_certify_entry_is_never_reported(tmp_path, edit):
     _tamper(tmp_path, edit)
     again = run_sweep(spec, tmp_path / "out", executor="serial", figures=False)
     assert again.computed == 1 and _same_rows(again.rows, honest)
+
+
+# ---------------------------------- paths relative to the sweep file; loud failures
+def test_example_check_sweep_runs_from_another_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # not the repository: claim paths are the file's
+    out = tmp_path / "out"
+    status = main(["sweep", str(ROOT / "examples/sweeps/check.toml"), "--out", str(out),
+                   "--executor", "serial", "--no-figures"])
+    captured = capsys.readouterr()
+    assert status == 0, captured
+    assert captured.out.strip().endswith("3 computed, 0 from cache, 0 failed")
+    assert "serial: every job in this process" in captured.err  # the executor, in one line
+    with (out / "results.csv").open() as fh:
+        assert [r["outcome"] for r in csv.DictReader(fh)] == ["Proved"] * 3
+
+
+def test_a_sweep_with_a_failed_job_exits_1(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text('kind = "check"\n[base]\nclaim = "nowhere.toml"\n[grid]\n"check.seed" = [0]\n')
+    assert main(["sweep", str(path), "--out", str(tmp_path / "o"), "--executor", "serial",
+                 "--no-figures"]) == 1
+    out = capsys.readouterr().out
+    assert "job 0 failed" in out and out.strip().endswith("1 failed")
+
+
+def test_outputs_never_overwrite_a_file_no_sweep_wrote(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text('kind = "certify"\n[base]\np = 1\nT = 2\n[grid]\neps = ["1/20"]\n')
+    out = tmp_path / "o"
+    out.mkdir()
+    mine = out / "results.csv"
+    mine.write_text("my own table\n")
+    args = ["sweep", str(path), "--out", str(out), "--executor", "serial", "--no-figures"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "not overwritten" in err
+    assert mine.read_text() == "my own table\n" and not (out / "cache").exists()
+    mine.unlink()
+    assert main(args) == 0 and main(args) == 0  # its own files: written again
+    assert not [p for p in out.rglob("*.tmp*")]  # nothing half-written left
+
+
+def test_a_claims_witness_path_is_never_written_by_a_sweep(tmp_path):
+    victim = tmp_path / "precious.json"
+    victim.write_text("keep me")
+    claim = tmp_path / "witness.toml"
+    claim.write_text(CLAIMS["witness"] + f'[check]\nwitness = "{victim}"\n')
+    for out in (tmp_path / "out", None):
+        spec = {"kind": "check", "base": {"claim": str(claim)}, "grid": {"check.seed": [0]}}
+        assert run_sweep(spec, out, executor="serial", figures=False).rows[0][
+            "outcome"] == "Refuted"
+        assert victim.read_text() == "keep me"
+
+
+def test_an_axis_name_never_names_a_file_outside_the_output_folder():
+    from sinkproof.sweep.output import figure_name
+
+    assert figure_name("hypothesis.max_error") == "figures/hypothesis.max_error.png"
+    for hostile in ("task./../../etc/x", "../x", "/abs", ".hidden"):
+        name = figure_name(hostile)
+        assert name.count("/") == 1 and ".." not in name.split("/")[1][:2]
+        assert not name.split("/")[1].startswith(".")
+
+
+def test_numeric_axes_are_plotted_as_numbers_eps_on_a_log_axis(tmp_path):
+    pytest.importorskip("matplotlib")
+    from sinkproof.sweep.output import log_scale, numeric_axis
+
+    assert numeric_axis(["1/100", "0.05", 0.1]) == [0.01, 0.05, 0.1]
+    assert numeric_axis(["softmax", "relu"]) is None and numeric_axis([True]) is None
+    assert log_scale("eps", [0.01, 0.1]) and log_scale("hypothesis.max_error", [0.05])
+    assert not log_scale("T", [2, 3]) and not log_scale("eps", [0.0, 0.1])
+    spec = {"kind": "certify", "base": {"p": 1, "T": 2}, "grid": {"eps": ["1/10", "1/100"]}}
+    result = run_sweep(spec, tmp_path, executor="serial", figures=True)
+    assert (tmp_path / "figures" / "eps.png").stat().st_size > 0
+    assert result.failed == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from .evidence import EVIDENCE, recheck
 from .grid import Sweep, SweepError, load_sweep, sweep_from_dict
 from .inputs import job_inputs, pin_certificate, resolve_paths
 from .jobs import JOB_KINDS
-from .output import write_outputs
+from .output import OutputFolder, output_names, write_outputs
 
 
 @dataclass
@@ -104,7 +104,8 @@ def _split(value: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 def run_sweep(spec: Sweep | Mapping[str, Any] | str | Path, out: str | Path | None = None, *,
               executor: Executor | str = "dask", workers: int | None = None,
               scheduler: str | None = None, figures: bool = True,
-              progress: bool | None = None) -> SweepResult:
+              progress: bool | None = None,
+              announce: Callable[[str], None] | None = None) -> SweepResult:
     """Run every job of ``spec`` (a :class:`Sweep`, its dict, or a sweep file).
 
     With ``out``, finished jobs are cached in ``out/cache`` (a rerun computes only what
@@ -115,6 +116,9 @@ def run_sweep(spec: Sweep | Mapping[str, Any] | str | Path, out: str | Path | No
     ``"processes"``, ``"serial"``, or an :class:`~sinkproof.executor.Executor`.
     Results are the same whatever runs them.  A failed job is recorded with its error
     and the sweep goes on; Ctrl-C keeps every finished job and marks the result.
+    Input paths are relative to the sweep file (a dict: to the current folder); files
+    are written only under ``out``, never over a file no sweep wrote there.
+    ``announce`` receives one line naming the executor before the first job runs.
     """
     if isinstance(spec, Sweep):
         sweep = spec
@@ -126,6 +130,8 @@ def run_sweep(spec: Sweep | Mapping[str, Any] | str | Path, out: str | Path | No
         raise SweepError(f"a sweep is a Sweep, a dict or a file path, not {type(spec).__name__}")
     kind = JOB_KINDS[sweep.kind]
     out_dir = None if out is None else Path(out)
+    if out_dir is not None:  # refuse before any work, not after it
+        OutputFolder(out_dir).check(output_names(sweep, figures))
     cache = Cache(None if out_dir is None else out_dir / "cache")
     start = time.perf_counter()
 
@@ -153,6 +159,8 @@ def run_sweep(spec: Sweep | Mapping[str, Any] | str | Path, out: str | Path | No
         own = isinstance(executor, str)
         ex = make_executor(executor, workers, scheduler) if own else executor
         assert isinstance(ex, Executor)
+        if announce is not None:
+            announce(ex.describe())
         args = [(sweep.kind, runs[i],
                  None if out_dir is None else str(out_dir / "jobs" / keys[i][:16]))
                 for i in todo]
