@@ -479,6 +479,31 @@ _stop_shared = shutdown_all
 """The earlier name of :func:`shutdown_all`."""
 
 
+@contextlib.contextmanager
+def _main_not_rerun() -> Iterator[None]:
+    """While worker processes start by ``spawn`` (Dask's nannies do), hide the caller's
+    main script from them: ``multiprocessing`` would run it again in every worker, and a
+    script without an ``if __name__ == "__main__":`` guard (or code read from stdin)
+    would start a sweep there and kill the worker.  Jobs travel by cloudpickle, so the
+    workers need nothing from it.  A main module run with ``-m`` is left as it is."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(getattr(main, "__spec__", None), "name", None) is not None:
+        yield
+        return
+    missing = object()
+    saved = {name: main.__dict__.get(name, missing) for name in ("__file__", "__spec__")}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is missing:
+                main.__dict__.pop(name, None)
+            else:
+                main.__dict__[name] = value
+
+
 class DaskExecutor(Executor):
     """Dask distributed: an embedded ``LocalCluster`` (``workers`` processes, one thread
     each) or, with ``scheduler``, an existing cluster at that address.  A worker that
@@ -500,8 +525,10 @@ class DaskExecutor(Executor):
             self.workers = max(len(self._client.scheduler_info().get("workers", {})), 1)
         else:
             n = available_cores() if workers is None else max(int(workers), 1)
-            self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
-                                         dashboard_address=None, silence_logs=50)
+            with _main_not_rerun():
+                self._cluster = LocalCluster(n_workers=n, threads_per_worker=1,
+                                             processes=processes, dashboard_address=None,
+                                             silence_logs=50)
             self._client = Client(self._cluster)
             self.workers = n
         self._scheduler = scheduler
