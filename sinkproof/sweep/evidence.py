@@ -19,45 +19,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-EVIDENCE = "_evidence"
-"""The key under which a job returns its evidence beside its outcome fields."""
-
-
-def _document(path: Any) -> dict[str, Any] | None:
-    if not path:
-        return None
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _digest(document: dict[str, Any]) -> str | None:
-    from ..checker import verify
-
-    try:
-        verdict = verify(document)
-    except Exception:  # noqa: BLE001 - a document that does not verify has no digest
-        return None
-    return verdict.digest
-
-
-def check_evidence(outcome: Any) -> dict[str, Any]:
-    """Worker side: the evidence of a ``check`` job's outcome (a certificate for a
-    Proved by certificate, a witness for a Refuted; nothing otherwise)."""
-    name = type(outcome).__name__
-    field, what = {"Proved": ("certificate", "certificate"),
-                   "Refuted": ("witness", "witness")}.get(name, (None, None))
-    document = _document(getattr(outcome, field, None)) if field else None
-    if document is None or what is None:
-        return {}
-    return {what: document, "digest": _digest(document)}
-
-
-def certificate_evidence(document: dict[str, Any]) -> dict[str, Any]:
-    """Worker side: the evidence of a ``certify`` job (its family certificate)."""
-    return {"certificate": document, "digest": _digest(document)}
+from ..checker import verify
+from ..exact_numbers import exact
+from .inputs import read_claim_data
+from .jobs import claim_data, job_task, run_check
 
 
 def _same_number(a: Any, b: Any) -> bool:
@@ -70,8 +35,6 @@ def _same_number(a: Any, b: Any) -> bool:
 
 def _claim(settings: Mapping[str, Any]) -> Any:
     from ..claims.schema import claim_from_dict
-    from .inputs import read_claim_data
-    from .jobs import claim_data
 
     data = claim_data(settings, read_claim_data(settings["claim"]) if settings.get("claim")
                       else {})
@@ -100,7 +63,6 @@ def _recheck_proof(claim: Any, outcome: Mapping[str, Any], evidence: Mapping[str
 
 
 def _recheck_refutation(claim: Any, evidence: Mapping[str, Any]) -> str | None:
-    from ..checker import verify
     from ..claims.witness import refuting_statement
 
     document = evidence.get("witness")
@@ -119,7 +81,6 @@ def _recheck_refutation(claim: Any, evidence: Mapping[str, Any]) -> str | None:
 
 
 def _rederive(settings: Mapping[str, Any], outcome: Mapping[str, Any]) -> str | None:
-    from .jobs import run_check
 
     with tempfile.TemporaryDirectory(prefix="sinkproof-recheck-") as folder:
         again = run_check({**settings, "search": False}, Path(folder), engine=False)
@@ -154,10 +115,7 @@ def recheck_certify(settings: Mapping[str, Any], outcome: Mapping[str, Any],
                     evidence: Mapping[str, Any]) -> str | None:
     """Why a cached ``certify`` outcome may not be reported: its certificate must verify,
     be about this job's instance and ε exactly, and give the stored least bound."""
-    from ..checker import verify
     from ..convex.certfile import instance_difference, task_instance
-    from ..exact_numbers import exact
-    from .jobs import job_task
 
     if not outcome.get("verified"):
         return None  # "not verified" claims nothing

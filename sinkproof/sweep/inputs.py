@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..exact_numbers import load_json, load_toml
+
 PATH_SETTINGS = ("claim", "check.certificate")
 """Settings of a sweep job that name an input file."""
 
@@ -62,8 +64,6 @@ def claim_certificate(claim_path: str, settings: Mapping[str, Any]) -> str | Non
 def read_claim_data(path: str | Path) -> dict[str, Any]:
     """A claim file's parsed tables (empty when it cannot be read or parsed: the job
     reports that itself when it runs)."""
-    from ..exact_numbers import load_json, load_toml
-
     try:
         text = Path(path).read_text(encoding="utf-8")
         data = load_json(text) if str(path).lower().endswith(".json") else load_toml(text)

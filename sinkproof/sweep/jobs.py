@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SINK_MAP_MAX_WORK, InputError, check_work
+from .documents import EVIDENCE, certificate_evidence, check_evidence
 
 TASK_SETTINGS = {"p": 2, "T": 4, "content": "signed", "positions": "inverse",
                  "triggers": "single", "k": None, "content_seed": 0}
@@ -114,7 +115,6 @@ def run_check(s: dict[str, Any], workdir: Path | None, engine: bool = True) -> d
     from ..claims import check
     from ..claims.schema import claim_from_dict
     from ..exact_numbers import load_toml
-    from .evidence import EVIDENCE, check_evidence
 
     data: dict[str, Any] = {}
     if s.get("claim"):
@@ -137,8 +137,6 @@ def run_check(s: dict[str, Any], workdir: Path | None, engine: bool = True) -> d
 def run_certify(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
     """Theorem 3's family certificate at ``eps`` (fixed values), re-verified exactly."""
     from ..convex import family_certificate
-    from .evidence import EVIDENCE, certificate_evidence
-
     cert = family_certificate(_task(s), s["eps"], values=s["values"])
     report = cert.verify()
     if workdir is not None:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..exact_numbers import exact
 from .grid import SweepError
 from .jobs import JOB_KINDS
 
@@ -156,8 +157,6 @@ def _markdown(result: Any) -> str:
 def numeric_axis(values: list[Any]) -> list[float] | None:
     """The values of an axis as numbers (exact text such as ``"1/20"`` included), in
     the same order, or ``None`` when one of them is not a finite number."""
-    from ..exact_numbers import exact
-
     out = []
     for v in values:
         if isinstance(v, bool) or not isinstance(v, (int, float, str)):

@@ -14,7 +14,8 @@ from ..executor import Executor, JobResult, make_executor
 from ..progress import Progress
 from ..tables import Tabular
 from .cache import Cache, job_key
-from .evidence import EVIDENCE, recheck
+from .documents import EVIDENCE
+from .evidence import recheck
 from .grid import Sweep, SweepError, load_sweep, sweep_from_dict
 from .inputs import job_inputs, pin_certificate, resolve_paths
 from .jobs import JOB_KINDS
