@@ -62,20 +62,30 @@ def _recheck_proof(claim: Any, outcome: Mapping[str, Any], evidence: Mapping[str
     return None
 
 
+def _verified(evidence: Mapping[str, Any], what: str) -> tuple[Any, str | None]:
+    """The checker's verdict on the stored ``what`` document (``None`` and why not, when
+    it is missing, malformed, fails, or verifies another statement than the stored
+    digest names)."""
+    document = evidence.get(what)
+    if not isinstance(document, dict):
+        return None, f"no {what} stored"
+    try:
+        verdict = verify(document)
+    except Exception as exc:  # noqa: BLE001 - a malformed document
+        return None, f"its {what} is malformed ({str(exc).splitlines()[0]})"
+    if not verdict.ok:
+        return None, f"its {what} does not verify ({verdict.failure})"
+    if verdict.digest != evidence.get("digest"):
+        return None, "its verified-statement digest differs"
+    return verdict, None
+
+
 def _recheck_refutation(claim: Any, evidence: Mapping[str, Any]) -> str | None:
     from ..claims.witness import refuting_statement
 
-    document = evidence.get("witness")
-    if not isinstance(document, dict):
-        return "a Refuted without its witness"
-    try:
-        verdict = verify(document)
-    except Exception as exc:  # noqa: BLE001 - a malformed witness
-        return f"its witness is malformed ({str(exc).splitlines()[0]})"
-    if not verdict.ok:
-        return f"its witness does not verify ({verdict.failure})"
-    if verdict.digest != evidence.get("digest"):
-        return "its verified-statement digest differs"
+    verdict, why = _verified(evidence, "witness")
+    if verdict is None:
+        return why
     why = refuting_statement(verdict.statement, claim)
     return None if why is None else f"its witness does not refute the claim ({why})"
 
@@ -119,17 +129,9 @@ def recheck_certify(settings: Mapping[str, Any], outcome: Mapping[str, Any],
 
     if not outcome.get("verified"):
         return None  # "not verified" claims nothing
-    document = evidence.get("certificate")
-    if not isinstance(document, dict):
-        return "a verified certificate without the certificate"
-    try:
-        verdict = verify(document)
-    except Exception as exc:  # noqa: BLE001 - a malformed certificate
-        return f"its certificate is malformed ({str(exc).splitlines()[0]})"
-    if not verdict.ok:
-        return f"its certificate does not verify ({verdict.failure})"
-    if verdict.digest != evidence.get("digest"):
-        return "its verified-statement digest differs"
+    verdict, why = _verified(evidence, "certificate")
+    if verdict is None:
+        return why
     statement = verdict.statement
     differs = instance_difference(statement.get("instance", {}), task_instance(job_task(settings)))
     if differs is not None:
