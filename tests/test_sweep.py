@@ -447,3 +447,20 @@ def test_numeric_axes_are_plotted_as_numbers_eps_on_a_log_axis(tmp_path):
     result = run_sweep(spec, tmp_path, executor="serial", figures=True)
     assert (tmp_path / "figures" / "eps.png").stat().st_size > 0
     assert result.failed == 0
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["outcome"].update(min_bound=0.99),
+    lambda d: d["outcome"].update(n_bounded=99),
+    lambda d: d["evidence"]["certificate"]["instance"].update(eps="1/40"),
+    lambda d: d.update(evidence={}),
+])
+def test_a_hand_edited_sinkmap_entry_is_never_reported(tmp_path, edit):
+    spec = {"kind": "sinkmap", "base": {"p": 1, "T": 2}, "grid": {"eps": ["1/20"]}}
+    honest = run_sweep(spec, tmp_path / "out", executor="serial", figures=False).rows
+    assert honest[0]["n_bounded"] > 0
+    _tamper(tmp_path, edit)
+    again = run_sweep(spec, tmp_path / "out", executor="serial", figures=False)
+    assert again.computed == 1 and len(again.rechecks) == 1 and _same_rows(again.rows, honest)
+    third = run_sweep(spec, tmp_path / "out", executor="serial", figures=False)
+    assert (third.cached, third.rechecks) == (1, [])  # an honest entry verifies again

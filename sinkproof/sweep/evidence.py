@@ -121,23 +121,34 @@ def recheck_check(settings: Mapping[str, Any], outcome: Mapping[str, Any],
     return _recheck_refutation(claim, evidence)
 
 
+def _certificate_for_job(settings: Mapping[str, Any], evidence: Mapping[str, Any]
+                         ) -> tuple[Any, str | None]:
+    """The verdict on the stored certificate if it verifies (with the stored digest) and
+    is about this job's task instance and ε exactly; else ``None`` and why not."""
+    from ..convex.certfile import instance_difference, task_instance
+
+    verdict, why = _verified(evidence, "certificate")
+    if verdict is None:
+        return None, why
+    statement = verdict.statement
+    differs = instance_difference(statement.get("instance", {}), task_instance(job_task(settings)))
+    if differs is not None:
+        return None, f"its certificate is about another instance ({differs})"
+    if Fraction(statement.get("eps", "-1")) != exact(settings["eps"]):
+        return None, (f"its certificate is for eps = {statement.get('eps')}, "
+                      f"not {settings['eps']}")
+    return verdict, None
+
+
 def recheck_certify(settings: Mapping[str, Any], outcome: Mapping[str, Any],
                     evidence: Mapping[str, Any]) -> str | None:
     """Why a cached ``certify`` outcome may not be reported: its certificate must verify,
     be about this job's instance and ε exactly, and give the stored least bound."""
-    from ..convex.certfile import instance_difference, task_instance
-
     if not outcome.get("verified"):
         return None  # "not verified" claims nothing
-    verdict, why = _verified(evidence, "certificate")
+    verdict, why = _certificate_for_job(settings, evidence)
     if verdict is None:
         return why
-    statement = verdict.statement
-    differs = instance_difference(statement.get("instance", {}), task_instance(job_task(settings)))
-    if differs is not None:
-        return f"its certificate is about another instance ({differs})"
-    if Fraction(statement.get("eps", "-1")) != exact(settings["eps"]):
-        return f"its certificate is for eps = {statement.get('eps')}, not {settings['eps']}"
     least = str(verdict.details.get("min_bound", "")).split(" ")[0]
     stored = outcome.get("min_bound_exact")
     if not least or not stored or exact(least) != exact(stored):
@@ -145,7 +156,28 @@ def recheck_certify(settings: Mapping[str, Any], outcome: Mapping[str, Any],
     return None
 
 
-RECHECK = {"check": recheck_check, "certify": recheck_certify}
+def recheck_sinkmap(settings: Mapping[str, Any], outcome: Mapping[str, Any],
+                    evidence: Mapping[str, Any]) -> str | None:
+    """Why a cached ``sinkmap`` outcome may not be reported: when it states a bound, its
+    certificate must verify, be about this job's instance and ε exactly, and give the
+    stored number of bounds and least bound."""
+    if not outcome.get("n_bounded"):
+        return None  # no bound claims nothing
+    verdict, why = _certificate_for_job(settings, evidence)
+    if verdict is None:
+        return why
+    count, least = verdict.details.get("bounds"), verdict.details.get("lowest_bound")
+    if count != outcome.get("n_bounded"):
+        return f"it states {outcome.get('n_bounded')} bounds, its certificate {count}"
+    if least is None or not _same_number(float(exact(least)), outcome.get("min_bound")):
+        return f"its least bound {outcome.get('min_bound')} is not the certificate's {least}"
+    if not outcome.get("verified"):
+        return "a certified bound marked not verified"
+    return None
+
+
+RECHECK = {"check": recheck_check, "certify": recheck_certify,
+           "sinkmap": recheck_sinkmap}
 """Job kind -> the check made on a cached outcome before it is reported."""
 
 

@@ -165,7 +165,8 @@ def run_sinkmap(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
     return {"n_positions": len(result.entries), "n_bounded": len(bounds),
             "min_bound": min(bounds) if bounds else float("nan"),
             "mean_bound": statistics.fmean(bounds) if bounds else float("nan"),
-            "verified": verified}
+            "verified": verified,
+            EVIDENCE: certificate_evidence(result.certificate) if certified else {}}
 
 
 # -------------------------------------------------------------------- search
