@@ -28,7 +28,6 @@ from typing import Any
 
 from .. import checker
 from ..certformat import FORMAT, VERSION, format_rational
-from ..checker.rules.gated import gate_split_bound
 from ..convex import family_certificate
 from ..convex.values import ValueTable
 from ..errors import Interrupted
@@ -47,6 +46,13 @@ SLACK = Fraction(1, 1000)
 """A binding interval is split while it loses more than this to the grid."""
 
 LevelMap = Callable[[Fraction, list[tuple[tuple[int, ...], int]]], SinkMap]
+
+
+def _split_bound(gates: list[Fraction], level_bounds: list[Fraction]) -> Fraction:
+    """The null-mass bound a grid of gates ``g_1 < ... < g_K`` with level bounds ``B_k``
+    gives, ``1 - max(g_1, max_k g_{k+1} (1 - B_k))`` with ``g_{K+1} = 1`` (what the
+    checker's ``sinkmap-gated`` rule recomputes from the file)."""
+    return 1 - max([gates[0], *_terms(gates, level_bounds)])
 
 
 def gate_grid(eps: Fraction) -> list[Fraction]:
@@ -131,7 +137,7 @@ def gated_sink_map(task: TriggerTask, eps: Fraction, table: ValueTable,
         split = Fraction(0)
         if u in hard and gates:
             got = [lv.entries[u].exact or Fraction(0) for lv in levels]
-            split = max(gate_split_bound(gates, got), Fraction(0))
+            split = max(_split_bound(gates, got), Fraction(0))
         best = max(h, split)
         if best > 0:
             bound = round_down_bound(best)
