@@ -49,7 +49,6 @@ from ...errors import CertificateError
 from ..exact import approx, common_denominator, show
 from ..family.paper import PaperFamily, n_prefixes, read_paper
 from ..limits import require
-from ..maps import MAP_NAMES
 from ..schema import (
     as_list,
     check_fields,
@@ -60,7 +59,6 @@ from ..schema import (
     need_dict,
     need_int,
     need_list,
-    need_rational,
     need_str,
     rational_matrix,
 )
@@ -77,14 +75,9 @@ from .heads import (
     matvec,
     upper,
 )
+from .witness import DEFAULT_DIGITS, KINDS, MEASURES, read_bounds, read_digits
 
 KIND = "paper-witness"
-KINDS = MAP_NAMES
-MEASURES = ("weight", "share")
-"""``claim.bos_measure``: the effective BOS weight ``g_t α_t0`` (default; ``α_t0`` for an
-ungated head) or the BOS share ``α_t0 / Σ_k α_tk`` (0 when every weight is 0; a gate
-cancels in it).  On the simplex (softmax, sparsemax, entmax-1.5) the two coincide."""
-DEFAULT_DIGITS = 50
 CLASS_FIELDS = ("kind", "heads", "layers", "residual", "values")
 Prefix = tuple[int, ...]
 """Token codes ``x_1..x_t``: content ``i`` is ``i``, the trigger carrying ``c_i`` is ``m + i``."""
@@ -198,10 +191,6 @@ def read_witness(cert: dict[str, Any]) -> PaperWitness:
     claim = check_fields(need_dict(cert, "claim", ""), "claim",
                          ("statement", "model_class", "max_error", "max_bos_mass", "where",
                           "bos_measure"))
-    measure = claim.get("bos_measure", "weight")
-    if measure not in MEASURES:
-        raise CertificateError(f"claim.bos_measure: {measure!r} is not one of "
-                               f"{', '.join(MEASURES)}")
     mc = check_fields(need_dict(claim, "model_class", "claim"), "claim.model_class",
                       CLASS_FIELDS)
     kind = need_str(mc, "kind", "claim.model_class", choices=KINDS)
@@ -215,16 +204,11 @@ def read_witness(cert: dict[str, Any]) -> PaperWitness:
     if fixed and (layers, heads) != (1, 1):
         raise CertificateError("claim.model_class.values: fixed values are defined for one "
                                "layer of one head")
-    max_error = need_rational(claim, "max_error", "claim")
-    max_bos = need_rational(claim, "max_bos_mass", "claim")
-    if max_error < 0 or max_bos < 0:
-        raise CertificateError("claim.max_error and claim.max_bos_mass must be >= 0")
+    max_error, max_bos, measure = read_bounds(claim)
     data = check_fields(need_dict(cert, "data", ""), "data",
                         ("W_Q", "W_K", "W_V", "W_O", "precision_digits", "map_params",
                          "gate_w", "gate_c"))
-    digits = data.get("precision_digits", DEFAULT_DIGITS)
-    if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 1000:
-        raise CertificateError("data.precision_digits: expected an integer in [15, 1000]")
+    digits = read_digits(data)
     require("content", 4 * layers * heads * n * n, "data: weight entries")
     W = {name: _weights(data, name, (layers, heads, n, n)) for name in ("W_Q", "W_K", "W_V")}
     W["W_O"] = _weights(data, "W_O", (layers, n, heads * n))

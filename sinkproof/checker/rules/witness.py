@@ -187,19 +187,10 @@ def read_witness(cert: dict[str, Any]) -> Witness:
     heads = need_int(mc, "heads", "claim.model_class", minimum=1)
     if need_str(mc, "values", "claim.model_class", ("fixed", "learned")) != values:
         raise CertificateError("claim.model_class.values: differs from instance.values")
-    max_error = need_rational(claim, "max_error", "claim")
-    max_bos = need_rational(claim, "max_bos_mass", "claim")
-    if max_error < 0 or max_bos < 0:
-        raise CertificateError("claim: max_error and max_bos_mass must be >= 0")
-    measure = claim.get("bos_measure", "weight")
-    if measure not in MEASURES:
-        raise CertificateError(f"claim.bos_measure: {measure!r} is not one of "
-                               f"{', '.join(MEASURES)}")
+    max_error, max_bos, measure = read_bounds(claim)
     data = check_fields(need_dict(cert, "data", ""), "data",
                         ("A", "U", "precision_digits", "map_params", "gate_w", "gate_c"))
-    digits = data.get("precision_digits", DEFAULT_DIGITS)
-    if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 1000:
-        raise CertificateError("data.precision_digits: expected an integer in [15, 1000]")
+    digits = read_digits(data)
     n_prefixes = count_prefixes(inst, current().prefixes)
     require("prefixes", n_prefixes, "instance: distinct prefixes of the family", partial=True)
     D = inst.p + 3 + len(position_features(positions, inst.T, 0))
@@ -210,6 +201,27 @@ def read_witness(cert: dict[str, Any]) -> Witness:
     map_params, gate_w, gate_c = _read_head_extras(data, kind, heads, D)
     return Witness(inst, positions, kind, A, U, max_error, max_bos,
                    _read_where(claim, inst), digits, measure, map_params, gate_w, gate_c)
+
+
+def read_bounds(claim: dict[str, Any]) -> tuple[Fraction, Fraction, str]:
+    """A witness claim's ``max_error``, ``max_bos_mass`` (both ``>= 0``) and ``bos_measure``."""
+    max_error = need_rational(claim, "max_error", "claim")
+    max_bos = need_rational(claim, "max_bos_mass", "claim")
+    if max_error < 0 or max_bos < 0:
+        raise CertificateError("claim: max_error and max_bos_mass must be >= 0")
+    measure = claim.get("bos_measure", "weight")
+    if measure not in MEASURES:
+        raise CertificateError(f"claim.bos_measure: {measure!r} is not one of "
+                               f"{', '.join(MEASURES)}")
+    return max_error, max_bos, measure
+
+
+def read_digits(data: dict[str, Any]) -> int:
+    """``data.precision_digits`` (default 50): an integer in ``[15, 1000]``."""
+    digits = data.get("precision_digits", DEFAULT_DIGITS)
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 1000:
+        raise CertificateError("data.precision_digits: expected an integer in [15, 1000]")
+    return digits
 
 
 def _read_head_extras(data: dict[str, Any], kind: str, heads: int, D: int
