@@ -19,7 +19,7 @@ from itertools import combinations
 from typing import Any
 
 from ...errors import CertificateError
-from ..exact import common_denominator, dot
+from ..exact import common_denominator, dot, show
 from ..limits import current, require
 from ..schema import (
     check_fields,
@@ -28,6 +28,8 @@ from ..schema import (
     need,
     need_dict,
     need_int,
+    need_rational,
+    need_str,
     rational_matrix,
 )
 
@@ -319,3 +321,62 @@ def situations(inst: Instance) -> list[tuple[int, ...]]:
             partial=True)
     return [tuple(sorted(combo)) for size in sizes for combo in combinations(universe, size)
             if any(c != TRIGGER for c in combo)]
+
+
+class TreeInstance:
+    """The tree rules' view of the trigger Family (the interface
+    :func:`sinkproof.checker.rules.tree.check_trees` uses): exact content, positions,
+    ``eps``, value class, the classes of a prefix and the root box of values."""
+
+    def __init__(self, inst: dict[str, Any]) -> None:
+        check_fields(inst, "instance", ("task", "content_vectors", "values", "eps", "family"))
+        self.values = need_str(inst, "values", "instance", ("learned", "fixed"))
+        # read_instance rebuilds the content exactly; its U_fix values serve the fixed class.
+        self.base = read_instance({**inst, "values": "fixed"})
+        self.p, self.T, self.k = self.base.p, self.base.T, self.base.k
+        self.positions = self.base.description.get("positions", "inverse")
+        self._pi: dict[int, tuple[Fraction, ...]] = {}
+        self.family = need_str(inst, "family", "instance", ("S_T",))
+        self.eps = need_rational(inst, "eps", "instance")
+        if self.eps <= 0:
+            raise CertificateError(f"instance.eps: must be > 0, got {show(self.eps)}")
+        self.tokens = [*range(self.k), TRIGGER]
+
+    def pi(self, t: int) -> tuple[Fraction, ...]:
+        """π(t) exactly, as the witness checker computes it (the positional scheme is
+        validated by read_instance: inverse, onehot or none); built for the positions a
+        certificate names, never a table of every ``t <= T``."""
+        if t not in self._pi:
+            self._pi[t] = tuple(position_features(self.positions, self.T, t))
+        return self._pi[t]
+
+    def prefix(self, value: Any, path: str) -> tuple[int, ...]:
+        """A prefix ``x_1..x_t`` of ``S_T`` (tokens, length, trigger count checked)."""
+        return tuple(read_tokens(value, self.base, path))
+
+    def target_of(self, prefix: tuple[int, ...]) -> list[Fraction]:
+        """``y_t`` at the last position of ``prefix`` (the checker's one target code)."""
+        return self.base.target(prefix)
+
+    def classes(self, prefix: tuple[int, ...]) -> dict[tuple, int]:
+        """Class -> multiplicity at the last position of ``prefix`` (keys ``j = 1..t``)."""
+        t, q = len(prefix), prefix[-1]
+        out: dict[tuple, int] = {}
+        for j, tok in enumerate(prefix, start=1):
+            key = (q, self.pi(t), tok, self.pi(j))
+            out[key] = out.get(key, 0) + 1
+        return out
+
+    def root_box(self) -> dict[int, list[tuple[Fraction | None, Fraction | None]]]:
+        """All of ``R^p`` per token (learned), or the fixed values as a point."""
+        if self.values == "learned":
+            return {x: [(None, None)] * self.p for x in self.tokens}
+        return {x: [(c, c) for c in self.base.values[x]] for x in self.tokens}
+
+    def class_name(self, cls: tuple) -> str:
+        """A class as a failure message names it."""
+        return f"u(query {cls[0]} at π={_fmt(cls[1])}, key {cls[2]} at π={_fmt(cls[3])})"
+
+
+def _fmt(pi: tuple[Fraction, ...]) -> str:
+    return "[" + ",".join(format_rational(x) for x in pi) + "]"

@@ -42,7 +42,7 @@ from typing import Any
 from ...errors import CertificateError
 from ..exact import InequalityFailed, check_leq, check_lt, dot, show
 from ..family.paper import PaperInstance
-from ..family.trigger import TRIGGER, position_features, read_instance, read_tokens
+from ..family.trigger import TreeInstance as Instance
 from ..limits import require
 from ..schema import (
     as_list,
@@ -63,71 +63,12 @@ from ..verdict import Verdict
 
 KIND = "bnb-learned-values"
 PAPER_KIND = "paper-bnb-learned-values"
-VALUE_CLASSES = ("learned", "fixed")
-INSTANCE_FIELDS = ("task", "content_vectors", "values", "eps", "family")
 TREE_FIELDS = ("target", "bound", "root")
 LEAF_FIELDS = ("box", "constraints", "z", "s", "s0")
 SPLIT_FIELDS = ("token", "coord", "at")
 
 Interval = tuple[Fraction | None, Fraction | None]
 Box = dict[int, list[Interval]]
-
-
-class Instance:
-    """The instance as this checker reads it: exact content, positions, ``eps``, value class."""
-
-    def __init__(self, inst: dict[str, Any]) -> None:
-        check_fields(inst, "instance", INSTANCE_FIELDS)
-        self.values = need_str(inst, "values", "instance", VALUE_CLASSES)
-        # read_instance rebuilds the content exactly; its U_fix values serve the fixed class.
-        self.base = read_instance({**inst, "values": "fixed"})
-        self.p, self.T, self.k = self.base.p, self.base.T, self.base.k
-        self.positions = self.base.description.get("positions", "inverse")
-        self._pi: dict[int, tuple[Fraction, ...]] = {}
-        self.family = need_str(inst, "family", "instance", ("S_T",))
-        self.eps = need_rational(inst, "eps", "instance")
-        if self.eps <= 0:
-            raise CertificateError(f"instance.eps: must be > 0, got {show(self.eps)}")
-        self.tokens = [*range(self.k), TRIGGER]
-
-    def pi(self, t: int) -> tuple[Fraction, ...]:
-        """π(t) exactly, as the witness checker computes it (the positional scheme is
-        validated by read_instance: inverse, onehot or none); built for the positions a
-        certificate names, never a table of every ``t <= T``."""
-        if t not in self._pi:
-            self._pi[t] = tuple(position_features(self.positions, self.T, t))
-        return self._pi[t]
-
-    def prefix(self, value: Any, path: str) -> tuple[int, ...]:
-        """A prefix ``x_1..x_t`` of ``S_T`` (tokens, length, trigger count checked)."""
-        return tuple(read_tokens(value, self.base, path))
-
-    def target_of(self, prefix: tuple[int, ...]) -> list[Fraction]:
-        """``y_t`` at the last position of ``prefix`` (the checker's one target code)."""
-        return self.base.target(prefix)
-
-    def classes(self, prefix: tuple[int, ...]) -> dict[tuple, int]:
-        """Class -> multiplicity at the last position of ``prefix`` (keys ``j = 1..t``)."""
-        t, q = len(prefix), prefix[-1]
-        out: dict[tuple, int] = {}
-        for j, tok in enumerate(prefix, start=1):
-            key = (q, self.pi(t), tok, self.pi(j))
-            out[key] = out.get(key, 0) + 1
-        return out
-
-    def root_box(self) -> Box:
-        """All of ``R^p`` per token (learned), or the fixed values as a point."""
-        if self.values == "learned":
-            return {x: [(None, None)] * self.p for x in self.tokens}
-        return {x: [(c, c) for c in self.base.values[x]] for x in self.tokens}
-
-    def class_name(self, cls: tuple) -> str:
-        """A class as a failure message names it."""
-        return f"u(query {cls[0]} at π={_fmt(cls[1])}, key {cls[2]} at π={_fmt(cls[3])})"
-
-
-def _fmt(pi: tuple[Fraction, ...]) -> str:
-    return "[" + ",".join(format_rational(x) for x in pi) + "]"
 
 
 def support(g: list[Fraction], box: list[Interval]) -> Fraction | None:
