@@ -40,6 +40,16 @@ from fractions import Fraction
 
 from mpmath import libmp
 
+from .interval import (
+    Interval,
+    Mpi,
+    inverse_sum_of_exps,
+    point,
+    prec_of,
+    sigmoid_interval,
+    to_rationals,
+)
+
 __all__ = [
     "INTERVAL_MAPS",
     "MAP_NAMES",
@@ -56,8 +66,6 @@ __all__ = [
     "null_slot_interval",
 ]
 
-Interval = tuple[Fraction, Fraction]
-"""A closed interval ``[lo, hi]`` of rationals."""
 
 MAP_NAMES = ("softmax", "sink_logit", "softmax1", "sparsemax", "entmax15", "sigmoid", "relu",
              "relu_length", "gated_softmax", "stick_breaking")
@@ -72,7 +80,6 @@ NULL_MAPS = ("sink_logit", "softmax1", "stick_breaking")
 
 DEFAULT_DIGITS = 50
 
-_Mpi = tuple[tuple, tuple]  # libmp interval: (lower mpf, upper mpf)
 
 
 # ------------------------------------------------------------------ input checks
@@ -205,43 +212,10 @@ def exact_entmax15_weights(scores: Sequence[object], t: int) -> list[Fraction] |
 
 # ------------------------------------------------------------------ intervals
 
-def _prec(digits: int) -> int:
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 10:
-        raise ValueError(f"digits must be an int >= 10, got {digits!r}")
-    return libmp.dps_to_prec(digits) + 10
-
-
-def _point(x: Fraction, prec: int) -> _Mpi:
-    return (libmp.from_rational(x.numerator, x.denominator, prec, libmp.round_floor),
-            libmp.from_rational(x.numerator, x.denominator, prec, libmp.round_ceiling))
-
-
-def _to_interval(a: _Mpi) -> Interval:
-    lo, hi = (Fraction(*libmp.to_rational(e)) for e in a)
-    return lo, hi
-
-
-def _exp(x: Fraction, prec: int) -> _Mpi:
-    return libmp.mpi_exp(_point(x, prec), prec)
-
-
-def _inverse_sum_of_exps(gaps: list[Fraction], prec: int) -> _Mpi:
-    """An interval holding ``1 / Σ_i exp(gaps_i)`` (exact zeros in ``gaps`` give 1)."""
-    total = _point(Fraction(0), prec)
-    for g in gaps:
-        total = libmp.mpi_add(total, _point(Fraction(1), prec) if g == 0 else _exp(g, prec),
-                              prec)
-    return libmp.mpi_div(_point(Fraction(1), prec), total, prec)
-
-
-def _sigmoid(z: Fraction, prec: int) -> _Mpi:
-    return _inverse_sum_of_exps([Fraction(0), -z], prec)
-
-
 def gate_interval(z: object, digits: int = DEFAULT_DIGITS) -> Interval:
     """An interval holding the gate ``σ(z) = 1 / (1 + exp(-z))`` for rational ``z``."""
     (zq,) = _rationals("z", [z])
-    return _to_interval(_sigmoid(zq, _prec(digits)))
+    return to_rationals(sigmoid_interval(zq, prec_of(digits)))
 
 
 def interval_weights(name: str, scores: Sequence[object], t: int,
@@ -253,68 +227,68 @@ def interval_weights(name: str, scores: Sequence[object], t: int,
     (:func:`gate_interval`).
     """
     s, p = _inputs(name, scores, t, params)
-    prec = _prec(digits)
+    prec = prec_of(digits)
     rule = RULES[name]
     if rule.exact is not None:
         return [(w, w) for w in rule.exact(s, t, p)]
-    return [_to_interval(a) for a in rule.interval(s, p, prec)]
+    return [to_rationals(a) for a in rule.interval(s, p, prec)]
 
 
-def _softmax(s: list[Fraction], p: list[Fraction], prec: int) -> list[_Mpi]:
-    return [_inverse_sum_of_exps([sk - sj for sk in s], prec) for sj in s]
+def _softmax(s: list[Fraction], p: list[Fraction], prec: int) -> list[Mpi]:
+    return [inverse_sum_of_exps([sk - sj for sk in s], prec) for sj in s]
 
 
 def _slot_logit(p: list[Fraction]) -> Fraction:
     return p[0] if p else Fraction(0)  # sink_logit's b; softmax1's slot has logit 0
 
 
-def _sink_logit(s: list[Fraction], p: list[Fraction], prec: int) -> list[_Mpi]:
+def _sink_logit(s: list[Fraction], p: list[Fraction], prec: int) -> list[Mpi]:
     b = _slot_logit(p)
-    return [_inverse_sum_of_exps([b - sj] + [sk - sj for sk in s], prec) for sj in s]
+    return [inverse_sum_of_exps([b - sj] + [sk - sj for sk in s], prec) for sj in s]
 
 
-def _sink_null(s: list[Fraction], p: list[Fraction], prec: int) -> _Mpi:
+def _sink_null(s: list[Fraction], p: list[Fraction], prec: int) -> Mpi:
     b = _slot_logit(p)
-    return _inverse_sum_of_exps([Fraction(0)] + [sk - b for sk in s], prec)
+    return inverse_sum_of_exps([Fraction(0)] + [sk - b for sk in s], prec)
 
 
-def _sigmoid_map(s: list[Fraction], p: list[Fraction], prec: int) -> list[_Mpi]:
-    return [_sigmoid(sj + p[0], prec) for sj in s]
+def _sigmoid_map(s: list[Fraction], p: list[Fraction], prec: int) -> list[Mpi]:
+    return [sigmoid_interval(sj + p[0], prec) for sj in s]
 
 
-def _entmax15(s: list[Fraction], p: list[Fraction], prec: int) -> list[_Mpi]:
+def _entmax15(s: list[Fraction], p: list[Fraction], prec: int) -> list[Mpi]:
     """On ``x = s/2``: ``α_j = (x_j - τ)^2`` on the support, ``τ = m - sqrt(δ)``."""
     x = [v / 2 for v in s]
     support, mean, delta = _threshold_support(x, 2)
-    root = libmp.mpi_sqrt(_point(delta, prec), prec)
-    zero = _point(Fraction(0), prec)
-    out: list[_Mpi] = []
+    root = libmp.mpi_sqrt(point(delta, prec), prec)
+    zero = point(Fraction(0), prec)
+    out: list[Mpi] = []
     for j, xj in enumerate(x):
         if j not in support:
             out.append(zero)
             continue
-        gap = libmp.mpi_add(_point(xj - mean, prec), root, prec)  # x_j - τ >= 0
+        gap = libmp.mpi_add(point(xj - mean, prec), root, prec)  # x_j - τ >= 0
         lo, hi = libmp.mpi_mul(gap, gap, prec)
         out.append((lo if libmp.mpf_sign(lo) >= 0 else libmp.fzero, hi))
     return out
 
 
-def _sticks(s: list[Fraction], prec: int) -> tuple[list[_Mpi], _Mpi]:
+def _sticks(s: list[Fraction], prec: int) -> tuple[list[Mpi], Mpi]:
     """Stick-breaking from key ``t`` down to 0: each key takes ``σ(s_k)`` of what the keys
     after it left; returns the weights (in key order) and the remainder, the null."""
-    left = _point(Fraction(1), prec)
-    out: list[_Mpi] = [left] * len(s)
+    left = point(Fraction(1), prec)
+    out: list[Mpi] = [left] * len(s)
     for k in range(len(s) - 1, -1, -1):
-        out[k] = libmp.mpi_mul(_sigmoid(s[k], prec), left, prec)
-        left = libmp.mpi_mul(_sigmoid(-s[k], prec), left, prec)  # 1 - σ(s) = σ(-s)
+        out[k] = libmp.mpi_mul(sigmoid_interval(s[k], prec), left, prec)
+        left = libmp.mpi_mul(sigmoid_interval(-s[k], prec), left, prec)  # 1 - σ(s) = σ(-s)
     return out, left
 
 
-def _stick_breaking(s: list[Fraction], p: list[Fraction], prec: int) -> list[_Mpi]:
+def _stick_breaking(s: list[Fraction], p: list[Fraction], prec: int) -> list[Mpi]:
     return _sticks(s, prec)[0]
 
 
-def _stick_null(s: list[Fraction], p: list[Fraction], prec: int) -> _Mpi:
+def _stick_null(s: list[Fraction], p: list[Fraction], prec: int) -> Mpi:
     return _sticks(s, prec)[1]
 
 
@@ -325,8 +299,8 @@ class MapRule:
     zero-valued null (maps under the simplex), else ``None`` (no null)."""
 
     exact: Callable[[list[Fraction], int, list[Fraction]], list[Fraction]] | None = None
-    interval: Callable[[list[Fraction], list[Fraction], int], list[_Mpi]] | None = None
-    null: Callable[[list[Fraction], list[Fraction], int], _Mpi] | None = None
+    interval: Callable[[list[Fraction], list[Fraction], int], list[Mpi]] | None = None
+    null: Callable[[list[Fraction], list[Fraction], int], Mpi] | None = None
 
 
 RULES: dict[str, MapRule] = {
@@ -354,4 +328,4 @@ def null_slot_interval(name: str, scores: Sequence[object], t: int,
     null = RULES[name].null
     if null is None:
         return Fraction(0), Fraction(0)
-    return _to_interval(null(s, p, _prec(digits)))
+    return to_rationals(null(s, p, prec_of(digits)))

@@ -30,6 +30,7 @@ from typing import Any
 from mpmath import iv
 
 from ...errors import CertificateError
+from ..interval import as_iv, ivpair, ivq, lower, upper
 from ..maps import (
     MAP_PARAMETERS,
     RATIONAL_MAPS,
@@ -44,38 +45,6 @@ Row = list[Any]
 
 def is_exact(row: Sequence[Any]) -> bool:
     return all(isinstance(x, Fraction) for x in row)
-
-
-def ivq(q: Fraction) -> Any:
-    """An interval holding the rational ``q``."""
-    return iv.mpf(q.numerator) / q.denominator
-
-
-def ivpair(lo: Fraction, hi: Fraction) -> Any:
-    """An interval holding ``[lo, hi]``."""
-    return iv.mpf([ivq(lo).a, ivq(hi).b])
-
-
-def as_iv(x: Any) -> Any:
-    return ivq(x) if isinstance(x, Fraction) else x
-
-
-def _end(x: Any, which: int) -> Fraction:
-    sign, man, exp, bc = x._mpi_[which]
-    if man == 0 and (exp, bc) != (0, 0):  # mpmath's inf and nan have no mantissa
-        raise CertificateError("an interval overflowed: the model's numbers are out of range")
-    value = Fraction(man) * (Fraction(2) ** exp)
-    return -value if sign else value
-
-
-def lower(x: Any) -> Fraction:
-    """The lower end point exactly (a Fraction is its own)."""
-    return x if isinstance(x, Fraction) else _end(x, 0)
-
-
-def upper(x: Any) -> Fraction:
-    """The upper end point exactly (a Fraction is its own)."""
-    return x if isinstance(x, Fraction) else _end(x, 1)
 
 
 def matvec(M: list[list[Fraction]], v: Row) -> Row:

@@ -37,8 +37,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from mpmath import libmp
-
 from ...errors import CertificateError
 from ..exact import InequalityFailed, common_denominator, dot, show
 from ..family.trigger import (
@@ -52,6 +50,7 @@ from ..family.trigger import (
     read_tokens,
     token_features,
 )
+from ..interval import FixedPoint as _Intervals
 from ..limits import current, require
 from ..maps import MAP_NAMES, RATIONAL_MAPS, gate_interval, interval_weights
 from ..schema import (
@@ -263,57 +262,6 @@ def estimate_work(inst: Instance, D: int, heads: int, kind: str, n_prefixes: int
 
 
 # --------------------------------------------------------------- the model
-class _Intervals:
-    """Rigorous interval arithmetic in fixed point: ``(lo, hi)`` integers standing for
-    ``[lo / 2^P, hi / 2^P]``.
-
-    Sums are exact; products and quotients round ``lo`` down and ``hi`` up; ``exp``
-    comes from mpmath's outward-rounded interval exponential (``libmpi.mpi_exp``).
-    ``P`` is the bit precision of ``digits`` decimal digits.  Quantities stay in a
-    range where an absolute precision of ``2^-P`` is ample: softmax denominators are
-    ``>= 1`` (the BOS term is ``exp(0)``).
-    """
-
-    def __init__(self, digits: int) -> None:
-        self.P = libmp.dps_to_prec(digits)
-        self.one = 1 << self.P
-
-    def of(self, x: Fraction) -> tuple[int, int]:
-        """The tightest interval holding the rational ``x``."""
-        n = x.numerator << self.P
-        return n // x.denominator, -((-n) // x.denominator)
-
-    def exp(self, x: Fraction) -> tuple[int, int]:
-        """An interval holding ``exp(x)``."""
-        prec = self.P + 20
-        a = (libmp.from_rational(x.numerator, x.denominator, prec, libmp.round_floor),
-             libmp.from_rational(x.numerator, x.denominator, prec, libmp.round_ceiling))
-        lo, hi = libmp.mpi_exp(a, prec)
-        return (libmp.to_int(libmp.mpf_shift(lo, self.P), libmp.round_floor),
-                libmp.to_int(libmp.mpf_shift(hi, self.P), libmp.round_ceiling))
-
-    @staticmethod
-    def scale(a: tuple[int, int], v: Fraction) -> tuple[int, int]:
-        """``a · v`` for an exact rational ``v``."""
-        n, d = v.numerator, v.denominator
-        lo, hi = (a[0] * n, a[1] * n) if n >= 0 else (a[1] * n, a[0] * n)
-        return lo // d, -((-hi) // d)
-
-    def div(self, a: tuple[int, int], z: tuple[int, int]) -> tuple[int, int]:
-        """``a / z`` for ``z > 0``."""
-        n0, n1 = a[0] << self.P, a[1] << self.P
-        lo = min(n0 // z[0], n0 // z[1])
-        hi = max(-((-n1) // z[0]), -((-n1) // z[1]))
-        return lo, hi
-
-    def square_upper(self, a: tuple[int, int]) -> Fraction:
-        """An upper bound on ``x²`` over the interval ``a``, exactly."""
-        return Fraction(max(a[0] * a[0], a[1] * a[1]), self.one * self.one)
-
-    def lower(self, a: tuple[int, int]) -> Fraction:
-        return Fraction(a[0], self.one)
-
-
 class _Model:
     """Scores, values and (softmax) interval weights of a witness, tabulated once."""
 
