@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..checker.maps import MAP_NAMES
+from ..attention import MAPS
 from ..cli_common import (
     add_json_option,
     add_setting_option,
@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "--setting paper the paper's task n=4, content {-1, 1}, L=5 (--quick: "
                     "L=4), one head with W_O W_V = I - e_0 e_0^T.")
     p.add_argument("--quick", action="store_true", help="the small instance p=1, T=2 (fast)")
-    p.add_argument("--map", choices=MAP_NAMES, help="only this map (all four cells in full)")
+    p.add_argument("--map", choices=tuple(MAPS), help="only this map (all four cells in full)")
     p.add_argument("--question", choices=QUESTIONS, help="only this question (with --map)")
     add_json_option(p, JSON_KEYS)
     p.add_argument("--sandwich", action="store_true",
@@ -88,10 +88,12 @@ def _render(table: object, full: bool) -> str:
         else ""  # type: ignore[attr-defined]
     lines = [f"attention variants on {table.task!r}, one head, fixed values{values}"]  # type: ignore
     shown = list(next(iter(rows.values())))
-    head = f"{'map':<14}" + "".join(f"{_SHORT[q]:<26}" for q in shown)
+    width = max([14, *(len(name) + 1 for name in rows)])
+    head = f"{'map':<{width}}" + "".join(f"{_SHORT[q]:<26}" for q in shown)
     lines += [head, "-" * len(head)]
     for name, qs in rows.items():
-        lines.append(f"{name:<14}" + "".join(f"{_short(c):<26}" for c in qs.values()).rstrip())
+        lines.append(f"{name:<{width}}" + "".join(f"{_short(c):<26}"
+                                                  for c in qs.values()).rstrip())
     if full:
         for name, qs in rows.items():
             for q, c in qs.items():
@@ -109,7 +111,6 @@ def table_work(quick: bool, maps: tuple[str, ...] | None = None,
     ``maps`` (default all): the family's positions (every sequence at every position,
     BOS included) times one hull certificate plus, per map, its construction levels and
     at most two witness files (the paper's setting: at most two levels per map)."""
-    from ..attention import MAPS
     from ..variants.table import _levels, default_task
 
     names = maps or tuple(MAPS)
@@ -128,7 +129,6 @@ def trained_work(quick: bool, maps: tuple[str, ...] | None = None) -> int:
     """Upper bound on the token-steps of ``--trained`` over ``maps`` (default all): per run,
     training steps x batch x length plus the evaluation sequences x length; runs are
     settings x maps x head counts x seeds."""
-    from ..attention import MAPS
     from ..variants import trained as tr
 
     ours = tr.QUICK_OURS if quick else tr.OURS

@@ -8,9 +8,10 @@ What differs from our setting, and shows in the cells:
   any token set's values is at distance ``>= 1/√2`` from 0: the ``paper-hull-family``
   certificate forces the BOS mass (or BOS plus a slot) at **every** non-trigger position,
   after the trigger included;
-- no positional features: a map whose weight of a key depends only on the query and key
-  tokens (``relu``, ``sigmoid``) cannot average prefixes of different lengths, and has
-  error ``>= (1/2 - 1/(L-1))/2`` on the family (the sink questions are then vacuous);
+- no positional features: a map whose weight of the query's own key depends only on that
+  key's score (``own_key_local``: ``relu``, ``sigmoid``, ``stick_breaking``) cannot average
+  prefixes of different lengths, and has error ``>= (1/2 - 1/(L-1))/2`` on the family (the
+  sink questions are then vacuous; :mod:`sinkproof.variants.floors`);
 - whole-vector targets: the trigger row's target carries the bias and trigger
   coordinates, which is what the norm price below reads off.
 
@@ -30,9 +31,9 @@ from ..attention import MAPS
 from ..convex.paperfamily import paper_family_certificate
 from ..errors import Interrupted
 from ..tasks.paper import PaperTask
+from .floors import error_floor
 from .paper import (
     DEFAULT_PAPER_LEVEL,
-    POSITION_FREE,
     PRICE_MAPS,
     PaperCheck,
     default_paper_task,
@@ -65,7 +66,7 @@ def _hull(task: PaperTask) -> tuple[Any, Any]:
 
 
 def _checks(task: PaperTask, kind: str) -> list[PaperCheck]:
-    if kind in POSITION_FREE:
+    if error_floor(task, kind) is not None:
         return []
     L = DEFAULT_PAPER_LEVEL[kind]
     levels = (L,) if MAPS[kind].properties.exact_zeros else (L, 2 * L)
@@ -79,21 +80,29 @@ def _covered(name: str, which: str) -> bool:
     return props.on_simplex or (which == "null" and props.null_slot)
 
 
+def _blind(name: str) -> str:
+    """What of the map's weights sees no position (its declared locality)."""
+    if MAPS[name].properties.key_local:
+        return "Its weight of key k is a function of the tokens x_t and x_k only"
+    return "Its weight of the query's own key is a function of that token only"
+
+
 def _vacuous(task: PaperTask, name: str, cmd: str, what: str) -> Cell:
-    bound = position_free_error_bound(task)
+    bound = error_floor(task, name).bound  # type: ignore[union-attr]
     return Cell("yes", "theorem",
                 f"vacuously: no fixed-value {name} head has error < {bound} on this family, "
-                f"so none is accurate and {what}.  Its weight of key k is a function of the "
-                "tokens x_t and x_k only (no positions in the paper's tokens); at the trigger "
+                f"so none is accurate and {what}.  {_blind(name)} "
+                "(no positions in the paper's tokens); at the trigger "
                 "row the trigger coordinate of the output is the trigger's weight on itself "
                 "(no other key has a trigger coordinate), which the same trigger token needs "
                 f"within eps of 1/2 at j = 2 and of 1/{task.L - 1} at j = {task.L - 1}"
-                + _learned_floor(task), cmd)
+                + _learned_floor(task, name), cmd)
 
 
-def _learned_floor(task: PaperTask) -> str:
+def _learned_floor(task: PaperTask, name: str) -> str:
+    """The learned-value floor, for maps weighing every key by its own score alone."""
     floor = position_free_error_bound(task, "learned")
-    if floor == 0:
+    if floor == 0 or not MAPS[name].properties.key_local:
         return ""
     return (f"; with learned values and any number of heads every one-layer model still has "
             f"error >= {floor} (its trigger-row output is affine in j, the target 1/j)")
@@ -137,8 +146,6 @@ def _sink_cell(task: PaperTask, name: str, q: str, hull: tuple[Any, Any],
     which = _SINK[q]
     cmd = _cmd(name, q, quick)
     props = MAPS[name].properties
-    if name in POSITION_FREE:
-        return _vacuous(task, name, cmd, "every accurate head sinks")
     if _covered(name, which):
         cert, verdict = hull
         if verdict.ok and cert.min_bound > 0:
@@ -155,6 +162,8 @@ def _sink_cell(task: PaperTask, name: str, q: str, hull: tuple[Any, Any],
                         f"every non-trigger position, >= {_fmt(cert.min_bound_after_trigger)} "
                         f"after the trigger{also}", cmd, (cert, verdict))
         return Cell("open", "none", f"paper-hull certificate not verified: {verdict}", cmd)
+    if error_floor(task, name) is not None:
+        return _vacuous(task, name, cmd, "every accurate head sinks")
     if not checks:
         return Cell("open", "none", "no construction", cmd)
     text = _con_text(checks, name)
@@ -175,11 +184,12 @@ def _sink_cell(task: PaperTask, name: str, q: str, hull: tuple[Any, Any],
 
 def _exact_cell(task: PaperTask, name: str, checks: list[PaperCheck], quick: bool) -> Cell:
     cmd = _cmd(name, "exact_solution_at_finite_norm", quick)
-    if name in POSITION_FREE:
+    floor = error_floor(task, name)
+    if floor is not None:
         return Cell("no", "theorem", f"every fixed-value {name} head has error >= "
-                    f"{position_free_error_bound(task)} on this family (its weights see no "
+                    f"{floor.bound} on this family (its weights see no "
                     "position: the trigger's weight on itself cannot be both 1/2 and "
-                    f"1/{task.L - 1}){_learned_floor(task)}", cmd)
+                    f"1/{task.L - 1}){_learned_floor(task, name)}", cmd)
     if checks and checks[-1].zero_error:
         c = checks[-1]
         return Cell("yes", "construction", f"{name} construction at L={c.level}: error 0 "
@@ -196,8 +206,9 @@ def _exact_cell(task: PaperTask, name: str, checks: list[PaperCheck], quick: boo
 def _norm_cell(task: PaperTask, name: str, checks: list[PaperCheck], exact: Cell,
                quick: bool) -> Cell:
     cmd = _cmd(name, "norm_grows_as_error_shrinks", quick)
-    if name in POSITION_FREE:
-        return Cell("yes", "theorem", f"for every eps < {position_free_error_bound(task)} no "
+    floor = error_floor(task, name)
+    if floor is not None:
+        return Cell("yes", "theorem", f"for every eps < {floor.bound} no "
                     f"fixed-value {name} head of any norm reaches error eps (see "
                     "exact_solution_at_finite_norm): the norm needed is infinite", cmd)
     priced = name in PRICE_MAPS

@@ -15,7 +15,11 @@ An answer is ``yes``/``no`` only when its evidence verifies; otherwise the cell 
   family, BOS weight and BOS share ``<= 3/4`` at every non-trigger position) that the
   trusted checker verifies;
 - ``theorem``: a stated theorem whose hypothesis is checked on the map's properties, with
-  its constants instantiated (:mod:`sinkproof.variants.normprice`).
+  its constants instantiated (:mod:`sinkproof.variants.normprice`; an error floor of
+  :mod:`sinkproof.variants.floors`, under which the sink questions hold vacuously).
+
+Cells read the maps' declared properties, never their names: a map added to
+:data:`sinkproof.attention.MAPS` gets its row from what it declares.
 """
 
 from __future__ import annotations
@@ -32,10 +36,11 @@ from ..errors import Interrupted
 from ..search.verify import witness_document
 from ..tables import Tabular
 from ..task import TriggerTask
-from .constructions import DEFAULT_LEVEL, construction
+from .constructions import construction, default_level
+from .floors import Floor, error_floor
 from .normprice import NORM_PRICE_MAPS, norm_lower_bound, norm_price_formula
 from .questions import QUESTIONS
-from .verify import ConstructionCheck, verify_construction
+from .verify import ConstructionCheck, checker_missing, verify_construction
 
 __all__ = ["QUESTIONS", "Cell", "VariantsTable", "build_table", "cell", "default_task",
            "price_cell"]
@@ -97,12 +102,43 @@ def _hull(task: TriggerTask) -> tuple[Any, Any]:
 
 
 def _levels(kind: str) -> tuple[int, ...]:
-    L = DEFAULT_LEVEL[kind]
+    L = default_level(kind)
     return (L,) if MAPS[kind].properties.exact_zeros else (L, 2 * L)
 
 
 def _checks(task: TriggerTask, kind: str) -> list[ConstructionCheck]:
+    """The map's constructions verified at its levels; none where an error floor makes them
+    moot or the trusted checker cannot weigh the map (:func:`_no_checks`)."""
+    if _no_checks(task, kind):
+        return []
     return [verify_construction(construction(task, kind, L)) for L in _levels(kind)]
+
+
+def _no_checks(task: Any, kind: str) -> str | None:
+    """Why a map's constructions are not verified on ``task``, or ``None``."""
+    if error_floor(task, kind) is not None:
+        return "an error floor settles the map"
+    return checker_missing(kind)
+
+
+def vacuous_cell(floor: Floor, name: str, cmd: str, what: str, extra: str = "") -> Cell:
+    """A sink question answered ``yes`` because no head of map ``name`` is accurate."""
+    return Cell("yes", "theorem",
+                f"vacuously: no fixed-value {name} head has error "
+                f"{'<=' if floor.strict else '<'} {floor.bound} on this family, so none is "
+                f"accurate and {what}: "
+                f"{floor.reason}{extra}", cmd, (floor,))
+
+
+def floor_exact_cell(floor: Floor, name: str, cmd: str, extra: str = "") -> Cell:
+    return Cell("no", "theorem", f"every fixed-value {name} head has error {floor.relation} "
+                f"{floor.bound} on this family: {floor.reason}{extra}", cmd, (floor,))
+
+
+def floor_norm_cell(floor: Floor, name: str, cmd: str) -> Cell:
+    return Cell("yes", "theorem", f"for every eps {'<=' if floor.strict else '<'} "
+                f"{floor.bound} no fixed-value {name} head of any norm reaches error eps (see "
+                "exact_solution_at_finite_norm): the norm needed is infinite", cmd, (floor,))
 
 
 def _fmt(x: Any) -> str:
@@ -160,6 +196,11 @@ def _sink_cell(name: str, q: str, which: str, hull: tuple[Any, Any],
                         f"(elsewhere 0 is in the hull: no bound)", cmd,
                         (cert, verdict))
         return Cell("open", "none", f"hull certificate not verified: {verdict}", cmd)
+    floor = error_floor(task, name)
+    if floor is not None:
+        return vacuous_cell(floor, name, cmd, "every accurate head sinks")
+    if not checks:
+        return Cell("open", "none", f"no verified construction: {_no_checks(task, name)}", cmd)
     if _refutes(checks, which):
         text = _con_text(checks, which, name)
         if which == "bos":
@@ -179,9 +220,13 @@ def _positive_weights(name: str) -> bool:
     return not MAPS[name].properties.exact_zeros
 
 
-def _exact_cell(name: str, checks: list[ConstructionCheck], quick: bool) -> Cell:
+def _exact_cell(name: str, checks: list[ConstructionCheck], quick: bool,
+                task: TriggerTask) -> Cell:
     cmd = _cmd(name, "exact_solution_at_finite_norm", quick)
-    if checks[-1].zero_error:
+    floor = error_floor(task, name)
+    if floor is not None:
+        return floor_exact_cell(floor, name, cmd)
+    if checks and checks[-1].zero_error:
         c = checks[-1]
         return Cell("yes", "construction", f"{name} construction at L={c.level}: error 0 "
                     f"exactly on all {c.positions} positions (exact rationals)", cmd, (c,))
@@ -211,9 +256,12 @@ def price_cell(cmd: str, exact: Cell, checks: list[Any], norm_of: Callable[[Frac
     bounds = [bound(e) for e in PRICE_EPS]
     if any(b is None for b in bounds) or not all(a < b for a, b in zip(bounds, bounds[1:])):
         return None
-    con = checks[-1]
     lows = ", ".join(f"eps=1e{-len(str(e.denominator)) + 1}: >= {b:.4g}"
                      for e, b in zip(PRICE_EPS, bounds))
+    if not checks:
+        return Cell("yes", "theorem", f"{formula}; {lows}; no verified construction to set "
+                    "beside it", cmd, (tuple(zip(PRICE_EPS, bounds)),))
+    con = checks[-1]
     lb = bound(con.error_hi)
     there = "vacuous" if lb is None else f"{lb:.4g}"
     return Cell("yes", "theorem", f"{formula}; {lows}; sandwich: the L={con.level} "
@@ -225,6 +273,9 @@ def price_cell(cmd: str, exact: Cell, checks: list[Any], norm_of: Callable[[Frac
 def _norm_cell(name: str, task: TriggerTask, checks: list[ConstructionCheck],
                exact: Cell, quick: bool) -> Cell:
     cmd = _cmd(name, "norm_grows_as_error_shrinks", quick)
+    floor = error_floor(task, name)
+    if floor is not None:
+        return floor_norm_cell(floor, name, cmd)
     priced = name in NORM_PRICE_MAPS and _positive_weights(name)
     cell_ = price_cell(cmd, exact, checks, lambda L: construction(task, name, L).norm,
                        (lambda e: norm_lower_bound(task, name, e)) if priced else None,
@@ -262,7 +313,7 @@ def cell(name: str, question: str, task: TriggerTask | None = None,
         return _sink_cell(name, question, which, (None, None), _checks(task, name), quick,
                           task)
     checks = _checks(task, name)
-    exact = _exact_cell(name, checks, quick)
+    exact = _exact_cell(name, checks, quick, task)
     if question == "exact_solution_at_finite_norm":
         return exact
     return _norm_cell(name, task, checks, exact, quick)
@@ -292,7 +343,7 @@ def build_table(task: TriggerTask | None = None, quick: bool = False,
 def _row(task: TriggerTask, name: str, hull: Any, quick: bool) -> dict[str, Cell]:
     """The four cells of one attention map."""
     checks = _checks(task, name)
-    exact = _exact_cell(name, checks, quick)
+    exact = _exact_cell(name, checks, quick, task)
     return {
         **{q: _sink_cell(name, q, which, hull, checks, quick, task)
            for q, which in _SINK.items()},
