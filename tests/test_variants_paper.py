@@ -335,6 +335,20 @@ def test_the_quick_paper_table():
     assert "after the trigger" in cert.detail and cert.evidence[1].ok
 
 
+def test_the_one_table_entry_point_takes_the_setting_from_the_task():
+    """``build_table`` and ``cell`` of :mod:`sinkproof.variants.table` read the paper's task
+    with the paper's evidence: the same cells as the paper table's own functions."""
+    from sinkproof.variants.table import build_table, cell, reads_positions
+
+    assert not reads_positions(TASK) and reads_positions(sp.TriggerTask(p=1, T=2))
+    maps = ("relu_length", "stick_breaking")
+    one = build_table(TASK, quick=True, maps=maps)
+    assert one.to_json() == build_paper_table(TASK, quick=True, maps=maps).to_json()
+    assert one.command == "sinkproof variants --setting paper" and "I - e_0" in one.values
+    assert cell("stick_breaking", "bos_sink_necessary", TASK, quick=True).to_dict() == \
+        paper_cell("stick_breaking", "bos_sink_necessary", TASK, quick=True).to_dict()
+
+
 def test_one_cell_is_the_tables_cell():
     table = build_paper_table(quick=True, maps=("gated_softmax",))
     for q in ("bos_sink_necessary", "norm_grows_as_error_shrinks"):

@@ -28,9 +28,11 @@ from typing import Any
 
 from .. import checker
 from ..attention import MAPS
+from ..checker.paperwitness import n_prefixes
 from ..convex.paperfamily import paper_family_certificate
 from ..errors import Interrupted
 from ..tasks.paper import PaperTask
+from .cells import AWAY, CERT_EPS, SINK, Cell, VariantsTable, covered, fmt, price_cell
 from .floors import error_floor
 from .paper import (
     DEFAULT_PAPER_LEVEL,
@@ -44,20 +46,23 @@ from .paper import (
     verify_paper_construction,
 )
 from .questions import QUESTIONS
-from .table import AWAY, CERT_EPS, Cell, VariantsTable, price_cell
 
-__all__ = ["build_paper_table", "paper_cell"]
+__all__ = ["build_paper_table", "paper_cell", "table_work"]
 
-_SINK = {"bos_sink_necessary": "bos", "null_sink_necessary": "null"}
+_SINK = SINK
+VALUES = "fixed values (W_O W_V = I - e_0 e_0^T)"
+COMMAND = "sinkproof variants --setting paper"
 
 
 def _cmd(name: str, q: str, quick: bool) -> str:
-    return (f"sinkproof variants --setting paper{' --quick' if quick else ''} --map {name} "
-            f"--question {q}")
+    return f"{COMMAND}{' --quick' if quick else ''} --map {name} --question {q}"
 
 
-def _fmt(x: Any) -> str:
-    return f"{float(x):.4g}"
+def table_work(task: PaperTask, names: tuple[str, ...]) -> int:
+    """Upper bound on the prefix evaluations of the table over ``names`` on ``task``: the
+    family's prefixes once for the hull certificate and four times per map (at most two
+    construction levels, two witness files)."""
+    return (n_prefixes(task.m, task.L) + 1) * (1 + 4 * len(names))
 
 
 def _hull(task: PaperTask) -> tuple[Any, Any]:
@@ -71,13 +76,6 @@ def _checks(task: PaperTask, kind: str) -> list[PaperCheck]:
     L = DEFAULT_PAPER_LEVEL[kind]
     levels = (L,) if MAPS[kind].properties.exact_zeros else (L, 2 * L)
     return [verify_paper_construction(paper_construction(task, kind, lv)) for lv in levels]
-
-
-def _covered(name: str, which: str) -> bool:
-    """The hull certificate answers it: weights on the simplex, or (null) a slot merged
-    into BOS (the only zero-valued key under fixed values)."""
-    props = MAPS[name].properties
-    return props.on_simplex or (which == "null" and props.null_slot)
 
 
 def _blind(name: str) -> str:
@@ -118,9 +116,9 @@ def _refutes(checks: list[PaperCheck]) -> bool:
 def _con_text(checks: list[PaperCheck], kind: str) -> str:
     parts = []
     for c in checks:
-        err = "0 exactly" if c.zero_error else f"<= {_fmt(c.error_hi)}"
-        parts.append(f"L={c.level}: error {err}, BOS weight <= {_fmt(c.bos_hi)}, BOS share "
-                     f"<= {_fmt(c.share_hi)}")
+        err = "0 exactly" if c.zero_error else f"<= {fmt(c.error_hi)}"
+        parts.append(f"L={c.level}: error {err}, BOS weight <= {fmt(c.bos_hi)}, BOS share "
+                     f"<= {fmt(c.share_hi)}")
     return (f"{kind} construction checked by the trusted checker on all {checks[0].prefixes} "
             "prefixes: " + "; ".join(parts))
 
@@ -146,7 +144,7 @@ def _sink_cell(task: PaperTask, name: str, q: str, hull: tuple[Any, Any],
     which = _SINK[q]
     cmd = _cmd(name, q, quick)
     props = MAPS[name].properties
-    if _covered(name, which):
+    if covered(name, which):
         cert, verdict = hull
         if verdict.ok and cert.min_bound > 0:
             what = ("BOS mass" if props.on_simplex else
@@ -158,8 +156,8 @@ def _sink_cell(task: PaperTask, name: str, q: str, hull: tuple[Any, Any],
                         f"paper-hull certificate verified by the checker: {what} >= 1 - eps/d "
                         f"with the exact hull distance d of each of {len(cert.situations)} "
                         f"token sets (every non-BOS value has trigger + bias = 1, so d >= "
-                        f"1/sqrt 2); at eps = {CERT_EPS} it is >= {_fmt(cert.min_bound)} at "
-                        f"every non-trigger position, >= {_fmt(cert.min_bound_after_trigger)} "
+                        f"1/sqrt 2); at eps = {CERT_EPS} it is >= {fmt(cert.min_bound)} at "
+                        f"every non-trigger position, >= {fmt(cert.min_bound_after_trigger)} "
                         f"after the trigger{also}", cmd, (cert, verdict))
         return Cell("open", "none", f"paper-hull certificate not verified: {verdict}", cmd)
     if error_floor(task, name) is not None:
@@ -176,7 +174,7 @@ def _sink_cell(task: PaperTask, name: str, q: str, hull: tuple[Any, Any],
     if all(v.ok for v in verdicts):
         return Cell("no", "witness",
                     f"{text}; at L={checks[-1].level} as two paper-witness files (error <= "
-                    f"{_fmt(checks[-1].error_hi)}; BOS weight, and BOS share, <= {AWAY} at "
+                    f"{fmt(checks[-1].error_hi)}; BOS weight, and BOS share, <= {AWAY} at "
                     f"every non-trigger position) verified by the trusted checker{null}", cmd,
                     (*checks, *verdicts))
     return Cell("no", "construction", text + null, cmd, tuple(checks))
@@ -234,8 +232,8 @@ def paper_cell(name: str, question: str, task: PaperTask | None = None,
     _known(name, question)
     task = default_paper_task(quick) if task is None else task
     if question in _SINK:
-        hull = _hull(task) if _covered(name, _SINK[question]) else (None, None)
-        checks = [] if _covered(name, _SINK[question]) else _checks(task, name)
+        hull = _hull(task) if covered(name, _SINK[question]) else (None, None)
+        checks = [] if covered(name, _SINK[question]) else _checks(task, name)
         return _sink_cell(task, name, question, hull, checks, quick)
     checks = _checks(task, name)
     exact = _exact_cell(task, name, checks, quick)
@@ -254,7 +252,7 @@ def build_paper_table(task: PaperTask | None = None, quick: bool = False,
         _known(n)
     rows: dict[str, dict[str, Cell]] = {}
     try:
-        hull = _hull(task) if any(_covered(n, "null") for n in names) else (None, None)
+        hull = _hull(task) if any(covered(n, "null") for n in names) else (None, None)
         for name in names:
             checks = _checks(task, name)
             exact = _exact_cell(task, name, checks, quick)
@@ -264,6 +262,6 @@ def build_paper_table(task: PaperTask | None = None, quick: bool = False,
                 "exact_solution_at_finite_norm": exact,
                 "norm_grows_as_error_shrinks": _norm_cell(task, name, checks, exact, quick)}
     except KeyboardInterrupt:
-        raise Interrupted(VariantsTable(task, rows),  # type: ignore[arg-type]
+        raise Interrupted(VariantsTable(task, rows, VALUES, COMMAND),
                           f"{len(rows)} of {len(names)} attention maps finished") from None
-    return VariantsTable(task, rows)  # type: ignore[arg-type]
+    return VariantsTable(task, rows, VALUES, COMMAND)
