@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import checker
 from ..attention import MAPS
-from ..checker.paperwitness import n_prefixes
+from ..certformat import paper_prefixes as n_prefixes
 from ..convex.paperfamily import paper_family_certificate
 from ..errors import Interrupted
 from ..tasks.paper import PaperTask
