@@ -19,13 +19,17 @@ relu            ``max(0, s_j)``                                             --
 relu_length     ``max(0, s_j) / max(t, 1)``                                 --
 gated_softmax   softmax; the head multiplies its output by a gate           -- (gate on
                 ``g_t = σ(w·φ_t + c)`` computed from the query row ``φ_t``    the head)
+stick_breaking  ``σ(s_j) Π_{j<l<=t} (1 - σ(s_l))``: keys from ``t`` down     --
+                to 0 each take a share of what the more recent keys left;
+                the remainder ``Π_{l<=t} (1 - σ(s_l))`` is a zero-valued null
 ==============  ==========================================================  ============
 
 The float forward works in the log domain where it matters: the non-BOS mass
 ``Σ_{j>=1} α_j`` is returned as its logarithm, accurate when the BOS score
 exceeds the rest by hundreds (where ``1 - α_0`` is far below float64 resolution
 of ``α_0``), and no map overflows at scores of ``±1000``.  This module imports
-numpy only; JAX is imported inside :meth:`AttentionMap.weights_jax`.
+numpy only; JAX is imported inside :meth:`AttentionMap.weights_jax` and mpmath inside
+:meth:`AttentionMap.weights_mpmath` (the high-precision form, from the definition).
 """
 
 from __future__ import annotations
@@ -47,6 +51,11 @@ class MapProperties:
     ``exact_zeros``: some finite scores give weight exactly 0.  ``needs_positions``:
     averaging a prefix uniformly needs positional score features.  ``gated``: the
     head's output is multiplied by a query gate ``g_t = σ(w·φ_t + c)`` in ``(0, 1)``.
+    ``own_key_local``: the query's own key gets a weight ``α_tt`` that is a function of its
+    score ``s_tt`` (and the map's parameters) alone, whatever the other keys and ``t``.
+    ``key_local``: so does every key (``α_tj`` a function of ``s_tj`` alone).
+    ``sigmoid_bounded``: ``α_tj <= σ(s_tj + b)`` for every key, with equality at the query's
+    own key (``b`` the map's parameter ``b``, 0 if it has none).
     """
 
     on_simplex: bool
@@ -54,6 +63,9 @@ class MapProperties:
     exact_zeros: bool
     needs_positions: bool
     gated: bool
+    own_key_local: bool = False
+    key_local: bool = False
+    sigmoid_bounded: bool = False
 
     @property
     def null_slot(self) -> bool:
@@ -252,6 +264,20 @@ class AttentionMap:
     def _forward_jax(self, jnp: Any, s: Any, valid: Any, t: Any, params: Any) -> Any:
         raise NotImplementedError
 
+    def log_weights_jax(self, s: Any, valid: Any, t: Any, params: Any = None) -> Any:
+        """``log α_j`` in JAX, arguments as :meth:`weights_jax` (``-inf`` at invalid keys and
+        at exact zeros).  This default takes the log of the weights; maps whose weights can
+        fall below float range at finite scores override it with their log-domain form."""
+        import jax.numpy as jnp
+
+        w = self.weights_jax(s, valid, t, params)
+        return jnp.where(w > 0, jnp.log(jnp.where(w > 0, w, 1.0)), -jnp.inf)
+
+    def weights_mpmath(self, s: list[Any], t: int, params: list[Any]) -> list[Any]:
+        """The weights ``α_0..α_t`` (before any gate) at mpmath scores ``s`` of keys
+        ``0..t`` and mpmath parameters, from the map's definition at the caller's precision."""
+        raise NotImplementedError
+
     def __repr__(self) -> str:
         return f"<attention map {self.name}>"
 
@@ -300,6 +326,39 @@ def _jax_threshold_map(jnp: Any, s: Any, valid: Any, power: int) -> Any:
     return jnp.maximum(z - tau, 0.0) ** 2
 
 
+def _mp_softmax(s: list[Any], extra: list[Any]) -> list[Any]:
+    """``exp(s_j) / Σ exp`` over ``s`` and ``extra`` (virtual slots, dropped), in mpmath."""
+    import mpmath
+
+    m = max([*s, *extra])
+    z = mpmath.fsum(mpmath.exp(x - m) for x in [*s, *extra])
+    return [mpmath.exp(x - m) / z for x in s]
+
+
+def _mp_threshold(x: list[Any], power: int) -> Any:
+    """``τ`` with ``Σ_j [x_j - τ]_+^power = 1`` (power 1: sparsemax; 2: entmax-1.5 on
+    ``s/2``), from the largest support whose threshold lies below its smallest member."""
+    import mpmath
+
+    srt = sorted(x, reverse=True)
+    tau = srt[0] - 1
+    total = sq = mpmath.mpf(0)
+    for k, v in enumerate(srt, start=1):
+        total += v
+        sq += v * v
+        mean = total / k
+        if power == 1:
+            cand = mean - mpmath.mpf(1) / k
+        else:
+            delta = (1 - (sq - k * mean * mean)) / k
+            if delta < 0:
+                break
+            cand = mean - mpmath.sqrt(delta)
+        if cand <= v:
+            tau = cand
+    return tau
+
+
 class Softmax(AttentionMap):
     name = "softmax"
     properties = MapProperties(on_simplex=True, virtual_null=False, exact_zeros=False,
@@ -320,6 +379,9 @@ class Softmax(AttentionMap):
 
     def _forward_jax(self, jnp, s, valid, t, params):
         return _jax_softmax(jnp, s, valid)
+
+    def weights_mpmath(self, s, t, params):
+        return _mp_softmax(s, [])
 
 
 class GatedSoftmax(Softmax):
@@ -362,6 +424,9 @@ class SinkLogit(AttentionMap):
             jnp.zeros(s.shape[:-1], s.dtype)
         return _jax_softmax(jnp, s, valid, extra=b)
 
+    def weights_mpmath(self, s, t, params):
+        return _mp_softmax(s, [params[0]])
+
 
 class Softmax1(SinkLogit):
     """The sink logit fixed at ``b = 0``: ``exp(s_j) / (1 + Σ_k exp(s_k))``."""
@@ -371,6 +436,11 @@ class Softmax1(SinkLogit):
 
     def _logit(self, params, ndim):
         return np.zeros((params.shape[0],) + (1,) * (ndim - 1))
+
+    def weights_mpmath(self, s, t, params):
+        import mpmath
+
+        return _mp_softmax(s, [mpmath.mpf(0)])
 
 
 class Sparsemax(AttentionMap):
@@ -390,6 +460,13 @@ class Sparsemax(AttentionMap):
     def _forward_jax(self, jnp, s, valid, t, params):
         return _jax_threshold_map(jnp, s, valid, self.power)
 
+    def weights_mpmath(self, s, t, params):
+        import mpmath
+
+        x = [v / self.scale for v in s]
+        tau = _mp_threshold(x, self.power)
+        return [max(mpmath.mpf(0), v - tau) ** self.power for v in x]
+
 
 class Entmax15(Sparsemax):
     """``α_j = [s_j/2 - τ]_+^2`` with ``Σ_j α_j = 1`` (the 1.5-entmax of Peters et al.)."""
@@ -402,7 +479,8 @@ class Entmax15(Sparsemax):
 class Sigmoid(AttentionMap):
     name = "sigmoid"
     properties = MapProperties(on_simplex=False, virtual_null=False, exact_zeros=False,
-                               needs_positions=False, gated=False)
+                               needs_positions=False, gated=False, own_key_local=True,
+                               key_local=True, sigmoid_bounded=True)
     param_names = ("b",)
 
     factorisation = "log_sum"
@@ -419,11 +497,17 @@ class Sigmoid(AttentionMap):
 
         return jax.nn.sigmoid(jnp.where(valid, s, 0.0) + params[..., 0, None])
 
+    def weights_mpmath(self, s, t, params):
+        import mpmath
+
+        return [1 / (1 + mpmath.exp(-(x + params[0]))) for x in s]
+
 
 class Relu(AttentionMap):
     name = "relu"
     properties = MapProperties(on_simplex=False, virtual_null=False, exact_zeros=True,
-                               needs_positions=True, gated=False)
+                               needs_positions=True, gated=False, own_key_local=True,
+                               key_local=True)
 
     factorisation = "sum"
 
@@ -436,6 +520,11 @@ class Relu(AttentionMap):
 
     def _forward_jax(self, jnp, s, valid, t, params):
         return jnp.maximum(jnp.where(valid, s, 0.0), 0.0)
+
+    def weights_mpmath(self, s, t, params):
+        import mpmath
+
+        return [max(mpmath.mpf(0), x) for x in s]
 
 
 class ReluLength(AttentionMap):
@@ -458,11 +547,79 @@ class ReluLength(AttentionMap):
     def _forward_jax(self, jnp, s, valid, t, params):
         return jnp.maximum(jnp.where(valid, s, 0.0), 0.0) / jnp.maximum(t, 1.0)[..., None]
 
+    def weights_mpmath(self, s, t, params):
+        import mpmath
+
+        return [max(mpmath.mpf(0), x) / max(t, 1) for x in s]
+
+
+class StickBreaking(AttentionMap):
+    """Stick-breaking attention (Tan et al., 2025, the query's own key included).
+
+    With keys taken from the most recent, ``t``, down to BOS, key ``j`` takes the share
+    ``σ(s_j)`` of what the keys after it left: ``α_j = σ(s_j) Π_{j<l<=t} (1 - σ(s_l))``.
+    The weights lie under the simplex, ``Σ_j α_j = 1 - Π_{l<=t} (1 - σ(s_l))``, and the
+    remainder acts as a zero-valued null slot (never exactly 0 at finite scores).  Computed
+    in the log domain: ``log α_j = log σ(s_j) + Σ_{j<l<=t} log σ(-s_l)``.  A key's weight
+    depends on the scores of the keys after it, so the weights do not split into per-key
+    terms (``factorisation = None``); only the query's own key is weighed by its own score
+    alone (``α_t = σ(s_t)``).
+    """
+
+    name = "stick_breaking"
+    # uniform averaging needs σ(s_tl) = 1/l on the content key at position l: the key's
+    # absolute position, which recency alone does not give
+    properties = MapProperties(on_simplex=False, virtual_null=True, exact_zeros=False,
+                               needs_positions=True, gated=False, own_key_local=True,
+                               sigmoid_bounded=True)
+
+    @staticmethod
+    def _log_weights(s: np.ndarray) -> np.ndarray:
+        """``log α_j`` over the last axis (masked keys, ``-inf``, get ``-inf`` and leave
+        the others' shares untouched: ``log σ(+inf) = 0``)."""
+        keep = _log_sigmoid(-s)  # log(1 - σ(s_l)), 0 at masked keys
+        after = np.cumsum(keep[..., ::-1], axis=-1)[..., ::-1]  # Σ_{l >= j}
+        later = np.concatenate([after[..., 1:], np.zeros_like(after[..., :1])], axis=-1)
+        return _log_sigmoid(s) + later  # Σ_{l > j}, without a subtraction
+
+    def _forward(self, s, t, params):
+        log_w = self._log_weights(s)
+        return np.exp(log_w), _log_sum_exp(log_w[..., 1:])
+
+    @staticmethod
+    def _log_weights_jax(jnp: Any, s: Any, valid: Any) -> Any:
+        import jax
+
+        s = jnp.where(valid, s, 0.0)
+        keep = jnp.where(valid, jax.nn.log_sigmoid(-s), 0.0)
+        after = jnp.cumsum(keep[..., ::-1], axis=-1)[..., ::-1]
+        later = jnp.concatenate([after[..., 1:], jnp.zeros_like(after[..., :1])], axis=-1)
+        return jax.nn.log_sigmoid(s) + later
+
+    def _forward_jax(self, jnp, s, valid, t, params):
+        return jnp.exp(self._log_weights_jax(jnp, s, valid))
+
+    def log_weights_jax(self, s, valid, t, params=None):
+        import jax.numpy as jnp
+
+        valid = jnp.asarray(valid, dtype=bool)
+        return jnp.where(valid, self._log_weights_jax(jnp, jnp.asarray(s), valid), -jnp.inf)
+
+    def weights_mpmath(self, s, t, params):
+        import mpmath
+
+        sig = [1 / (1 + mpmath.exp(-x)) for x in s]
+        out, left = [], mpmath.mpf(1)
+        for g in reversed(sig):  # from key t down to BOS
+            out.append(g * left)
+            left *= 1 - g
+        return out[::-1]
+
 
 MAPS: dict[str, AttentionMap] = {
     m.name: m
     for m in (Softmax(), SinkLogit(), Softmax1(), Sparsemax(), Entmax15(), Sigmoid(), Relu(),
-              ReluLength(), GatedSoftmax())
+              ReluLength(), GatedSoftmax(), StickBreaking())
 }
 """Every attention map, by name."""
 

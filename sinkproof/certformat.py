@@ -24,7 +24,7 @@ TRIGGER = -1
 """How certificates write the trigger token (as ``sinkproof.TRIG``)."""
 
 MAP_NAMES = ("softmax", "sink_logit", "softmax1", "sparsemax", "entmax15", "sigmoid", "relu",
-             "relu_length", "gated_softmax")
+             "relu_length", "gated_softmax", "stick_breaking")
 """The attention maps a certificate may name (the keys of ``sinkproof.attention.MAPS``),
 light enough for the commands' ``--help``."""
 

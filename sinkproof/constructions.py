@@ -168,9 +168,10 @@ PAPER_VARIANT_LEVEL = {"softmax": 8, "sink_logit": 8, "softmax1": 8, "sparsemax"
 works); ``relu`` and ``sigmoid`` have no head (their weights see no position)."""
 
 
-POSITION_FREE = ("relu", "sigmoid")
+POSITION_FREE = tuple(name for name, m in MAPS.items() if m.properties.key_local)
 """Maps whose weight of a key is a function of the query and key tokens alone (in the
-paper's setting, with no positional features, they cannot average prefixes)."""
+paper's setting, with no positional features, they cannot average prefixes): the maps
+declaring ``key_local`` (ReLU, sigmoid)."""
 
 
 def position_free_error_bound(task: PaperTask, values: str = "fixed") -> Fraction:

@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import examples
+from conftest import examples, with_checker_row
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -221,7 +221,7 @@ def _random_stack(kind: str, seed: int, layers: int = 2) -> dict:
     return envelope("paper-witness", instance, claim, {k: q(v) for k, v in W.items()}), model
 
 
-@pytest.mark.parametrize("kind", sorted(MAPS))
+@pytest.mark.parametrize("kind", with_checker_row(sorted(MAPS)))
 def test_two_layer_interval_path_encloses_the_float_stack(kind):
     """Layer 2 sees interval rows: the enclosure (monotone corners for sparsemax and
     entmax) holds the float64 error and is tight."""
@@ -234,6 +234,30 @@ def test_two_layer_interval_path_encloses_the_float_stack(kind):
 
 
 # ------------------------------------------------------------------ the bounds
+def test_own_key_local_maps_cannot_be_accurate_by_search():
+    """Cross-check of the floor behind the stick-breaking cells (fixed values): random heads
+    of every map declaring ``own_key_local`` stay above ``(1/2 - 1/(L-1))/2``."""
+    from sinkproof.variants.floors import error_floor
+
+    rng = np.random.default_rng(3)
+    n = TASK.n
+    drop = np.eye(n)
+    drop[0, 0] = 0.0
+    local = [k for k, m in MAPS.items() if m.properties.own_key_local]
+    assert "stick_breaking" in local and set(POSITION_FREE) <= set(local)
+    for kind in local:
+        floor = error_floor(TASK, kind)
+        assert floor is not None and floor.bound == position_free_error_bound(TASK)
+        for _ in range(20):
+            A = rng.normal(0, 4, (n, n))
+            extra = {"map_params": rng.normal(0, 2, (1, 1, 1))} if MAPS[kind].param_names \
+                else {}
+            m = paper_model(TASK, kind, W_Q=A.T[None, None], W_K=np.eye(n)[None, None],
+                            W_V=drop[None, None], W_O=np.eye(n)[None], **extra)
+            assert family_bos(m)[0] >= float(floor.bound) - 1e-12
+    assert all(error_floor(TASK, k) is None for k in MAPS if k not in local)
+
+
 def test_position_free_maps_cannot_be_accurate_by_search():
     """Cross-check of the theorem behind the relu and sigmoid cells (fixed values)."""
     bound = float(position_free_error_bound(TASK))
@@ -292,7 +316,7 @@ EXPECTED = {
     "softmax1": ("no", "yes", "no", "yes"), "sparsemax": ("yes", "yes", "yes", "no"),
     "entmax15": ("yes", "yes", "yes", "no"), "sigmoid": ("yes", "yes", "no", "yes"),
     "relu": ("yes", "yes", "no", "yes"), "relu_length": ("no", "no", "yes", "no"),
-    "gated_softmax": ("no", "yes", "no", "yes"),
+    "gated_softmax": ("no", "yes", "no", "yes"), "stick_breaking": ("yes", "yes", "no", "yes"),
 }
 
 
@@ -305,8 +329,24 @@ def test_the_quick_paper_table():
             assert c.how != "none" and c.command.startswith("sinkproof variants --setting paper")
             if m in POSITION_FREE and q.endswith("necessary"):
                 assert c.detail.startswith("vacuously")
+            if m == "stick_breaking":  # the own key sees no position: vacuous, but for the
+                assert c.detail.startswith("vacuously") == (q == "bos_sink_necessary")  # slot
     cert = table.rows["softmax"]["bos_sink_necessary"]
     assert "after the trigger" in cert.detail and cert.evidence[1].ok
+
+
+def test_the_one_table_entry_point_takes_the_setting_from_the_task():
+    """``build_table`` and ``cell`` of :mod:`sinkproof.variants.table` read the paper's task
+    with the paper's evidence: the same cells as the paper table's own functions."""
+    from sinkproof.variants.table import build_table, cell, reads_positions
+
+    assert not reads_positions(TASK) and reads_positions(sp.TriggerTask(p=1, T=2))
+    maps = ("relu_length", "stick_breaking")
+    one = build_table(TASK, quick=True, maps=maps)
+    assert one.to_json() == build_paper_table(TASK, quick=True, maps=maps).to_json()
+    assert one.command == "sinkproof variants --setting paper" and "I - e_0" in one.values
+    assert cell("stick_breaking", "bos_sink_necessary", TASK, quick=True).to_dict() == \
+        paper_cell("stick_breaking", "bos_sink_necessary", TASK, quick=True).to_dict()
 
 
 def test_one_cell_is_the_tables_cell():

@@ -14,6 +14,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
+from conftest import with_checker_row
 
 import sinkproof as sp
 from sinkproof import checker
@@ -119,7 +120,7 @@ def test_extra_parameters_are_checked():
                           prefix_batch(TASK), wrt=("gate_w",))
 
 
-@pytest.mark.parametrize("kind", list(MAPS))
+@pytest.mark.parametrize("kind", with_checker_row(MAPS))
 def test_precise_weights_lie_in_the_checkers_intervals(kind):
     rng = np.random.default_rng(5)
     for trial in range(5):
@@ -137,7 +138,7 @@ def test_precise_weights_lie_in_the_checkers_intervals(kind):
                 assert lo_ - slack <= x <= hi_ + slack, (kind, s, trial)
 
 
-@pytest.mark.parametrize("kind", list(MAPS))
+@pytest.mark.parametrize("kind", with_checker_row(MAPS))
 def test_a_construction_is_a_verified_witness_and_tampering_is_rejected(kind):
     """Each map's construction as a witness file: the checker confirms its error and BOS
     bounds (weight or share); a moved score entry, map parameter or gate breaks it."""

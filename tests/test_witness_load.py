@@ -8,6 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from conftest import checker_pending
 from hypothesis import given, settings
 
 import sinkproof as sp
@@ -56,7 +57,8 @@ def test_the_file_of_check_witness_loads_back_as_the_refuting_model(tmp_path, ca
 
 
 @settings(max_examples=12, deadline=None)
-@given(sps.models(sps.tasks(max_p=2, max_T=2), kind=["softmax", "relu", *sorted(MAPS)],
+@given(sps.models(sps.tasks(max_p=2, max_T=2),  # a witness needs the checker's map row
+                  kind=["softmax", "relu", *sorted(set(MAPS) - set(checker_pending()))],
                   values=["fixed", "learned"]))
 def test_round_trip_keeps_every_parameter_and_the_task(tmp_path_factory, model):
     path = tmp_path_factory.mktemp("w") / "w.json"

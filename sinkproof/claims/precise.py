@@ -5,11 +5,10 @@ BOS mass at the violated positions are recomputed from the exact binary values o
 its float parameters, with every feature taken as an exact rational, at
 ``DIGITS`` significant digits.  Float64 only proposes; this decides.
 
-Every attention map is evaluated from its definition (:func:`mp_weights`): the softmax
-family with its virtual slot ``b`` (sink logit, softmax1), sigmoid ``σ(s + b)``, ReLU and
-ReLU/length, and sparsemax and entmax-1.5 by their sort-based thresholds; a gated head's
-output is scaled by its gate ``σ(w·φ_t + c)``.  The BOS figure is the mass ``α_0`` on the
-simplex and the share ``α_0 / Σ_j α_j`` off it, as claims measure it.
+Every attention map is evaluated from its definition by the map's own mpmath form
+(:func:`mp_weights`); a gated head's output is scaled by its gate ``σ(w·φ_t + c)``.  The
+BOS figure is the mass ``α_0`` on the simplex and the share ``α_0 / Σ_j α_j`` off it, as
+claims measure it.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 
 import mpmath
 
-from ..attention import MAPS
+from ..attention import MAPS, get_map
 from ..model import AttentionModel
 from ..symbolic.exact import distinct_prefixes
 from ..task import TriggerTask
@@ -36,46 +35,11 @@ class PreciseAt:
     bos: tuple[mpmath.mpf, ...]
 
 
-def _threshold(x: list[mpmath.mpf], power: int) -> mpmath.mpf:
-    """``τ`` with ``Σ_j [x_j - τ]_+^power = 1`` (power 1: sparsemax; 2: entmax-1.5 on ``s/2``),
-    from the largest support whose threshold lies below its smallest member."""
-    srt = sorted(x, reverse=True)
-    tau = srt[0] - 1
-    total = sq = mpmath.mpf(0)
-    for k, v in enumerate(srt, start=1):
-        total += v
-        sq += v * v
-        mean = total / k
-        if power == 1:
-            cand = mean - mpmath.mpf(1) / k
-        else:
-            delta = (1 - (sq - k * mean * mean)) / k
-            if delta < 0:
-                break
-            cand = mean - mpmath.sqrt(delta)
-        if cand <= v:
-            tau = cand
-    return tau
-
-
 def mp_weights(kind: str, s: list[mpmath.mpf], t: int, params: list[mpmath.mpf]
                ) -> list[mpmath.mpf]:
-    """The weights ``α_0..α_t`` of map ``kind`` at scores ``s`` (before any gate), in mpmath."""
-    if kind in ("softmax", "gated_softmax", "sink_logit", "softmax1"):
-        extra = [params[0]] if kind == "sink_logit" else [mpmath.mpf(0)] if \
-            kind == "softmax1" else []
-        m = max([*s, *extra])
-        z = mpmath.fsum(mpmath.exp(x - m) for x in [*s, *extra])
-        return [mpmath.exp(x - m) / z for x in s]
-    if kind == "sigmoid":
-        return [1 / (1 + mpmath.exp(-(x + params[0]))) for x in s]
-    if kind in ("relu", "relu_length"):
-        scale = 1 if kind == "relu" else max(t, 1)
-        return [max(mpmath.mpf(0), x) / scale for x in s]
-    power = 1 if kind == "sparsemax" else 2
-    x = list(s) if power == 1 else [v / 2 for v in s]
-    tau = _threshold(x, power)
-    return [max(mpmath.mpf(0), v - tau) ** power for v in x]
+    """The weights ``α_0..α_t`` of map ``kind`` at scores ``s`` (before any gate), in mpmath:
+    the map's own high-precision form (:meth:`sinkproof.attention.AttentionMap.weights_mpmath`)."""
+    return get_map(kind).weights_mpmath(s, t, params)
 
 
 def _rows(task: TriggerTask) -> list[list[mpmath.mpf]]:

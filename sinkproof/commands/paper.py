@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..certformat import MAP_NAMES
+from ..attention import MAPS
 from ..cli_common import (
     add_figures_option,
     add_json_option,
@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="training seeds, listed (default 0; experiment's --seeds N counts)")
     p.add_argument("--configs", type=_configs, default=None, metavar="LxH,...",
                    help="layer x head configurations (default 1x1,2x2,4x4)")
-    p.add_argument("--kinds", nargs="+", default=None, choices=MAP_NAMES,
+    p.add_argument("--kinds", nargs="+", default=None, choices=tuple(MAPS),
                    help="attention maps (default the paper's: softmax relu_length; every "
                         "map trains, its parameters and gate learned)")
     p.add_argument("--max-steps", type=count(0), default=None, metavar="N",

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from ..certformat import MAP_NAMES
+from ..attention import MAPS
 from ..cli_common import (
     add_json_option,
     add_setting_option,
@@ -53,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "--setting paper the paper's task n=4, content {-1, 1}, L=5 (--quick: "
                     "L=4), one head with W_O W_V = I - e_0 e_0^T.")
     p.add_argument("--quick", action="store_true", help="the small instance p=1, T=2 (fast)")
-    p.add_argument("--map", choices=MAP_NAMES, help="only this map (all four cells in full)")
+    p.add_argument("--map", choices=tuple(MAPS), help="only this map (all four cells in full)")
     p.add_argument("--question", choices=QUESTIONS, help="only this question (with --map)")
     add_json_option(p, JSON_KEYS)
     p.add_argument("--sandwich", action="store_true",
@@ -84,51 +85,48 @@ def _short(c: object) -> str:
 
 def _render(table: object, full: bool) -> str:
     rows = table.rows  # type: ignore[attr-defined]
-    values = " (W_O W_V = I - e_0 e_0^T)" if getattr(table.task, "setting", "") == "paper" \
-        else ""  # type: ignore[attr-defined]
-    lines = [f"attention variants on {table.task!r}, one head, fixed values{values}"]  # type: ignore
+    lines = [f"attention variants on {table.task!r}, one head, "  # type: ignore[attr-defined]
+             f"{table.values}"]  # type: ignore[attr-defined]
     shown = list(next(iter(rows.values())))
-    head = f"{'map':<14}" + "".join(f"{_SHORT[q]:<26}" for q in shown)
+    width = max([14, *(len(name) + 1 for name in rows)])
+    head = f"{'map':<{width}}" + "".join(f"{_SHORT[q]:<26}" for q in shown)
     lines += [head, "-" * len(head)]
     for name, qs in rows.items():
-        lines.append(f"{name:<14}" + "".join(f"{_short(c):<26}" for c in qs.values()).rstrip())
+        lines.append(f"{name:<{width}}" + "".join(f"{_short(c):<26}"
+                                                  for c in qs.values()).rstrip())
     if full:
         for name, qs in rows.items():
             for q, c in qs.items():
                 lines += ["", f"{name} / {q}: {c.answer} ({c.how})", f"  {c.detail}",
                           f"  $ {c.command}"]
     else:
-        paper = " --setting paper" if values else ""
-        lines += ["", f"details: sinkproof variants{paper} --map NAME  (or --json -)"]
+        lines += ["", f"details: {table.command} --map NAME  (or --json -)"]  # type: ignore
     return "\n".join(lines)
+
+
+def table_task(quick: bool, setting: str = "trigger") -> Any:
+    """The table's instance for ``--setting`` (the one place this command turns a setting
+    into a task)."""
+    from ..variants.paper import default_paper_task
+    from ..variants.table import default_task
+
+    return default_paper_task(quick) if setting == "paper" else default_task(quick)
 
 
 def table_work(quick: bool, maps: tuple[str, ...] | None = None,
                setting: str = "trigger") -> int:
     """Upper bound on the position evaluations of the table (or ``--sandwich``) over
-    ``maps`` (default all): the family's positions (every sequence at every position,
-    BOS included) times one hull certificate plus, per map, its construction levels and
-    at most two witness files (the paper's setting: at most two levels per map)."""
-    from ..attention import MAPS
-    from ..variants.table import _levels, default_task
+    ``maps`` (default all) on the instance of ``setting``
+    (:func:`sinkproof.variants.table.table_work`)."""
+    from ..variants.table import table_work as work
 
-    names = maps or tuple(MAPS)
-    if setting == "paper":
-        from ..certformat import paper_prefixes as n_prefixes
-        from ..variants.paper import default_paper_task
-
-        paper = default_paper_task(quick)
-        return (n_prefixes(paper.m, paper.L) + 1) * (1 + 4 * len(names))
-    task = default_task(quick)
-    positions = task.n_sequences * (task.T + 1)
-    return positions * (1 + sum(len(_levels(m)) + 2 for m in names))
+    return work(table_task(quick, setting), maps)
 
 
 def trained_work(quick: bool, maps: tuple[str, ...] | None = None) -> int:
     """Upper bound on the token-steps of ``--trained`` over ``maps`` (default all): per run,
     training steps x batch x length plus the evaluation sequences x length; runs are
     settings x maps x head counts x seeds."""
-    from ..attention import MAPS
     from ..variants import trained as tr
 
     ours = tr.QUICK_OURS if quick else tr.OURS
@@ -141,27 +139,24 @@ def trained_work(quick: bool, maps: tuple[str, ...] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     setting = require_setting_arg(args, "variants")
+    from ..tasks.protocol import require
     from ..variants import build_table
-    from ..variants.table import default_task
+    from ..variants.table import table_work as work
 
     quiet = reserve_stdio(args, outputs=("json",))
     maps = (args.map,) if args.map else None
+    task = table_task(args.quick, setting)
     if args.trained:
         check_work("token-steps of training", trained_work(args.quick, maps),
                    MAX_TRAINED_WORK if args.max_work is None else args.max_work)
     else:
-        check_work("position evaluations", table_work(args.quick, maps, setting),
+        check_work("position evaluations", work(task, maps),
                    MAX_TABLE_WORK if args.max_work is None else args.max_work)
-    if setting == "paper" and args.sandwich:
-        raise ValueError("--sandwich is our setting's norm price; in the paper's setting each "
-                         "norm_grows_as_error_shrinks cell states its sandwich")
-    if setting == "paper" and not args.trained:
-        from ..variants.papertable import build_paper_table
-        build_table = build_paper_table  # noqa: F811 (the same signature, the paper's task)
     if args.sandwich:
         from ..variants.sandwich import render, sandwich
 
-        task = default_task(args.quick)
+        require(task, "has_positions", "variants --sandwich (in the paper's setting each "
+                "norm_grows_as_error_shrinks cell states its sandwich)")
         try:
             text = render(sandwich(task))
         except Interrupted as exc:
@@ -177,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
     if args.question and not args.map:
         raise ValueError("--question needs --map")
     try:
-        table = build_table(quick=args.quick, maps=(args.map,) if args.map else None)
+        table = build_table(task, quick=args.quick, maps=maps)
     except Interrupted as exc:
         print(f"variants interrupted: {exc.progress}"
               + (":" if exc.partial.rows else ""))  # type: ignore[attr-defined]

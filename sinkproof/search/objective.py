@@ -399,6 +399,10 @@ def _bos_measure(kind: str, params: dict[str, jax.Array], fw: Forward,
             mp = params.get("map_params")
             b = 0.0 if mp is None else mp[:, 0][:, None, None]
             s = jax.nn.log_sigmoid(s + b)
+        elif amap.factorisation is None:  # the map's own log-weights (stick-breaking)
+            mp = params.get("map_params")
+            s = amap.log_weights_jax(s, valid[None], data["depth"],
+                                     None if mp is None else mp[:, None, :])
         return bos_log_odds(s, valid[None])
     if amap.factorisation == "sum":  # c_t max(s_0, 0) - c_t max(-s_0, 0) = c_t s_0
         def bos_term(s: jax.Array) -> jax.Array:

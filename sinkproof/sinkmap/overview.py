@@ -73,7 +73,8 @@ class KindsTable(Tabular):
 
     def __repr__(self) -> str:
         T = self.task.T
-        head = (f"{'map':14s}{'measure':11s}{'route':14s}"
+        w = max([14, *(len(name) + 1 for name in self.maps)])
+        head = (f"{'map':{w}s}{'measure':11s}{'route':14s}"
                 + "".join(f"{'t=' + str(t):>17s}" for t in range(1, T + 1))
                 + f"{'greatest':>10s}{'least':>8s}  no bound")
         lines = [f"per-position sink maps on {self.task!r}, eps={self.eps}, one head, fixed "
@@ -91,7 +92,7 @@ class KindsTable(Tabular):
             if s["uncertified"]:
                 parts.append(f"{s['uncertified']} uncertified")
             none = ", ".join(parts) or "0"
-            lines.append(f"{name:14s}{s['measure']:11s}{s['route']:14s}{''.join(cells)}"
+            lines.append(f"{name:{w}s}{s['measure']:11s}{s['route']:14s}{''.join(cells)}"
                          f"{g:>10s}{lo:>8s}  {none}")
         return "\n".join(lines)
 

@@ -6,8 +6,11 @@ Every construction is one head with fixed values ``U_fix`` (BOS and TRIG carry v
 
 - ``softmax``, ``sparsemax`` (``L = 1``), ``entmax15`` (``L = 2``): content queries score
   ``+L`` on BOS, the trigger query ``-L`` on BOS and on trigger keys (Theorem 5's head);
-- ``sink_logit``, ``softmax1`` (``b = 0``): content queries ``-L`` on every key (the
-  virtual slot takes the mass), the trigger query ``+L`` on content keys;
+- the maps with a zero-valued null slot, ``sink_logit``, ``softmax1`` (``b = 0``) and
+  ``stick_breaking``: content queries ``-L`` on every key (the slot takes the mass), the
+  trigger query ``+L`` on content keys, and ``-L`` on trigger keys where the map weighs the
+  query's own key by its own score alone (stick-breaking: the trigger key would otherwise
+  take ``σ(0) = 1/2`` of the stick first);
 - ``sigmoid`` (``b = 0``, ``T <= 3``): every key scores ``(2 r_t - 1) L`` from the query
   position, plus ``-2L`` from a content query on every key and from the trigger query on
   BOS and trigger keys (trigger weight on content ``σ(L)`` at ``t = 2``, ``σ(0) = 1/2`` at
@@ -33,11 +36,19 @@ from ..model import AttentionModel
 from ..numerics import stable_norm
 from ..task import TriggerTask
 
-__all__ = ["Construction", "construction", "DEFAULT_LEVEL"]
+__all__ = ["Construction", "construction", "DEFAULT_LEVEL", "default_level"]
 
 DEFAULT_LEVEL = {"softmax": 8, "sink_logit": 8, "softmax1": 8, "sparsemax": 1, "entmax15": 2,
                  "sigmoid": 8, "relu": 1, "relu_length": 1, "gated_softmax": 8}
-"""The level ``L`` each map's construction uses by default (exact maps: the least that works)."""
+"""The level ``L`` a map's construction uses by default (exact maps: the least that works);
+a map not listed uses :func:`default_level`'s rule."""
+
+
+def default_level(kind: str) -> int:
+    """:data:`DEFAULT_LEVEL`, else 1 for a map with exact zeros and 8 otherwise."""
+    if kind in DEFAULT_LEVEL:
+        return DEFAULT_LEVEL[kind]
+    return 1 if MAPS[kind].properties.exact_zeros else 8
 
 
 @dataclass(frozen=True)
@@ -94,7 +105,7 @@ def construction(task: TriggerTask, kind: str, L: Any = None) -> Construction:
     if task.positions != "inverse":
         raise ValueError(f"the variant constructions use positions='inverse', got "
                          f"{task.positions!r}")
-    L = _level(DEFAULT_LEVEL[kind] if L is None else L)
+    L = _level(default_level(kind) if L is None else L)
     if kind in ("relu", "relu_length") and L != 1:
         raise ValueError(f"the {kind} construction has no level: L must be 1, got {L}")
     D = task.D
@@ -103,12 +114,15 @@ def construction(task: TriggerTask, kind: str, L: Any = None) -> Construction:
          ("is_content", "is_trigger", "is_bos", "bias", "ratio")}
     c, tr, bos = f["is_content"], f["is_trigger"], f["is_bos"]
     params: tuple[Fraction, ...] = tuple(Fraction(0) for _ in MAPS[kind].param_names)
+    props = MAPS[kind].properties
     gate_w = None
-    if kind in ("softmax", "sparsemax", "entmax15"):
+    if props.on_simplex:
         A[c][bos], A[tr][bos], A[tr][tr] = L, -L, -L
-    elif kind in ("sink_logit", "softmax1"):
+    elif props.virtual_null:
         A[c][bos] = A[c][c] = A[c][tr] = -L
         A[tr][c] = L
+        if props.own_key_local:
+            A[tr][tr] = -L
     elif kind == "sigmoid":
         if task.T > 3:
             raise ValueError("the sigmoid construction needs T <= 3 (its trigger logit "
@@ -124,9 +138,11 @@ def construction(task: TriggerTask, kind: str, L: Any = None) -> Construction:
         for key in (c, tr):
             A[f["bias"]][key] = A[f["ratio"]][key] = Fraction(1)
             A[c][key] = Fraction(-2)
-    else:  # gated_softmax
+    elif props.gated:
         A[tr][bos] = A[tr][tr] = -L
         gate_w = [Fraction(0)] * D
         gate_w[tr], gate_w[c] = L, -L
         gate_w = tuple(gate_w)
+    else:
+        raise ValueError(f"no construction for the {kind} map")
     return Construction(task, kind, L, tuple(tuple(r) for r in A), params, gate_w)

@@ -16,7 +16,8 @@ import numpy as np
 from ..attention import MAPS
 from ..task import TRIG, TriggerTask
 from .constructions import construction
-from .normprice import NORM_PRICE_MAPS, norm_lower_bound
+from .normprice import norm_lower_bound
+from .sandwich import sandwich_maps
 from .verify import verify_construction
 
 __all__ = ["plot_attention_maps", "plot_norm_price"]
@@ -30,7 +31,11 @@ def plot_attention_maps(task: TriggerTask, path: str | Path) -> Path:
 
     seq = [0, 3 if task.k > 3 else task.k - 1, TRIG]  # two content tokens, then TRIG
     labels = ["BOS", "c0", f"c{seq[1]}", "TRIG"]
-    fig, axes = plt.subplots(3, 3, figsize=(9, 9))
+    cols = 4
+    rows = -(-len(MAPS) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3 * cols, 3 * rows), squeeze=False)
+    for ax in axes.flat[len(MAPS):]:
+        ax.axis("off")
     for ax, name in zip(axes.flat, MAPS):
         con = construction(task, name, 4 if name not in ("relu", "relu_length") else 1)
         W = con.model().forward(seq)[1][0]
@@ -46,14 +51,15 @@ def plot_attention_maps(task: TriggerTask, path: str | Path) -> Path:
 
 
 def plot_norm_price(task: TriggerTask, path: str | Path) -> Path:
-    """Certified norm lower bound (lines) and construction norms (dots) against the error."""
+    """Certified norm lower bound (lines) and construction norms (dots) against the error,
+    for the maps of the norm-price sandwich (:func:`sinkproof.variants.sandwich.sandwich_maps`)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     eps = np.logspace(-12, -1, 40)
-    for i, name in enumerate(NORM_PRICE_MAPS):
+    for i, name in enumerate(sandwich_maps(task)):
         color = f"C{i}"
         lows = [norm_lower_bound(task, name, float(e)) for e in eps]
         ax.plot(eps, [np.nan if b is None else b for b in lows], color=color,

@@ -12,12 +12,15 @@ the trigger query, which needs (each for every map parameter ``b`` and gate bias
 - ``sink_logit``, ``softmax1``: either the slot or BOS outweighs the key ``c`` by
   ``(1-ε')/(2ε')`` in ``X`` while both are ``<= ε'/(1-ε')`` of it in ``Y``, so
   ``||A|| ||Δ|| max(||φ_1||, ||φ_1 - φ_0||) >= 2ℓ - log 2``;
-- ``sigmoid``: ``s'_1 - s_1 >= 2ℓ`` and ``s'_1 - s_1 = Δ^T A φ_1``:
-  ``||A|| ||Δ|| ||φ_1|| >= 2ℓ``;
+- ``sigmoid``, and every map with ``α_tj <= σ(s_tj + b)``, equal at the query's own key
+  (``sigmoid_bounded``: stick-breaking too): the own key ``c`` of ``X`` has weight
+  ``σ(s_1 + b) <= ε'`` and the key ``c`` of ``Y`` needs ``σ(s'_1 + b) >= 1 - ε'``, so
+  ``s'_1 - s_1 >= 2ℓ`` and ``s'_1 - s_1 = Δ^T A φ_1``: ``||A|| ||Δ|| ||φ_1|| >= 2ℓ``;
 - ``gated_softmax`` (norm ``max(||A||, ||w||)``): ``g α_1 <= ε'`` puts the gate or the
   weight below ``sqrt(ε')``, so ``max(||A|| ||φ_1 - φ_0||, ||w||) ||Δ|| >= ℓ(ε') + ℓ(sqrt ε')``.
 
-Each right side grows like ``log(1/ε)``: the norm needed is unbounded as ``ε → 0``.  The
+The bound a map gets is chosen by its declared properties (:func:`price_class`), never by
+its name.  Each right side grows like ``log(1/ε)``: the norm needed is unbounded as ``ε → 0``.  The
 bound is computed in mpmath interval arithmetic and rounded down; ``None`` where it is
 vacuous (``ε' >= 1/2``).
 """
@@ -30,16 +33,34 @@ from typing import Any
 
 from mpmath import iv
 
+from ..attention import MAPS
 from ..task import TriggerTask
 
-__all__ = ["NORM_PRICE_MAPS", "norm_lower_bound", "norm_price_formula"]
+__all__ = ["NORM_PRICE_MAPS", "norm_lower_bound", "norm_price_formula", "price_class"]
 
-NORM_PRICE_MAPS = ("softmax", "sink_logit", "softmax1", "sigmoid", "gated_softmax")
+
+def price_class(kind: str) -> str | None:
+    """Which argument of the module docstring bounds map ``kind``, by its properties: a gate
+    (``"gated_softmax"``), a σ-bounded key weight (``"sigmoid"``), strictly positive weights on
+    the simplex (``"softmax"``), a normalised virtual slot (``"sink_logit"``); ``None``."""
+    amap = MAPS[kind]
+    props = amap.properties
+    if props.gated:
+        return "gated_softmax"
+    if props.sigmoid_bounded:
+        return "sigmoid"
+    if props.on_simplex and not props.exact_zeros:
+        return "softmax"
+    if props.virtual_null and amap.factorisation == "normalised":
+        return "sink_logit"
+    return None
+
+
+NORM_PRICE_MAPS = tuple(k for k in MAPS if price_class(k) is not None)
 
 _FORMULA = {
     "softmax": "||A|| >= 2 l(e') / (|D| |phi1-phi0|)",
     "sink_logit": "||A|| >= (2 l(e') - log 2) / (|D| max(|phi1|, |phi1-phi0|))",
-    "softmax1": "||A|| >= (2 l(e') - log 2) / (|D| max(|phi1|, |phi1-phi0|))",
     "sigmoid": "||A|| >= 2 l(e') / (|D| |phi1|)",
     "gated_softmax": "max(||A||,||w||) >= (l(e') + l(sqrt e')) / (|D| max(|phi1-phi0|, 1))",
 }
@@ -48,7 +69,7 @@ _FORMULA = {
 def norm_price_formula(kind: str) -> str:
     """The bound of :func:`norm_lower_bound` for ``kind`` in words (``l(x) = log((1-x)/x)``,
     ``e' = ε/||c||``, ``D = φ(TRIG, 2) - φ(c, 1)``)."""
-    return _FORMULA[kind]
+    return _FORMULA[price_class(kind) or kind]
 
 
 def _sq(v: list[Fraction]) -> Fraction:
@@ -93,12 +114,13 @@ def norm_lower_bound(task: TriggerTask, kind: str, eps: Any) -> float | None:
             ep = _ivq(e) / iv.sqrt(_ivq(cnorm_sq))
             if not ep.b < 0.5:
                 continue
-            if kind == "softmax":
+            how = price_class(kind)
+            if how == "softmax":
                 val = 2 * _ell(ep) / (d * n10)
-            elif kind in ("sink_logit", "softmax1"):
+            elif how == "sink_logit":
                 big = n1 if n1_sq >= n10_sq else n10  # compared exactly
                 val = (2 * _ell(ep) - iv.log(2)) / (d * big)
-            elif kind == "sigmoid":
+            elif how == "sigmoid":
                 val = 2 * _ell(ep) / (d * n1)
             else:
                 big = n10 if n10_sq >= 1 else iv.mpf(1)

@@ -8,9 +8,10 @@ What differs from our setting, and shows in the cells:
   any token set's values is at distance ``>= 1/√2`` from 0: the ``paper-hull-family``
   certificate forces the BOS mass (or BOS plus a slot) at **every** non-trigger position,
   after the trigger included;
-- no positional features: a map whose weight of a key depends only on the query and key
-  tokens (``relu``, ``sigmoid``) cannot average prefixes of different lengths, and has
-  error ``>= (1/2 - 1/(L-1))/2`` on the family (the sink questions are then vacuous);
+- no positional features: a map whose weight of the query's own key depends only on that
+  key's score (``own_key_local``: ``relu``, ``sigmoid``, ``stick_breaking``) cannot average
+  prefixes of different lengths, and has error ``>= (1/2 - 1/(L-1))/2`` on the family (the
+  sink questions are then vacuous; :mod:`sinkproof.variants.floors`);
 - whole-vector targets: the trigger row's target carries the bias and trigger
   coordinates, which is what the norm price below reads off.
 
@@ -27,12 +28,14 @@ from typing import Any
 
 from .. import checker
 from ..attention import MAPS
+from ..certformat import paper_prefixes as n_prefixes
 from ..convex.paperfamily import paper_family_certificate
 from ..errors import Interrupted
 from ..tasks.paper import PaperTask
+from .cells import AWAY, CERT_EPS, SINK, Cell, VariantsTable, covered, fmt, price_cell
+from .floors import error_floor
 from .paper import (
     DEFAULT_PAPER_LEVEL,
-    POSITION_FREE,
     PRICE_MAPS,
     PaperCheck,
     default_paper_task,
@@ -43,20 +46,23 @@ from .paper import (
     verify_paper_construction,
 )
 from .questions import QUESTIONS
-from .table import AWAY, CERT_EPS, Cell, VariantsTable, price_cell
 
-__all__ = ["build_paper_table", "paper_cell"]
+__all__ = ["build_paper_table", "paper_cell", "table_work"]
 
-_SINK = {"bos_sink_necessary": "bos", "null_sink_necessary": "null"}
+_SINK = SINK
+VALUES = "fixed values (W_O W_V = I - e_0 e_0^T)"
+COMMAND = "sinkproof variants --setting paper"
 
 
 def _cmd(name: str, q: str, quick: bool) -> str:
-    return (f"sinkproof variants --setting paper{' --quick' if quick else ''} --map {name} "
-            f"--question {q}")
+    return f"{COMMAND}{' --quick' if quick else ''} --map {name} --question {q}"
 
 
-def _fmt(x: Any) -> str:
-    return f"{float(x):.4g}"
+def table_work(task: PaperTask, names: tuple[str, ...]) -> int:
+    """Upper bound on the prefix evaluations of the table over ``names`` on ``task``: the
+    family's prefixes once for the hull certificate and four times per map (at most two
+    construction levels, two witness files)."""
+    return (n_prefixes(task.m, task.L) + 1) * (1 + 4 * len(names))
 
 
 def _hull(task: PaperTask) -> tuple[Any, Any]:
@@ -65,35 +71,36 @@ def _hull(task: PaperTask) -> tuple[Any, Any]:
 
 
 def _checks(task: PaperTask, kind: str) -> list[PaperCheck]:
-    if kind in POSITION_FREE:
+    if error_floor(task, kind) is not None:
         return []
     L = DEFAULT_PAPER_LEVEL[kind]
     levels = (L,) if MAPS[kind].properties.exact_zeros else (L, 2 * L)
     return [verify_paper_construction(paper_construction(task, kind, lv)) for lv in levels]
 
 
-def _covered(name: str, which: str) -> bool:
-    """The hull certificate answers it: weights on the simplex, or (null) a slot merged
-    into BOS (the only zero-valued key under fixed values)."""
-    props = MAPS[name].properties
-    return props.on_simplex or (which == "null" and props.null_slot)
+def _blind(name: str) -> str:
+    """What of the map's weights sees no position (its declared locality)."""
+    if MAPS[name].properties.key_local:
+        return "Its weight of key k is a function of the tokens x_t and x_k only"
+    return "Its weight of the query's own key is a function of that token only"
 
 
 def _vacuous(task: PaperTask, name: str, cmd: str, what: str) -> Cell:
-    bound = position_free_error_bound(task)
+    bound = error_floor(task, name).bound  # type: ignore[union-attr]
     return Cell("yes", "theorem",
                 f"vacuously: no fixed-value {name} head has error < {bound} on this family, "
-                f"so none is accurate and {what}.  Its weight of key k is a function of the "
-                "tokens x_t and x_k only (no positions in the paper's tokens); at the trigger "
+                f"so none is accurate and {what}.  {_blind(name)} "
+                "(no positions in the paper's tokens); at the trigger "
                 "row the trigger coordinate of the output is the trigger's weight on itself "
                 "(no other key has a trigger coordinate), which the same trigger token needs "
                 f"within eps of 1/2 at j = 2 and of 1/{task.L - 1} at j = {task.L - 1}"
-                + _learned_floor(task), cmd)
+                + _learned_floor(task, name), cmd)
 
 
-def _learned_floor(task: PaperTask) -> str:
+def _learned_floor(task: PaperTask, name: str) -> str:
+    """The learned-value floor, for maps weighing every key by its own score alone."""
     floor = position_free_error_bound(task, "learned")
-    if floor == 0:
+    if floor == 0 or not MAPS[name].properties.key_local:
         return ""
     return (f"; with learned values and any number of heads every one-layer model still has "
             f"error >= {floor} (its trigger-row output is affine in j, the target 1/j)")
@@ -109,9 +116,9 @@ def _refutes(checks: list[PaperCheck]) -> bool:
 def _con_text(checks: list[PaperCheck], kind: str) -> str:
     parts = []
     for c in checks:
-        err = "0 exactly" if c.zero_error else f"<= {_fmt(c.error_hi)}"
-        parts.append(f"L={c.level}: error {err}, BOS weight <= {_fmt(c.bos_hi)}, BOS share "
-                     f"<= {_fmt(c.share_hi)}")
+        err = "0 exactly" if c.zero_error else f"<= {fmt(c.error_hi)}"
+        parts.append(f"L={c.level}: error {err}, BOS weight <= {fmt(c.bos_hi)}, BOS share "
+                     f"<= {fmt(c.share_hi)}")
     return (f"{kind} construction checked by the trusted checker on all {checks[0].prefixes} "
             "prefixes: " + "; ".join(parts))
 
@@ -137,9 +144,7 @@ def _sink_cell(task: PaperTask, name: str, q: str, hull: tuple[Any, Any],
     which = _SINK[q]
     cmd = _cmd(name, q, quick)
     props = MAPS[name].properties
-    if name in POSITION_FREE:
-        return _vacuous(task, name, cmd, "every accurate head sinks")
-    if _covered(name, which):
+    if covered(name, which):
         cert, verdict = hull
         if verdict.ok and cert.min_bound > 0:
             what = ("BOS mass" if props.on_simplex else
@@ -151,10 +156,12 @@ def _sink_cell(task: PaperTask, name: str, q: str, hull: tuple[Any, Any],
                         f"paper-hull certificate verified by the checker: {what} >= 1 - eps/d "
                         f"with the exact hull distance d of each of {len(cert.situations)} "
                         f"token sets (every non-BOS value has trigger + bias = 1, so d >= "
-                        f"1/sqrt 2); at eps = {CERT_EPS} it is >= {_fmt(cert.min_bound)} at "
-                        f"every non-trigger position, >= {_fmt(cert.min_bound_after_trigger)} "
+                        f"1/sqrt 2); at eps = {CERT_EPS} it is >= {fmt(cert.min_bound)} at "
+                        f"every non-trigger position, >= {fmt(cert.min_bound_after_trigger)} "
                         f"after the trigger{also}", cmd, (cert, verdict))
         return Cell("open", "none", f"paper-hull certificate not verified: {verdict}", cmd)
+    if error_floor(task, name) is not None:
+        return _vacuous(task, name, cmd, "every accurate head sinks")
     if not checks:
         return Cell("open", "none", "no construction", cmd)
     text = _con_text(checks, name)
@@ -167,7 +174,7 @@ def _sink_cell(task: PaperTask, name: str, q: str, hull: tuple[Any, Any],
     if all(v.ok for v in verdicts):
         return Cell("no", "witness",
                     f"{text}; at L={checks[-1].level} as two paper-witness files (error <= "
-                    f"{_fmt(checks[-1].error_hi)}; BOS weight, and BOS share, <= {AWAY} at "
+                    f"{fmt(checks[-1].error_hi)}; BOS weight, and BOS share, <= {AWAY} at "
                     f"every non-trigger position) verified by the trusted checker{null}", cmd,
                     (*checks, *verdicts))
     return Cell("no", "construction", text + null, cmd, tuple(checks))
@@ -175,11 +182,12 @@ def _sink_cell(task: PaperTask, name: str, q: str, hull: tuple[Any, Any],
 
 def _exact_cell(task: PaperTask, name: str, checks: list[PaperCheck], quick: bool) -> Cell:
     cmd = _cmd(name, "exact_solution_at_finite_norm", quick)
-    if name in POSITION_FREE:
+    floor = error_floor(task, name)
+    if floor is not None:
         return Cell("no", "theorem", f"every fixed-value {name} head has error >= "
-                    f"{position_free_error_bound(task)} on this family (its weights see no "
+                    f"{floor.bound} on this family (its weights see no "
                     "position: the trigger's weight on itself cannot be both 1/2 and "
-                    f"1/{task.L - 1}){_learned_floor(task)}", cmd)
+                    f"1/{task.L - 1}){_learned_floor(task, name)}", cmd)
     if checks and checks[-1].zero_error:
         c = checks[-1]
         return Cell("yes", "construction", f"{name} construction at L={c.level}: error 0 "
@@ -196,8 +204,9 @@ def _exact_cell(task: PaperTask, name: str, checks: list[PaperCheck], quick: boo
 def _norm_cell(task: PaperTask, name: str, checks: list[PaperCheck], exact: Cell,
                quick: bool) -> Cell:
     cmd = _cmd(name, "norm_grows_as_error_shrinks", quick)
-    if name in POSITION_FREE:
-        return Cell("yes", "theorem", f"for every eps < {position_free_error_bound(task)} no "
+    floor = error_floor(task, name)
+    if floor is not None:
+        return Cell("yes", "theorem", f"for every eps < {floor.bound} no "
                     f"fixed-value {name} head of any norm reaches error eps (see "
                     "exact_solution_at_finite_norm): the norm needed is infinite", cmd)
     priced = name in PRICE_MAPS
@@ -223,8 +232,8 @@ def paper_cell(name: str, question: str, task: PaperTask | None = None,
     _known(name, question)
     task = default_paper_task(quick) if task is None else task
     if question in _SINK:
-        hull = _hull(task) if _covered(name, _SINK[question]) else (None, None)
-        checks = [] if _covered(name, _SINK[question]) else _checks(task, name)
+        hull = _hull(task) if covered(name, _SINK[question]) else (None, None)
+        checks = [] if covered(name, _SINK[question]) else _checks(task, name)
         return _sink_cell(task, name, question, hull, checks, quick)
     checks = _checks(task, name)
     exact = _exact_cell(task, name, checks, quick)
@@ -243,7 +252,7 @@ def build_paper_table(task: PaperTask | None = None, quick: bool = False,
         _known(n)
     rows: dict[str, dict[str, Cell]] = {}
     try:
-        hull = _hull(task) if any(_covered(n, "null") for n in names) else (None, None)
+        hull = _hull(task) if any(covered(n, "null") for n in names) else (None, None)
         for name in names:
             checks = _checks(task, name)
             exact = _exact_cell(task, name, checks, quick)
@@ -253,6 +262,6 @@ def build_paper_table(task: PaperTask | None = None, quick: bool = False,
                 "exact_solution_at_finite_norm": exact,
                 "norm_grows_as_error_shrinks": _norm_cell(task, name, checks, exact, quick)}
     except KeyboardInterrupt:
-        raise Interrupted(VariantsTable(task, rows),  # type: ignore[arg-type]
+        raise Interrupted(VariantsTable(task, rows, VALUES, COMMAND),
                           f"{len(rows)} of {len(names)} attention maps finished") from None
-    return VariantsTable(task, rows)  # type: ignore[arg-type]
+    return VariantsTable(task, rows, VALUES, COMMAND)

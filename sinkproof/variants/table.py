@@ -15,13 +15,15 @@ An answer is ``yes``/``no`` only when its evidence verifies; otherwise the cell 
   family, BOS weight and BOS share ``<= 3/4`` at every non-trigger position) that the
   trusted checker verifies;
 - ``theorem``: a stated theorem whose hypothesis is checked on the map's properties, with
-  its constants instantiated (:mod:`sinkproof.variants.normprice`).
+  its constants instantiated (:mod:`sinkproof.variants.normprice`; an error floor of
+  :mod:`sinkproof.variants.floors`, under which the sink questions hold vacuously).
+
+Cells read the maps' declared properties, never their names: a map added to
+:data:`sinkproof.attention.MAPS` gets its row from what it declares.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -30,20 +32,17 @@ from ..attention import MAPS
 from ..convex import family_certificate
 from ..errors import Interrupted
 from ..search.verify import witness_document
-from ..tables import Tabular
 from ..task import TriggerTask
-from .constructions import DEFAULT_LEVEL, construction
+from . import papertable
+from .cells import AWAY, CERT_EPS, PRICE_EPS, SINK, Cell, VariantsTable, covered, fmt, price_cell
+from .constructions import construction, default_level
+from .floors import Floor, error_floor
 from .normprice import NORM_PRICE_MAPS, norm_lower_bound, norm_price_formula
 from .questions import QUESTIONS
-from .verify import ConstructionCheck, verify_construction
+from .verify import ConstructionCheck, checker_missing, verify_construction
 
-__all__ = ["QUESTIONS", "Cell", "VariantsTable", "build_table", "cell", "default_task",
-           "price_cell"]
-
-CERT_EPS = Fraction(1, 100)
-PRICE_EPS = (Fraction(1, 10**2), Fraction(1, 10**4), Fraction(1, 10**8))
-AWAY = Fraction(3, 4)
-"""A refuting construction keeps the mass (and share) at non-trigger positions <= this."""
+__all__ = ["AWAY", "CERT_EPS", "PRICE_EPS", "QUESTIONS", "Cell", "VariantsTable", "build_table",
+           "cell", "default_task", "price_cell", "reads_positions", "table_work"]
 
 
 def default_task(quick: bool = False) -> TriggerTask:
@@ -52,40 +51,25 @@ def default_task(quick: bool = False) -> TriggerTask:
     return TriggerTask(p=1, T=2) if quick else TriggerTask(p=2, T=3)
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One answer: ``answer`` in yes/no/open, ``how`` in
-    theorem/certificate/construction/witness/none, ``detail``, ``command``; ``evidence``
-    holds the checked objects (not serialised)."""
-
-    answer: str
-    how: str
-    detail: str
-    command: str
-    evidence: tuple[Any, ...] = ()
-
-    def to_dict(self) -> dict[str, str]:
-        return {"answer": self.answer, "how": self.how, "detail": self.detail,
-                "command": self.command}
+def reads_positions(task: Any) -> bool:
+    """Whether ``task``'s cells rest on the evidence for tasks with positional features (the
+    ``hull-family`` and ``witness`` certificates over their family); a task without them, of
+    one length with one trigger, is read by the ``paper-hull-family`` and ``paper-witness``
+    kinds (:mod:`sinkproof.variants.papertable`).  The choice is the checker's readers', by
+    capability: it goes when one certificate rule reads every task's family."""
+    return bool(task.has_positions)
 
 
-@dataclass(frozen=True)
-class VariantsTable(Tabular):
-    """Per attention map (``rows``: map -> question -> :class:`Cell`), the answers on ``task``."""
-
-    task: TriggerTask
-    rows: dict[str, dict[str, Cell]]
-
-    def to_records(self) -> list[dict[str, Any]]:
-        """One row per (map, question): answer, how it was settled, detail, command."""
-        return [{"map": m, "question": q, **c.to_dict()}
-                for m, qs in self.rows.items() for q, c in qs.items()]
-
-    def to_json(self) -> list[dict[str, Any]]:
-        """``[{"map": NAME, "questions": {QUESTION: {answer, how, detail, command}}}]``."""
-        return [{"map": m, "questions": {q: c.to_dict() for q, c in qs.items()}}
-                for m, qs in self.rows.items()]
-
+def table_work(task: Any, maps: tuple[str, ...] | None = None) -> int:
+    """Upper bound on the position evaluations of the table over ``maps`` (default all) on
+    ``task``: the family's positions (every sequence at every position, BOS included)
+    times one hull certificate plus, per map, its construction levels and at most two
+    witness files (tasks without positions: at most two levels per map)."""
+    names = maps or tuple(MAPS)
+    if not reads_positions(task):
+        return papertable.table_work(task, names)
+    positions = task.n_sequences * (task.T + 1)
+    return positions * (1 + sum(len(_levels(m)) + 2 for m in names))
 
 def _cmd(name: str, q: str, quick: bool) -> str:
     return f"sinkproof variants{' --quick' if quick else ''} --map {name} --question {q}"
@@ -97,16 +81,43 @@ def _hull(task: TriggerTask) -> tuple[Any, Any]:
 
 
 def _levels(kind: str) -> tuple[int, ...]:
-    L = DEFAULT_LEVEL[kind]
+    L = default_level(kind)
     return (L,) if MAPS[kind].properties.exact_zeros else (L, 2 * L)
 
 
 def _checks(task: TriggerTask, kind: str) -> list[ConstructionCheck]:
+    """The map's constructions verified at its levels; none where an error floor makes them
+    moot or the trusted checker cannot weigh the map (:func:`_no_checks`)."""
+    if _no_checks(task, kind):
+        return []
     return [verify_construction(construction(task, kind, L)) for L in _levels(kind)]
 
 
-def _fmt(x: Any) -> str:
-    return f"{float(x):.4g}"
+def _no_checks(task: Any, kind: str) -> str | None:
+    """Why a map's constructions are not verified on ``task``, or ``None``."""
+    if error_floor(task, kind) is not None:
+        return "an error floor settles the map"
+    return checker_missing(kind)
+
+
+def vacuous_cell(floor: Floor, name: str, cmd: str, what: str, extra: str = "") -> Cell:
+    """A sink question answered ``yes`` because no head of map ``name`` is accurate."""
+    return Cell("yes", "theorem",
+                f"vacuously: no fixed-value {name} head has error "
+                f"{'<=' if floor.strict else '<'} {floor.bound} on this family, so none is "
+                f"accurate and {what}: "
+                f"{floor.reason}{extra}", cmd, (floor,))
+
+
+def floor_exact_cell(floor: Floor, name: str, cmd: str, extra: str = "") -> Cell:
+    return Cell("no", "theorem", f"every fixed-value {name} head has error {floor.relation} "
+                f"{floor.bound} on this family: {floor.reason}{extra}", cmd, (floor,))
+
+
+def floor_norm_cell(floor: Floor, name: str, cmd: str) -> Cell:
+    return Cell("yes", "theorem", f"for every eps {'<=' if floor.strict else '<'} "
+                f"{floor.bound} no fixed-value {name} head of any norm reaches error eps (see "
+                "exact_solution_at_finite_norm): the norm needed is infinite", cmd, (floor,))
 
 
 def _refutes(checks: list[ConstructionCheck], which: str) -> bool:
@@ -122,9 +133,9 @@ def _refutes(checks: list[ConstructionCheck], which: str) -> bool:
 def _con_text(checks: list[ConstructionCheck], which: str, kind: str) -> str:
     parts = []
     for c in checks:
-        err = "0 exactly" if c.zero_error else f"<= {_fmt(c.error_hi)}"
+        err = "0 exactly" if c.zero_error else f"<= {fmt(c.error_hi)}"
         m, s = (c.bos_hi, c.bos_share_hi) if which == "bos" else (c.null_hi, c.null_share_hi)
-        parts.append(f"L={c.level}: error {err}, {which} mass <= {_fmt(m)}, share <= {_fmt(s)}")
+        parts.append(f"L={c.level}: error {err}, {which} mass <= {fmt(m)}, share <= {fmt(s)}")
     return f"{kind} construction on all {checks[0].positions} positions: " + "; ".join(parts)
 
 
@@ -143,7 +154,7 @@ def _sink_cell(name: str, q: str, which: str, hull: tuple[Any, Any],
                checks: list[ConstructionCheck], quick: bool, task: TriggerTask) -> Cell:
     props = MAPS[name].properties
     cmd = _cmd(name, q, quick)
-    if _covered(name, which):
+    if covered(name, which):
         cert, verdict = hull
         if verdict.ok and cert.min_bound is not None and cert.min_bound > 0:
             what = "BOS mass" if props.on_simplex else (
@@ -154,19 +165,24 @@ def _sink_cell(name: str, q: str, which: str, hull: tuple[Any, Any],
             return Cell("yes", "certificate",
                         f"Theorem 3 hull certificate verified by the checker: {what} >= "
                         f"1 - eps/d, d certified in {len(cert.bounded)} token sets; at eps = "
-                        f"{CERT_EPS} it is >= {_fmt(cert.min_bound)}{also}; forced at the "
+                        f"{CERT_EPS} it is >= {fmt(cert.min_bound)}{also}; forced at the "
                         f"positions whose token set is one of "
                         f"{', '.join(r[0] for r in cert.table() if r[2].startswith('>='))} "
                         f"(elsewhere 0 is in the hull: no bound)", cmd,
                         (cert, verdict))
         return Cell("open", "none", f"hull certificate not verified: {verdict}", cmd)
+    floor = error_floor(task, name)
+    if floor is not None:
+        return vacuous_cell(floor, name, cmd, "every accurate head sinks")
+    if not checks:
+        return Cell("open", "none", f"no verified construction: {_no_checks(task, name)}", cmd)
     if _refutes(checks, which):
         text = _con_text(checks, which, name)
         if which == "bos":
             docs, verdicts = _witnesses(task, name, checks[-1])
             if all(v.ok for v in verdicts):
                 return Cell("no", "witness", f"{text}; as witness files (error <= "
-                            f"{_fmt(checks[-1].error_hi)}, BOS weight and BOS share <= "
+                            f"{fmt(checks[-1].error_hi)}, BOS weight and BOS share <= "
                             f"{AWAY} at every non-trigger position) verified by the trusted "
                             "checker", cmd, (*checks, *docs))
         return Cell("no", "construction", text, cmd, tuple(checks))
@@ -179,9 +195,13 @@ def _positive_weights(name: str) -> bool:
     return not MAPS[name].properties.exact_zeros
 
 
-def _exact_cell(name: str, checks: list[ConstructionCheck], quick: bool) -> Cell:
+def _exact_cell(name: str, checks: list[ConstructionCheck], quick: bool,
+                task: TriggerTask) -> Cell:
     cmd = _cmd(name, "exact_solution_at_finite_norm", quick)
-    if checks[-1].zero_error:
+    floor = error_floor(task, name)
+    if floor is not None:
+        return floor_exact_cell(floor, name, cmd)
+    if checks and checks[-1].zero_error:
         c = checks[-1]
         return Cell("yes", "construction", f"{name} construction at L={c.level}: error 0 "
                     f"exactly on all {c.positions} positions (exact rationals)", cmd, (c,))
@@ -196,35 +216,12 @@ def _exact_cell(name: str, checks: list[ConstructionCheck], quick: bool) -> Cell
     return Cell("open", "none", "exact weights possible, no exact construction verified", cmd)
 
 
-def price_cell(cmd: str, exact: Cell, checks: list[Any], norm_of: Callable[[Fraction], float],
-               bound: Callable[[Any], float | None] | None, formula: str) -> Cell | None:
-    """The ``norm_grows_as_error_shrinks`` cell of either setting: ``no`` by an exact
-    construction (its norm ``norm_of(level)``), ``yes`` by a certified bound ``bound(eps)``
-    growing over :data:`PRICE_EPS` (stated as ``formula``) beside the last construction's
-    (error, norm); ``None`` when neither applies."""
-    if exact.answer == "yes":
-        c = exact.evidence[0]
-        return Cell("no", "construction", f"zero error at fixed norm {norm_of(c.level):.4g} "
-                    f"(L={c.level}): every eps is reached at that norm", cmd, (c,))
-    if bound is None:
-        return None
-    bounds = [bound(e) for e in PRICE_EPS]
-    if any(b is None for b in bounds) or not all(a < b for a, b in zip(bounds, bounds[1:])):
-        return None
-    con = checks[-1]
-    lows = ", ".join(f"eps=1e{-len(str(e.denominator)) + 1}: >= {b:.4g}"
-                     for e, b in zip(PRICE_EPS, bounds))
-    lb = bound(con.error_hi)
-    there = "vacuous" if lb is None else f"{lb:.4g}"
-    return Cell("yes", "theorem", f"{formula}; {lows}; sandwich: the L={con.level} "
-                f"construction has error <= {_fmt(con.error_hi)} at norm "
-                f"{norm_of(con.level):.4g} (bound there {there})", cmd,
-                (tuple(zip(PRICE_EPS, bounds)), con))
-
-
 def _norm_cell(name: str, task: TriggerTask, checks: list[ConstructionCheck],
                exact: Cell, quick: bool) -> Cell:
     cmd = _cmd(name, "norm_grows_as_error_shrinks", quick)
+    floor = error_floor(task, name)
+    if floor is not None:
+        return floor_norm_cell(floor, name, cmd)
     priced = name in NORM_PRICE_MAPS and _positive_weights(name)
     cell_ = price_cell(cmd, exact, checks, lambda L: construction(task, name, L).norm,
                        (lambda e: norm_lower_bound(task, name, e)) if priced else None,
@@ -238,15 +235,6 @@ def _known_map(name: str) -> None:
         raise ValueError(f"unknown attention map {name!r}; expected one of {', '.join(MAPS)}")
 
 
-def _covered(name: str, which: str) -> bool:
-    """The hull certificate answers this sink question for this map."""
-    props = MAPS[name].properties
-    return props.on_simplex or (which == "null" and props.null_slot)
-
-
-_SINK = {"bos_sink_necessary": "bos", "null_sink_necessary": "null"}
-
-
 def cell(name: str, question: str, task: TriggerTask | None = None,
          quick: bool = False) -> Cell:
     """One cell of the table (map ``name``, ``question``), running only the checks that
@@ -255,14 +243,16 @@ def cell(name: str, question: str, task: TriggerTask | None = None,
     if question not in QUESTIONS:
         raise ValueError(f"unknown question {question!r}; expected one of {', '.join(QUESTIONS)}")
     task = default_task(quick) if task is None else task
-    if question in _SINK:
-        which = _SINK[question]
-        if _covered(name, which):
+    if not reads_positions(task):
+        return papertable.paper_cell(name, question, task, quick)
+    if question in SINK:
+        which = SINK[question]
+        if covered(name, which):
             return _sink_cell(name, question, which, _hull(task), [], quick, task)
         return _sink_cell(name, question, which, (None, None), _checks(task, name), quick,
                           task)
     checks = _checks(task, name)
-    exact = _exact_cell(name, checks, quick)
+    exact = _exact_cell(name, checks, quick, task)
     if question == "exact_solution_at_finite_norm":
         return exact
     return _norm_cell(name, task, checks, exact, quick)
@@ -273,6 +263,8 @@ def build_table(task: TriggerTask | None = None, quick: bool = False,
     """Build (and verify) every cell for ``maps`` (default: all of MAPS) on ``task``.
     Ctrl-C raises :class:`~sinkproof.errors.Interrupted` with the table of the maps done."""
     task = default_task(quick) if task is None else task
+    if not reads_positions(task):
+        return papertable.build_paper_table(task, quick, maps)
     names = tuple(MAPS) if maps is None else maps
     for n in names:
         _known_map(n)
@@ -292,10 +284,10 @@ def build_table(task: TriggerTask | None = None, quick: bool = False,
 def _row(task: TriggerTask, name: str, hull: Any, quick: bool) -> dict[str, Cell]:
     """The four cells of one attention map."""
     checks = _checks(task, name)
-    exact = _exact_cell(name, checks, quick)
+    exact = _exact_cell(name, checks, quick, task)
     return {
         **{q: _sink_cell(name, q, which, hull, checks, quick, task)
-           for q, which in _SINK.items()},
+           for q, which in SINK.items()},
         "exact_solution_at_finite_norm": exact,
         "norm_grows_as_error_shrinks": _norm_cell(name, task, checks, exact, quick),
     }

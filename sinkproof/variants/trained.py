@@ -169,10 +169,11 @@ def _vec(x: np.ndarray) -> str:
 
 def render_trained(rows: Sequence[TrainedRow]) -> str:
     """The rows as a text table (per head: decreasing sink score, mean over seeds)."""
-    out = [f"{'setting':<8}{'map':<14}{'H':>2}  {'error':>7}  {'sink score per head':<26}"
+    w = max([14, *(len(r.kind) + 1 for r in rows)])
+    out = [f"{'setting':<8}{'map':<{w}}{'H':>2}  {'error':>7}  {'sink score per head':<26}"
            f"{'BOS share per head':<26}{'null score per head':<26}"]
     out.append("-" * len(out[0]))
     for r in rows:
-        out.append(f"{r.setting:<8}{r.kind:<14}{r.heads:>2}  {r.error:>7.3f}  "
+        out.append(f"{r.setting:<8}{r.kind:<{w}}{r.heads:>2}  {r.error:>7.3f}  "
                    f"{_vec(r.sink):<26}{_vec(r.share):<26}{_vec(r.null):<26}".rstrip())
     return "\n".join(out)
