@@ -349,7 +349,7 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     claim = ROOT.parent / "examples" / "claims" / "learned_values_homogeneous.toml"
     files["bnb-learned-values"].write_text(json.dumps(prove(str(claim)).certificate))
     prove_heads(task, "1/20", 2, [(0, 1)]).save(files["bnb-heads"])
-    from sinkproof.bnb.paper import prove_paper
+    from sinkproof.bnb import prove_paper
     one = sinkproof.PaperTask(n=4, L=4, content=[[1.0]])
     prove_paper(one, "1/20", min_bos_mass="1/2", some=True).save(
         files["paper-bnb-learned-values"])

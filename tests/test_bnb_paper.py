@@ -14,7 +14,7 @@ import pytest
 import sinkproof as sp
 from sinkproof import checker
 from sinkproof.bnb import api
-from sinkproof.bnb.paper import (
+from sinkproof.bnb import (
     paper_prefixes,
     paper_relaxation,
     paper_targets,

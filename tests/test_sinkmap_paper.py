@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import nnls
 
-from sinkproof.bnb.paper import paper_prefixes, paper_targets
+from sinkproof.bnb import paper_prefixes, paper_targets
 from sinkproof.checker import verify
 from sinkproof.checker.paperhull import paper_values
 from sinkproof.cli import main

@@ -12,7 +12,7 @@ trigger carrying ``c_i`` is ``m + i``.  At a non-trigger position ``t`` the targ
   the ``paper-hull-family`` certificate (exact hull distances), which the trusted
   checker re-verifies; nothing is re-derived here.
 - **Learned values** (softmax, any ``W_Q, W_K, W_V, W_O``).  Each position's bound is the
-  branch-and-bound engine's (:func:`sinkproof.bnb.paper.prove_paper`); the certified
+  branch-and-bound engine's (:func:`sinkproof.bnb.prove_paper`); the certified
   positions are backed by one ``paper-bnb-learned-values`` certificate, the others are
   "uncertified" (the tree closed no bound within its nodes).  One tree per position:
   small instances only.
@@ -25,7 +25,7 @@ from math import comb, sqrt
 from typing import Any
 
 from ..attention import MAPS
-from ..bnb.paper import paper_targets, prove_paper, restrict_paper
+from ..bnb import paper_targets, prove_paper, restrict_paper
 from ..checker import verify
 from ..convex.paperfamily import paper_family_certificate, require_one_layer_finite
 from ..errors import InputError, WorkLimitError
