@@ -33,8 +33,7 @@ def produce() -> dict[str, Any]:
     import sinkproof
     from sinkproof.bnb import prove, prove_heads
     from sinkproof.checker import verify
-    from sinkproof.convex import family_certificate, paper_family_certificate
-    from sinkproof.convex import position_certificate
+    from sinkproof.convex import family_certificate, paper_family_certificate, position_certificate
     try:
         from sinkproof.bnb import prove_paper
     except ImportError:  # the base tree

@@ -13,8 +13,8 @@ import pytest
 
 import sinkproof as sp
 from sinkproof import checker
-from sinkproof.bnb import api
 from sinkproof.bnb import (
+    api,
     paper_prefixes,
     paper_relaxation,
     paper_targets,

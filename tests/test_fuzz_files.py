@@ -50,8 +50,7 @@ from hypothesis import strategies as st
 import sinkproof as sp
 from sinkproof import checker
 from sinkproof.attention import MAPS
-from sinkproof.bnb import prove_heads
-from sinkproof.bnb import prove_paper
+from sinkproof.bnb import prove_heads, prove_paper
 from sinkproof.checker.limits import LimitExceeded
 from sinkproof.claims import claim_from_dict, load_claim
 from sinkproof.claims.certified import NotImplied, prove_by_certificate
