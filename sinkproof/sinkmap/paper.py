@@ -27,7 +27,7 @@ from typing import Any
 from ..attention import MAPS
 from ..bnb import paper_targets, prove_paper, restrict_paper
 from ..checker import verify
-from ..convex.paperfamily import paper_family_certificate, require_one_layer_finite
+from ..convex.family import paper_family_certificate, require_one_layer_finite
 from ..errors import InputError, WorkLimitError
 from ..exact_numbers import error_level
 from ..tasks.paper import PaperTask

@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import checker
 from ..attention import MAPS
-from ..convex.paperfamily import paper_family_certificate
+from ..convex.family import paper_family_certificate
 from ..errors import Interrupted
 from ..tasks.paper import PaperTask
 from .paper import (
