@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from math import comb
 from typing import Any
 
 import numpy as np
@@ -152,6 +153,17 @@ def _trigger_positions(task: TriggerTask) -> int:
     if task.triggers == "multi":  # each of the n slots is a trigger in (k+1)^(n-1) sequences
         return sum(n * (k + 1) ** (n - 1) for n in range(1, task.T + 1))
     return sum(n * k ** (n - 1) for n in range(1, task.T + 1))
+
+
+def situation_count(task: Any) -> int:
+    """Token sets a family certificate solves, counted before it starts: with positions
+    the sets of distinct content tokens (each with and without a trigger),
+    ``2 sum_{s <= min(k, T)} C(k, s)``; by token sets ``m + 1`` units per content set
+    ``s <= min(m, L-2)`` (one hull program with at most ``m + 1`` points)."""
+    if isinstance(task, Task) and not task.has_positions:
+        return sum(comb(task.m, s) for s in range(1, min(task.m, task.L - 2) + 1)) \
+            * (task.m + 1)
+    return 2 * sum(comb(task.k, s) for s in range(1, min(task.k, task.T) + 1))
 
 
 def family_certificate(task: Any, eps: Any, values: Any = "fixed"
