@@ -10,7 +10,7 @@ import pytest
 
 import sinkproof as sp
 from sinkproof.constructions import paper_relu_solution, paper_relu_weights
-from sinkproof.symbolic.paper import GROUPS, verify_paper_relu_symbolic, verify_stack_exact
+from sinkproof.symbolic import GROUPS, verify_paper_relu_symbolic, verify_stack_exact
 from sinkproof.tasks import PaperTask
 
 FINITE = [PaperTask(n=5, L=5, content=[[0.5, -1.0], [1.0, 0.0], [0.1, 0.3]]),
