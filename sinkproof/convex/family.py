@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
+from ..certformat import format_rational
 from ..checker.hull import occurring_situations
 from ..checker.instance import read_instance
 from ..checker.paperhull import KIND, entry, occurring, paper_values
 from ..checker.paperhull import Situation as TokenSet
-from ..checker.schema import format_rational
 from ..exact_numbers import error_level
 from ..tables import Tabular
 from ..task import TriggerTask

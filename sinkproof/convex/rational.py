@@ -15,7 +15,7 @@ from math import isqrt
 
 import numpy as np
 
-from ..checker.exact import dot, norm_sq
+from ..certformat import dot, norm_sq
 from ..numerics import stable_norm
 
 Vector = list[Fraction]

@@ -31,8 +31,8 @@ from typing import Any
 from .. import checker
 from ..attention import MAPS
 from ..bnb import nontrigger_targets, prove, restrict
+from ..certformat import format_rational
 from ..checker import verify
-from ..checker.schema import format_rational
 from ..convex import family_certificate
 from ..convex.family import require_token_sets
 from ..convex.values import ValueTable
