@@ -29,7 +29,7 @@ import contextlib
 import json
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -259,6 +259,26 @@ def paper_task_from_args(args: argparse.Namespace) -> Any:
     return PaperTask(n=args.n, L=args.L, content="grid", grid=args.grid)
 
 
+def setting_task_from_args(args: argparse.Namespace, command: str) -> Any:
+    """The task ``--setting`` names, built from its options (``--p --T ...`` or ``--n --L
+    --grid``): the one place a command turns a setting name into a task."""
+    if require_setting_arg(args, command) == "paper":
+        return paper_task_from_args(args)
+    return task_from_args(args)
+
+
+def refuse_options(args: argparse.Namespace, task: Any, capability: str,
+                   given: Sequence[tuple[str, bool]]) -> None:
+    """One :class:`~sinkproof.errors.InputError` when ``task`` lacks ``capability`` and one
+    of the options ``given`` (``(flag, whether given)``) was used: they need it."""
+    from .tasks.protocol import CAPABILITIES
+
+    used = [flag for flag, was in given if was]
+    if used and not getattr(task, capability):
+        raise InputError(f"{used[0]} needs a task with {CAPABILITIES[capability]}; "
+                         f"{task!r} has none")
+
+
 # ------------------------------------------------------------------ values
 def learned_values_message(command: str) -> str:
     """The one message for ``--values learned`` where ``command`` needs known values."""
@@ -287,6 +307,9 @@ def values_from_arg(spec: str, task: Any, command: str, learned: bool = False) -
         if spec == "learned" and not learned:
             raise InputError(learned_values_message(command))
         return spec
+    if not getattr(task, "has_positions", True):
+        raise InputError(f"--values {spec}: a task without positional features ({task!r}) "
+                         "takes 'fixed' or 'learned' (no model file)")
     from .model import AttentionModel
 
     with input_path(spec, ".json") as path:

@@ -54,7 +54,7 @@ from ..constructions import (
     paper_variant_solution,
     position_free_error_bound,
 )
-from ..convex.paperfamily import paper_family_certificate
+from ..convex.family import paper_family_certificate
 from ..errors import Interrupted, check_work
 from ..search.paper import paper_search
 from ..stack import StackModel, paper_model
