@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 
 from ._validate import as_int
 from .numerics import stable_norm
@@ -100,6 +99,8 @@ def _search_from(model: StackModel, x0: np.ndarray, maxiter: int, step: float
         sq = err[:, t] ** 2
         grad = (sq[1 : 1 + z.size] - sq[1 + z.size :]) / (2 * step)
         return -float(sq[0]), -grad
+
+    from scipy.optimize import minimize  # loaded by the one path that needs it (0.5-2 s)
 
     z0 = x0[1:, cs].ravel()
     minimize(objective, z0, jac=True, method="L-BFGS-B",

@@ -19,12 +19,12 @@ import math
 from fractions import Fraction
 from typing import Any
 
-import cvxpy as cp
 import numpy as np
 
 from ..checker import bnb as trusted
 from ..checker.exact import InequalityFailed
 from ..convex import interruptible
+from ..convex.interruptible import cvxpy as cp
 from ..errors import CertificateError
 from .box import ValueBox
 from .primal import SOLVER

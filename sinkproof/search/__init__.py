@@ -8,23 +8,35 @@ callable, so ``sp.search(task, ...)`` works whether or not a submodule such as
 from __future__ import annotations
 
 import sys
+from importlib import import_module
 from types import ModuleType
 from typing import Any
 
 from .engine import SearchBudgetError, available_cores, search
-from .frontier import CertifiedBound, Frontier, FrontierPoint, certified_bound, frontier
-from .objective import (
-    BatchMeasures,
-    PrefixBatch,
-    batch_measures,
-    feature_rows,
-    prefix_batch,
-    value_and_grad,
-    value_grad_measures,
-)
 from .result import SearchResult, TracePoint
-from .verify import WitnessReport, rigorous_measures, verify_witness, witness_document
-from .witnessfile import WitnessInfo, load_witness
+
+# Names a search does not need load on first use: the frontier (theorems, sympy), the
+# witness files (the convex layer, CVXPY) and the objective's helpers, so that the first
+# ``sp.search(...)`` of a script pays only for what a search runs.
+_LAZY: dict[str, str] = {
+    "CertifiedBound": "frontier", "Frontier": "frontier", "FrontierPoint": "frontier",
+    "certified_bound": "frontier", "frontier": "frontier",
+    "BatchMeasures": "objective", "PrefixBatch": "objective", "batch_measures": "objective",
+    "feature_rows": "objective", "prefix_batch": "objective", "value_and_grad": "objective",
+    "value_grad_measures": "objective",
+    "WitnessReport": "verify", "rigorous_measures": "verify", "verify_witness": "verify",
+    "witness_document": "verify",
+    "WitnessInfo": "witnessfile", "load_witness": "witnessfile",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # ``sp.search`` is this module (callable), whichever submodule was imported first; the
 # function answers ``.search`` too, for code that holds it rather than the module.
@@ -60,6 +72,13 @@ __all__ = [
 class _CallableModule(ModuleType):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.search(*args, **kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # importing the submodule ``frontier`` binds it on the package; the package's
+        # ``frontier`` stays the function of that name, as an eager import would leave it
+        if isinstance(value, ModuleType) and _LAZY.get(name) == name:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
 
 
 sys.modules[__name__].__class__ = _CallableModule
