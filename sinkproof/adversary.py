@@ -18,6 +18,7 @@ import numpy as np
 from ._validate import as_int
 from .numerics import stable_norm
 from .stack import StackModel
+from .tasks.protocol import require
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,7 @@ def worst_content(model: StackModel, *, starts: int = 4, seed: int = 0,
     if not isinstance(model, StackModel):
         raise TypeError(f"model must be a StackModel, got {type(model).__name__}")
     task = model.task
-    if getattr(task, "setting", None) != "paper":
-        raise TypeError("the content search is for a model on a PaperTask")
+    require(task, "fixed_length", "the adversarial content search")
     starts = as_int("starts", starts, minimum=1)
     maxiter = as_int("maxiter", maxiter, minimum=1)
     found = [_search_from(model, x0, maxiter, step)

@@ -12,7 +12,7 @@ from importlib import import_module
 from types import ModuleType
 from typing import Any
 
-from .engine import SearchBudgetError, available_cores, search
+from .engine import SearchBudgetError, StackSearchResult, available_cores, search, search_stack
 from .result import SearchResult, TracePoint
 
 # Names a search does not need load on first use: the frontier (theorems, sympy), the
@@ -44,6 +44,8 @@ search.search = search  # type: ignore[attr-defined]
 
 __all__ = [
     "SearchBudgetError",
+    "StackSearchResult",
+    "search_stack",
     "BatchMeasures",
     "CertifiedBound",
     "Frontier",
