@@ -27,7 +27,7 @@ ROOT = Path(sinkproof.__file__).resolve().parent
 
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "interrupts"),
-    ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats",
+    ("_version", "_validate", "_lazy", "numerics", "progress", "exact_numbers", "executor", "stats",
      "tokens"),
     ("tables",),
     ("checker", "params"),           # checker TRUSTED: stdlib + mpmath (+ errors) only

@@ -8,10 +8,10 @@ callable, so ``sp.search(task, ...)`` works whether or not a submodule such as
 from __future__ import annotations
 
 import sys
-from importlib import import_module
 from types import ModuleType
 from typing import Any
 
+from .._lazy import lazy_getattr
 from .engine import SearchBudgetError, StackSearchResult, available_cores, search, search_stack
 from .result import SearchResult, TracePoint
 
@@ -30,12 +30,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
 
 
 # ``sp.search`` is this module (callable), whichever submodule was imported first; the
