@@ -312,7 +312,7 @@ def init_head_extras(key: Any, kind: str, layers: int, heads: int, n: int, std: 
 def _fixed(task: Task) -> tuple[np.ndarray, np.ndarray]:
     """Fixed values of a one-head stack: every feature but BOS's own, written back whole."""
     n = task.D
-    bos_row = task.prefix_features(np.zeros((1, 0), dtype=np.int64))[0, 0]
+    bos_row = task.features(task.sample(1, seed=0)[0])[0]  # position 0 of any sequence
     drop = np.diag((bos_row == 0).astype(float))
     return drop[None, None], np.eye(n)[None]
 
