@@ -59,7 +59,7 @@ from sinkproof.cli import main
 from sinkproof.constructions import feature_index, softmax_score_matrix
 from sinkproof.convex import family_certificate, min_norm_point, position_certificate
 from sinkproof.errors import CertificateError, SinkproofError
-from sinkproof.search.paper import bos_measure
+from sinkproof.search.engine import bos_measure
 from sinkproof.search.verify import witness_document
 
 SCALE = max(1, settings.default.max_examples // 40)

@@ -19,7 +19,6 @@ import math
 from fractions import Fraction
 from typing import Any
 
-import cvxpy as cp
 import numpy as np
 
 from ..checker import bnb as trusted
@@ -27,6 +26,7 @@ from ..checker.exact import InequalityFailed
 from ..checker.paperbnb import KIND as PAPER_KIND
 from ..checker.paperbnb import PaperInstance
 from ..convex import interruptible
+from ..convex.interruptible import cvxpy as cp
 from ..errors import CertificateError
 from .box import ValueBox
 from .primal import SOLVER

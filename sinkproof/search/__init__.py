@@ -11,20 +11,27 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from .engine import SearchBudgetError, available_cores, search
-from .frontier import CertifiedBound, Frontier, FrontierPoint, certified_bound, frontier
-from .objective import (
-    BatchMeasures,
-    PrefixBatch,
-    batch_measures,
-    feature_rows,
-    prefix_batch,
-    value_and_grad,
-    value_grad_measures,
-)
+from .._lazy import lazy_getattr
+from .engine import SearchBudgetError, StackSearchResult, available_cores, search, search_stack
 from .result import SearchResult, TracePoint
-from .verify import WitnessReport, rigorous_measures, verify_witness, witness_document
-from .witnessfile import WitnessInfo, load_witness
+
+# Names a search does not need load on first use: the frontier (theorems, sympy), the
+# witness files (the convex layer, CVXPY) and the objective's helpers, so that the first
+# ``sp.search(...)`` of a script pays only for what a search runs.
+_LAZY: dict[str, str] = {
+    "CertifiedBound": "frontier", "Frontier": "frontier", "FrontierPoint": "frontier",
+    "certified_bound": "frontier", "frontier": "frontier",
+    "BatchMeasures": "objective", "PrefixBatch": "objective", "batch_measures": "objective",
+    "feature_rows": "objective", "prefix_batch": "objective", "value_and_grad": "objective",
+    "value_grad_measures": "objective",
+    "WitnessReport": "verify", "rigorous_measures": "verify", "verify_witness": "verify",
+    "witness_document": "verify",
+    "WitnessInfo": "witnessfile", "load_witness": "witnessfile",
+}
+
+
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
+
 
 # ``sp.search`` is this module (callable), whichever submodule was imported first; the
 # function answers ``.search`` too, for code that holds it rather than the module.
@@ -32,6 +39,8 @@ search.search = search  # type: ignore[attr-defined]
 
 __all__ = [
     "SearchBudgetError",
+    "StackSearchResult",
+    "search_stack",
     "BatchMeasures",
     "CertifiedBound",
     "Frontier",
@@ -60,6 +69,13 @@ __all__ = [
 class _CallableModule(ModuleType):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.search(*args, **kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # importing the submodule ``frontier`` binds it on the package; the package's
+        # ``frontier`` stays the function of that name, as an eager import would leave it
+        if isinstance(value, ModuleType) and _LAZY.get(name) == name:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
 
 
 sys.modules[__name__].__class__ = _CallableModule
