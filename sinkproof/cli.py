@@ -12,9 +12,11 @@ interrupt 130, each with a one-line message on stderr (``--debug`` adds the trac
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import importlib
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Collection, Sequence
@@ -189,5 +191,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = stdout
 
 
+def console_main() -> None:
+    """The ``sinkproof`` script and ``python -m sinkproof``: :func:`main`, then leave.
+
+    After an interrupt the partial result is already out (printed and written by the
+    command), so the process leaves at once: the exit handlers run (multiprocessing's
+    clean-up of workers and semaphores), the streams are flushed, and the interpreter's
+    teardown, which frees a large heap object by object (JAX's arrays and compiled code:
+    84.5 s after ``sinkproof paper`` was measured), is skipped.  A Ctrl-C after the
+    command (during that teardown) is ignored: no traceback after the result.
+    """
+    status = main()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if status == EXIT_INTERRUPTED:
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(status)
+    sys.exit(status)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    console_main()

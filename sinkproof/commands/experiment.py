@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         result = run_experiment(config, out=args.out, progress=False if args.quiet else None,
                                 figures=figures, jobs=args.jobs)
     except Interrupted as exc:
-        print(f"experiment interrupted: {exc.progress}; nothing written to {args.out}")
+        print(f"experiment interrupted: {exc.progress}")
         if exc.partial.runs:  # type: ignore[attr-defined]
             print(exc.partial.markdown())  # type: ignore[attr-defined]
         return EXIT_INTERRUPTED
