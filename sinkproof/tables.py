@@ -4,7 +4,9 @@ A result class inherits :class:`Tabular` and defines :meth:`Tabular.to_records` 
 dict per row, column name -> cell); the mixin then gives it
 
 - :meth:`~Tabular.to_dataframe`: a pandas DataFrame (pandas is optional: without it a
-  one-line :class:`ImportError` says how to install it);
+  one-line :class:`ImportError` says how to install it); a column that holds exact
+  rationals keeps them and gets a float column beside it, ``"<name> (float)"``, for
+  plotting and arithmetic;
 - :meth:`~Tabular.to_csv`: CSV text (standard library only), written to a file or ``-``
   (standard output) when a path is given;
 - :meth:`~Tabular.to_latex`: a LaTeX ``tabular`` (standard library only).
@@ -101,7 +103,13 @@ class Tabular:
         """The table as a pandas DataFrame (needs pandas)."""
         pd = pandas()
         columns, rows = self._rows()
-        return pd.DataFrame(rows, columns=columns)
+        frame = pd.DataFrame(rows, columns=columns)
+        for i, name in reversed(list(enumerate(columns))):
+            if any(isinstance(row[i], Fraction) for row in rows):
+                floats = [float(c) if isinstance(c, (Fraction, int, float)) else math.nan
+                          for c in (row[i] for row in rows)]
+                frame.insert(i + 1, f"{name} (float)", floats)
+        return frame
 
     def to_csv(self, path: str | Path | None = None) -> str:
         """The table as CSV text (header row first); written to ``path`` (``-``: standard

@@ -27,8 +27,8 @@ ROOT = Path(sinkproof.__file__).resolve().parent
 
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "interrupts"),
-    ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats",
-     "tokens"),
+    ("_version", "_validate", "_callable", "numerics", "progress", "exact_numbers", "executor",
+     "stats", "tokens"),
     ("tables",),
     ("checker", "params"),           # checker TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),

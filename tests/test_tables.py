@@ -49,8 +49,11 @@ def test_latex_escapes_specials_and_rounds_floats_only():
 def test_dataframe_holds_the_records():
     pd = pytest.importorskip("pandas")
     df = RecordTable(RECORDS).to_dataframe()
-    assert isinstance(df, pd.DataFrame) and df.shape == (2, 8)
+    assert isinstance(df, pd.DataFrame) and df.shape == (2, 10)  # 8 columns and 2 float ones
     assert df.loc[0, "bound"] == Fraction(1, 20) and df.loc[1, "extra"] == 7
+    columns = list(df.columns)
+    assert columns[columns.index("bound") + 1] == "bound (float)"
+    assert df.loc[0, "bound (float)"] == 0.05 and pd.isna(df.loc[1, "third (float)"])
 
 
 def test_without_pandas_to_dataframe_says_how_to_install_it(monkeypatch):

@@ -7,10 +7,7 @@ callable, so ``sp.search(task, ...)`` works whether or not a submodule such as
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-from typing import Any
-
+from .._callable import make_callable
 from .engine import SearchBudgetError, available_cores, search
 from .frontier import CertifiedBound, Frontier, FrontierPoint, certified_bound, frontier
 from .objective import (
@@ -56,10 +53,4 @@ __all__ = [
     "witness_document",
 ]
 
-
-class _CallableModule(ModuleType):
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.search(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+make_callable(__name__, "search")
