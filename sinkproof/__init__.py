@@ -1,7 +1,8 @@
 """sinkproof: proofs, certificates and counterexamples for attention sinks.
 
 Softmax attention needs a sink for trigger-conditional behaviour; ReLU attention
-does not.  docs/theory.md states the mathematics, with every proof.
+does not.  The theory page states the mathematics, with every proof: `sinkproof theory`
+(shipped with the package; docs/theory.md in the repository).
 
 One rule for every top-level name (:data:`__all__`): it is **callable** -- a class
 (``sp.TriggerTask``, ``sp.Claim``), a function (``sp.evaluate``, ``sp.check``,

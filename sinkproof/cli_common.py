@@ -37,6 +37,7 @@ from . import params, tokens
 from ._version import __version__
 from .errors import InputError
 from .exact_numbers import plain
+from .shipped import example_names, example_path
 
 STDIO = "-"
 """The file name that means stdin (files read) or stdout (files written)."""
@@ -385,6 +386,30 @@ def _json_default(value: Any) -> Any:
 
 
 # ------------------------------------------------------------------ --json
+def add_example_option(parser: argparse.ArgumentParser) -> None:
+    """``--example [NAME]``: a claim shipped with the package instead of FILE (no NAME:
+    list them)."""
+    parser.add_argument("--example", nargs="?", const="", default=None, metavar="NAME",
+                        help="check the shipped example claim NAME instead of FILE "
+                             "(without NAME: list the examples)")
+
+
+def example_claim(args: argparse.Namespace) -> bool:
+    """Resolve ``--example`` into ``args.claim``; True when it only listed the examples.
+    Exactly one of FILE and ``--example`` is needed."""
+    if args.example is None:
+        if args.claim is None:
+            raise InputError("a claim FILE or --example NAME is needed")
+        return False
+    if args.claim is not None:
+        raise InputError("give a claim FILE or --example NAME, not both")
+    if args.example == "":
+        print("\n".join(example_names()))
+        return True
+    args.claim = str(example_path(args.example))
+    return False
+
+
 def add_json_option(parser: argparse.ArgumentParser, keys: Mapping[str, str]) -> None:
     """``--json FILE`` (``-`` = stdout, then the only output there): one object with the
     :data:`JSON_ENVELOPE` keys and ``keys`` (name -> meaning), always present."""

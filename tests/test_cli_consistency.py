@@ -62,6 +62,7 @@ CASES: dict[str, Case] = {
                    "--no-figures", "--out", "{tmp}/p"), ("--max-steps", "-1"), "--max-steps",
                   slow=True),
     "report": Case(("--p", "1", "--T", "2"), ("--T", "0"), "--T"),
+    "theory": Case(("--section", "1"), ("--section", "0"), "--section"),
     "sinkmap": Case(("--p", "1", "--T", "2", "--eps", "1/10", "--rows", "2"),
                     ("--eps", "0.1", "--rows", "-1"), "--rows"),
     "sweep": Case(("{sweep}", "--executor", "serial", "--no-figures", "--out", "{tmp}/s"),
