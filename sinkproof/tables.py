@@ -11,6 +11,10 @@ dict per row, column name -> cell); the mixin then gives it
   (standard output) when a path is given;
 - :meth:`~Tabular.to_latex`: a LaTeX ``tabular`` (standard library only).
 
+:func:`for_terminal` shows the Markdown tables of a text as aligned columns on a terminal
+(tabulate: small, pure Python, no dependencies; a wide Markdown table wraps unreadably in
+a terminal) and leaves them Markdown for a file or a pipe.
+
 Cells stay what they are in the records (a certified bound is a :class:`~fractions.Fraction`);
 CSV and LaTeX write an exact rational as its shortest exact text (``0.05``, ``1/3``), a
 float by ``repr`` (CSV) or to six significant digits (LaTeX), ``None`` as an empty cell.
@@ -78,6 +82,37 @@ def _write(text: str, path: str | Path | None) -> str:
     else:
         Path(path).write_text(text, encoding="utf-8")
     return text
+
+
+def _markdown_cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split(" | ")]
+
+
+def for_terminal(text: str, stream: Any = None) -> str:
+    """``text`` with each Markdown table (a ``| a | b |`` header, a ``|---|`` rule, rows) as
+    aligned plain columns when ``stream`` (default standard output) is a terminal;
+    unchanged otherwise, so that files and pipes get Markdown."""
+    stream = sys.stdout if stream is None else stream
+    if not getattr(stream, "isatty", lambda: False)():
+        return text
+    from tabulate import tabulate
+
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        if (lines[i].startswith("|") and i + 1 < len(lines)
+                and set(lines[i + 1].replace("|", "").strip()) <= {"-", ":"}
+                and lines[i + 1].startswith("|---")):
+            header, j = _markdown_cells(lines[i]), i + 2
+            rows = []
+            while j < len(lines) and lines[j].startswith("|"):
+                rows.append(_markdown_cells(lines[j]))
+                j += 1
+            out.append(tabulate(rows, headers=header, tablefmt="simple", disable_numparse=True))
+            i = j
+        else:
+            out.append(lines[i])
+            i += 1
+    return "\n".join(out)
 
 
 class Tabular:

@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     require_setting_arg(args, "experiment")
     from ..experiment import ExperimentConfig
     from ..experiment import run as run_experiment
+    from ..tables import for_terminal
 
     if args.quick:
         config = ExperimentConfig.quick()
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
                                                "models.json")]
     files += [f"{args.out}/{name}" for name in ("heatmaps.png", "bos_training.png") if figures]
     if not quiet:
-        print(result.markdown())
+        print(for_terminal(result.markdown()))
         print(f"wrote {', '.join(files)}")
     status = 0
     if result.violations:
