@@ -164,13 +164,16 @@ def add_seeds_option(parser: argparse.ArgumentParser, default: int | None,
 # ------------------------------------------------------------------ the task instance
 def add_task_options(parser: argparse.ArgumentParser, p: int = DEFAULT_P,
                      T: int = DEFAULT_T) -> None:
-    """``--p --T --content --positions --triggers --k --content-seed``."""
+    """``--content-dim/--p --max-length/--T --content --positions --triggers --k
+    --content-seed`` (the one-letter names stay as aliases; see docs/cli.md)."""
     from .task import CONTENT_SCHEMES, POSITION_SCHEMES, TRIGGER_FAMILIES
 
     d = TASK_DEFAULTS
     g = parser.add_argument_group("task instance")
-    g.add_argument("--p", type=param_arg("p"), default=p, help=f"content dimension (default {p})")
-    g.add_argument("--T", type=param_arg("T"), default=T, help=f"maximum length (default {T})")
+    g.add_argument("--content-dim", "--p", dest="p", metavar="P", type=param_arg("p"),
+                   default=p, help=f"content dimension p (default {p})")
+    g.add_argument("--max-length", "--T", dest="T", metavar="T", type=param_arg("T"),
+                   default=T, help=f"maximum length T (default {T})")
     g.add_argument("--content", choices=CONTENT_SCHEMES, default=d["content"])
     g.add_argument("--positions", choices=POSITION_SCHEMES, default=d["positions"])
     g.add_argument("--triggers", choices=TRIGGER_FAMILIES, default=d["triggers"])
@@ -245,10 +248,13 @@ def require_setting_arg(args: argparse.Namespace, command: str) -> str:
 
 
 def add_paper_task_options(parser: argparse.ArgumentParser) -> None:
-    """``--n --L --grid``: the paper's task with a finite content grid (``--setting paper``)."""
+    """``--token-dim/--n --length/--L --grid``: the paper's task with a finite content grid
+    (``--setting paper``)."""
     g = parser.add_argument_group("paper task instance (with --setting paper)")
-    g.add_argument("--n", type=count(4), default=4, help="token dimension (default 4)")
-    g.add_argument("--L", type=count(3), default=5, help="sequence length (default 5)")
+    g.add_argument("--token-dim", "--n", dest="n", metavar="N", type=count(4), default=4,
+                   help="token dimension n (default 4)")
+    g.add_argument("--length", "--L", dest="L", metavar="L", type=count(3), default=5,
+                   help="sequence length L (default 5)")
     g.add_argument("--grid", type=count(2), default=2,
                    help="content grid: points per content coordinate in [-1, 1] (default 2)")
 

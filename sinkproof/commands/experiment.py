@@ -61,9 +61,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seeds_option(p, None, "the seeds")
     p.add_argument("--steps", type=param_arg("steps"), help="Adam steps per run")
     p.add_argument("--lr", type=positive_number("lr"), help="Adam learning rate (> 0)")
-    p.add_argument("--p", type=param_arg("p"), help="content dimension")
-    p.add_argument("--T", type=param_arg("T"), help="trained maximum length")
-    p.add_argument("--longer-T", type=param_arg("longer_T"), dest="longer_T",
+    p.add_argument("--content-dim", "--p", dest="p", metavar="P", type=param_arg("p"),
+                   help="content dimension p")
+    p.add_argument("--max-length", "--T", dest="T", metavar="T", type=param_arg("T"),
+                   help="trained maximum length T")
+    p.add_argument("--longer-length", "--longer-T", type=param_arg("longer_T"), dest="longer_T",
+                   metavar="T",
                    help="longest length of the length-generalisation test")
     p.add_argument("--heads", type=param_arg("heads"), nargs="+",
                    help="head counts (default 1 4)")
