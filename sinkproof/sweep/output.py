@@ -38,12 +38,15 @@ def _typed_columns(result: Any) -> dict[str, list[Any]]:
 
 def write_table(result: Any, out: Path) -> list[Path]:
     """``results.csv`` always (:meth:`~sinkproof.tables.Tabular.to_csv`); ``results.parquet``
-    through pyarrow."""
+    too where pyarrow is installed (the ``parquet`` extra: 170 MB, for Parquet only)."""
     csv_path = out / "results.csv"
     result.to_csv(csv_path)
     columns = _typed_columns(result)
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return [csv_path]
 
     table = pa.table({n: pa.array(v) for n, v in columns.items()})
     pq_path = out / "results.parquet"
