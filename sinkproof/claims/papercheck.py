@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..attention import MAPS
-from ..checker.paperwitness import n_prefixes
+from ..certformat import paper_prefixes as n_prefixes
 from ..constructions import (
     POSITION_FREE,
     paper_pair_solution,
