@@ -55,6 +55,8 @@ TRUSTED = ("sinkproof.checker", "sinkproof.errors")
 LAZY_ALLOWED = {
     "sinkproof.theorems.theorem6": "the sink map needs CVXPY: loaded when Theorem 6 is used",
     "sinkproof.sweep.jobs": "a job kind loads its own layer, in the worker that runs it",
+    "sinkproof.sweep.evidence": "a cached verdict is checked by its job kind's layer (claims, "
+                                "convex), loaded only when such an entry is read",
     "sinkproof.cli_common": "verify and --help stay light: the task and model layers load "
                             "when a command that builds a task registers or runs",
     "sinkproof.pytest_plugin": "pytest loads the plugin in every run of the environment: "
