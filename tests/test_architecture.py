@@ -27,8 +27,8 @@ ROOT = Path(sinkproof.__file__).resolve().parent
 
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "interrupts"),
-    ("_version", "_validate", "_lazy", "numerics", "progress", "exact_numbers", "executor",
-     "stats", "tokens", "certformat"),
+    ("_version", "_validate", "_lazy", "_callable", "numerics", "progress", "exact_numbers",
+     "executor", "stats", "tokens", "certformat", "shipped"),
     ("tables",),
     ("checker", "params"),           # checker TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),

@@ -44,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="error level in (0, 1), read exactly: 0.05, 1/20 or 1e-400")
     p.add_argument("--sequence", metavar="TOKENS", type=sequence_arg,
                    help=f"certify one position of this sequence instead of the family: {SYNTAX}")
-    p.add_argument("--t", type=count(1), metavar="POS", help="the position for --sequence")
+    p.add_argument("--position", "--t", dest="t", type=count(1), metavar="POS",
+                   help="the position t for --sequence")
     p.add_argument("--out", required=True, metavar="FILE", help="certificate file ('-' = stdout)")
     add_json_option(p, JSON_KEYS)
     add_work_option(p, MAX_SITUATIONS, "situations (sets of distinct tokens seen)")

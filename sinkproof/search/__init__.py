@@ -7,10 +7,7 @@ callable, so ``sp.search(task, ...)`` works whether or not a submodule such as
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-from typing import Any
-
+from .._callable import make_callable
 from .._lazy import lazy_getattr
 from .engine import SearchBudgetError, StackSearchResult, available_cores, search, search_stack
 from .result import SearchResult, TracePoint
@@ -65,17 +62,4 @@ __all__ = [
     "witness_document",
 ]
 
-
-class _CallableModule(ModuleType):
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.search(*args, **kwargs)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        # importing the submodule ``frontier`` binds it on the package; the package's
-        # ``frontier`` stays the function of that name, as an eager import would leave it
-        if isinstance(value, ModuleType) and _LAZY.get(name) == name:
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+make_callable(__name__, "search", _LAZY)
