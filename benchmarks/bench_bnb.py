@@ -24,8 +24,14 @@ import time
 from fractions import Fraction
 
 import sinkproof as sp
-from sinkproof.bnb import ValueBox, branch_and_bound, build_relaxation, prove, prove_heads
-from sinkproof.bnb.paper import prove_paper
+from sinkproof.bnb import (
+    ValueBox,
+    branch_and_bound,
+    build_relaxation,
+    prove,
+    prove_heads,
+    prove_paper,
+)
 from sinkproof.bnb.primal import PrimalSolver
 from sinkproof.checker import verify
 from sinkproof.claims import load_claim

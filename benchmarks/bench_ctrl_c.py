@@ -2,7 +2,9 @@
 process group, as a terminal runs it), sent SIGINT after each delay of ``--delays``, and
 timed from the signal to its exit.
 
-CLI cases run ``python -m sinkproof ...`` and count the delay from the start.  Block cases
+CLI cases run the ``sinkproof`` console script (the entry point ``[project.scripts]`` of
+pyproject.toml names, called as the script pip writes calls it; ``--entry module``: ``python
+-m sinkproof``) and count the delay from the start.  Block cases
 (``block-*``) run this script itself on the largest sink-map block (p=3, T=6, the
 14,256-prefix block of the first query token, near the 20,000 most a map builds): it
 builds the block, prints ``READY`` just before one solve (the direct Clarabel route, the
@@ -26,10 +28,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "claims"
+SWEEPS = ROOT / "examples" / "sweeps"
 
 CASES: dict[str, list[str]] = {
     # largest sink-map programs: full blocks (up to 20,000 cone constraints each)
@@ -45,6 +49,15 @@ CASES: dict[str, list[str]] = {
     "variants": ["variants", "--trained"],
     # the paper's training protocol (JAX compile, then the compiled loop)
     "paper-quick": ["paper", "--quick", "--no-figures", "--out", "paper-quick"],
+    # the other long commands: every one answers Ctrl-C within a second
+    "report": ["report", "--p", "2", "--T", "7"],
+    "certify": ["certify", "--p", "3", "--T", "6", "--eps", "1/10", "--out", "cert.json",
+                "--max-work", "100000000"],
+    "check-search": ["check", str(EXAMPLES / "learned_values_homogeneous.toml"),
+                     "--budget", "60"],
+    "experiment": ["experiment", "--quick", "--no-figures", "--out", "experiment-quick"],
+    "sweep": ["sweep", str(SWEEPS / "train.toml"), "--out", "sweep-train", "--no-figures",
+              "--executor", "processes", "--workers", "2"],
 }
 BLOCKS = ("block-direct", "block-scs", "block-ray")
 
@@ -79,11 +92,21 @@ def block_target(case: str) -> None:
         os._exit(0)  # a signal after the solve finds no handler left to raise
 
 
-def measure(case: str, delay: float, cwd: str, root: Path) -> tuple[float | None, int, str]:
+def script_argv(root: Path) -> list[str]:
+    """The console script of ``root``'s pyproject.toml as pip's wrapper runs it."""
+    scripts = tomllib.loads((root / "pyproject.toml").read_text())["project"]["scripts"]
+    module, func = scripts["sinkproof"].split(":")
+    return ["-c", f"import sys; from {module} import {func}; sys.argv[0] = 'sinkproof'; "
+                  f"sys.exit({func}())"]
+
+
+def measure(case: str, delay: float, cwd: str, root: Path,
+            entry: str = "script") -> tuple[float | None, int, str]:
     """(seconds from SIGINT to exit, or None when it finished first; exit status; marker)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
+    cli = script_argv(root) if entry == "script" else ["-m", "sinkproof"]
     argv = ([str(Path(__file__).resolve()), "--target", case] if case in BLOCKS
-            else ["-m", "sinkproof", *CASES[case]])
+            else [*cli, *CASES[case]])
     proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, cwd=cwd,
                             start_new_session=True)
@@ -111,6 +134,8 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(BLOCKS + tuple(CASES)))
     parser.add_argument("--delays", default="0.05,0.3,1,2")
     parser.add_argument("--root", type=Path, default=ROOT)
+    parser.add_argument("--entry", choices=("script", "module"), default="script",
+                        help="run CLI cases as the console script (default) or python -m")
     parser.add_argument("--target", choices=BLOCKS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.target is not None:
@@ -121,7 +146,7 @@ def main() -> None:
         for name in args.cases.split(","):
             got: list[tuple[float, int]] = []
             for delay in delays:
-                latency, rc, marker = measure(name, delay, cwd, args.root.resolve())
+                latency, rc, marker = measure(name, delay, cwd, args.root.resolve(), args.entry)
                 if latency is None:
                     print(f"{name} {delay:g}s: finished before the signal (exit {rc})",
                           flush=True)

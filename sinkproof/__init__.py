@@ -1,7 +1,21 @@
 """sinkproof: proofs, certificates and counterexamples for attention sinks.
 
 Softmax attention needs a sink for trigger-conditional behaviour; ReLU attention
-does not.  docs/theory.md states the mathematics, with every proof.
+does not.  The theory page states the mathematics, with every proof: `sinkproof theory`
+(shipped with the package; docs/theory.md in the repository).
+
+One rule for every top-level name (:data:`__all__`): it is **callable** -- a class
+(``sp.TriggerTask``, ``sp.Claim``), a function (``sp.evaluate``, ``sp.check``,
+``sp.sink_map``) or a package named by a verb that calls its main function
+(``sp.search``, ``sp.sweep``, ``sp.report``, ``sp.variants``, ``sp.experiment``; its other
+names stay reachable: ``sp.search.frontier``) -- except the namespaces of
+:data:`NAMESPACES` (modules of functions: ``sp.convex.family_certificate``) and the
+constant ``TRIG``.  A verb stays a callable package rather than a function because
+``import sinkproof.report`` puts the package at ``sinkproof.report`` in any case.
+
+Every result that is a table of records exports the same way
+(:class:`sinkproof.tables.Tabular`): ``to_records``, ``to_dataframe``, ``to_csv``,
+``to_latex``.
 
 Every name here loads on first use (``sp.TriggerTask``, ``sp.evaluate`` ...), so
 ``import sinkproof`` costs almost nothing and a command such as ``sinkproof verify``
@@ -60,3 +74,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = list(_LAZY)
+
+NAMESPACES = ("constructions", "symbolic", "theorems", "convex", "checker", "strategies",
+              "testing")
+"""The top-level names that are modules of functions, not callables (see the rule above)."""
+CONSTANTS = ("TRIG",)
+"""The top-level names that are values."""

@@ -17,6 +17,11 @@ parameters (``jit``-compiled, ``vmap``-ped over heads), so ``jax.grad`` of any l
 built on it is the exact gradient; the search and the training take every gradient
 from here.  Float64 holds only inside :func:`x64` (a scoped setting, not a global
 switch); the numpy evaluator of :mod:`sinkproof.kernel` stays the reference.
+
+:func:`stack_forward` is the same mathematics for a stack of layers on whole sequences of
+input rows (``x ← x + layer(x)`` with residuals, ``W_O`` combining full-width heads); the
+one-layer :func:`forward` over padded prefixes is its fast path for a single layer of
+token-only values (scores gathered from a table, one row per distinct prefix).
 """
 
 from __future__ import annotations
@@ -159,6 +164,50 @@ def model_params(model: Any) -> Params:
     if model.gate_w is not None:
         params.update(gate_w=model.gate_w, gate_c=model.gate_c)
     return params
+
+
+# ------------------------------------------------------------ stack forward
+def stack_forward_details(params: dict, x: Any, kind: str, residual: bool
+                          ) -> tuple[Any, Any, Any]:
+    """:func:`stack_forward` plus the value norms ``||W_V x_k||`` ``(B, layers, heads, L)``.
+
+    Besides ``wq, wk, wv, wo``: ``mp`` ``(layers, heads, P)``, the map's parameters (the
+    sink logit or sigmoid bias ``b``; default the map's defaults), and for a gated map
+    ``gw`` ``(layers, heads, n)``, ``gc`` ``(layers, heads)``: the gate
+    ``g_i = σ(w_h·x_i + c_h)`` scales head ``h``'s weights (effective weights) at row ``i``.
+    """
+    amap = MAPS[kind]
+    L = x.shape[-2]
+    valid = jnp.tril(jnp.ones((L, L), dtype=bool))
+    t = jnp.arange(L, dtype=x.dtype)
+    weights, norms = [], []
+    for layer in range(params["wq"].shape[0]):
+        q = jnp.einsum("hij,blj->bhli", params["wq"][layer], x)
+        k = jnp.einsum("hij,blj->bhli", params["wk"][layer], x)
+        v = jnp.einsum("hij,blj->bhli", params["wv"][layer], x)
+        s = jnp.einsum("bhid,bhkd->bhik", q, k)
+        mp = params["mp"][layer][None, :, None, :] if "mp" in params else None
+        w = amap.weights_jax(s, valid, t, mp)
+        if "gw" in params:
+            g = jax.nn.sigmoid(jnp.einsum("hj,blj->bhl", params["gw"][layer], x)
+                               + params["gc"][layer][None, :, None])
+            w = w * g[..., None]
+        o = jnp.einsum("bhik,bhkd->bhid", w, v)
+        o = jnp.transpose(o, (0, 2, 1, 3)).reshape(x.shape[0], L, -1)
+        y = o @ params["wo"][layer].T
+        x = x + y if residual else y
+        weights.append(w)
+        norms.append(jnp.sqrt((v * v).sum(axis=-1)))
+    return x, jnp.stack(weights, axis=1), jnp.stack(norms, axis=1)
+
+
+def stack_forward(params: dict, x: Any, kind: str, residual: bool) -> tuple[Any, Any]:
+    """A layer stack of full-width heads on input rows ``x`` ``(B, L, n)`` in JAX:
+    ``(out (B, L, n), w (B, layers, heads, L, L))``; the differentiable forward of stacks
+    (``params``: ``wq, wk, wv`` ``(layers, heads, n, n)``, ``wo`` ``(layers, n, heads·n)``;
+    optional map parameters and gate: :func:`paper_forward_details`)."""
+    out, w, _ = stack_forward_details(params, x, kind, residual)
+    return out, w
 
 
 compiled_forward = jax.jit(forward, static_argnames=("kind",))

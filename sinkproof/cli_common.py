@@ -29,7 +29,7 @@ import contextlib
 import json
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from . import params, tokens
 from ._version import __version__
 from .errors import InputError
 from .exact_numbers import plain
+from .shipped import example_names, example_path
 
 STDIO = "-"
 """The file name that means stdin (files read) or stdout (files written)."""
@@ -163,13 +164,16 @@ def add_seeds_option(parser: argparse.ArgumentParser, default: int | None,
 # ------------------------------------------------------------------ the task instance
 def add_task_options(parser: argparse.ArgumentParser, p: int = DEFAULT_P,
                      T: int = DEFAULT_T) -> None:
-    """``--p --T --content --positions --triggers --k --content-seed``."""
+    """``--content-dim/--p --max-length/--T --content --positions --triggers --k
+    --content-seed`` (the one-letter names stay as aliases; see docs/cli.md)."""
     from .task import CONTENT_SCHEMES, POSITION_SCHEMES, TRIGGER_FAMILIES
 
     d = TASK_DEFAULTS
     g = parser.add_argument_group("task instance")
-    g.add_argument("--p", type=param_arg("p"), default=p, help=f"content dimension (default {p})")
-    g.add_argument("--T", type=param_arg("T"), default=T, help=f"maximum length (default {T})")
+    g.add_argument("--content-dim", "--p", dest="p", metavar="P", type=param_arg("p"),
+                   default=p, help=f"content dimension p (default {p})")
+    g.add_argument("--max-length", "--T", dest="T", metavar="T", type=param_arg("T"),
+                   default=T, help=f"maximum length T (default {T})")
     g.add_argument("--content", choices=CONTENT_SCHEMES, default=d["content"])
     g.add_argument("--positions", choices=POSITION_SCHEMES, default=d["positions"])
     g.add_argument("--triggers", choices=TRIGGER_FAMILIES, default=d["triggers"])
@@ -244,10 +248,13 @@ def require_setting_arg(args: argparse.Namespace, command: str) -> str:
 
 
 def add_paper_task_options(parser: argparse.ArgumentParser) -> None:
-    """``--n --L --grid``: the paper's task with a finite content grid (``--setting paper``)."""
+    """``--token-dim/--n --length/--L --grid``: the paper's task with a finite content grid
+    (``--setting paper``)."""
     g = parser.add_argument_group("paper task instance (with --setting paper)")
-    g.add_argument("--n", type=count(4), default=4, help="token dimension (default 4)")
-    g.add_argument("--L", type=count(3), default=5, help="sequence length (default 5)")
+    g.add_argument("--token-dim", "--n", dest="n", metavar="N", type=count(4), default=4,
+                   help="token dimension n (default 4)")
+    g.add_argument("--length", "--L", dest="L", metavar="L", type=count(3), default=5,
+                   help="sequence length L (default 5)")
     g.add_argument("--grid", type=count(2), default=2,
                    help="content grid: points per content coordinate in [-1, 1] (default 2)")
 
@@ -257,6 +264,26 @@ def paper_task_from_args(args: argparse.Namespace) -> Any:
     from .tasks.paper import PaperTask
 
     return PaperTask(n=args.n, L=args.L, content="grid", grid=args.grid)
+
+
+def setting_task_from_args(args: argparse.Namespace, command: str) -> Any:
+    """The task ``--setting`` names, built from its options (``--p --T ...`` or ``--n --L
+    --grid``): the one place a command turns a setting name into a task."""
+    if require_setting_arg(args, command) == "paper":
+        return paper_task_from_args(args)
+    return task_from_args(args)
+
+
+def refuse_options(args: argparse.Namespace, task: Any, capability: str,
+                   given: Sequence[tuple[str, bool]]) -> None:
+    """One :class:`~sinkproof.errors.InputError` when ``task`` lacks ``capability`` and one
+    of the options ``given`` (``(flag, whether given)``) was used: they need it."""
+    from .tasks.protocol import CAPABILITIES
+
+    used = [flag for flag, was in given if was]
+    if used and not getattr(task, capability):
+        raise InputError(f"{used[0]} needs a task with {CAPABILITIES[capability]}; "
+                         f"{task!r} has none")
 
 
 # ------------------------------------------------------------------ values
@@ -287,6 +314,9 @@ def values_from_arg(spec: str, task: Any, command: str, learned: bool = False) -
         if spec == "learned" and not learned:
             raise InputError(learned_values_message(command))
         return spec
+    if not getattr(task, "has_positions", True):
+        raise InputError(f"--values {spec}: a task without positional features ({task!r}) "
+                         "takes 'fixed' or 'learned' (no model file)")
     from .model import AttentionModel
 
     with input_path(spec, ".json") as path:
@@ -385,6 +415,30 @@ def _json_default(value: Any) -> Any:
 
 
 # ------------------------------------------------------------------ --json
+def add_example_option(parser: argparse.ArgumentParser) -> None:
+    """``--example [NAME]``: a claim shipped with the package instead of FILE (no NAME:
+    list them)."""
+    parser.add_argument("--example", nargs="?", const="", default=None, metavar="NAME",
+                        help="check the shipped example claim NAME instead of FILE "
+                             "(without NAME: list the examples)")
+
+
+def example_claim(args: argparse.Namespace) -> bool:
+    """Resolve ``--example`` into ``args.claim``; True when it only listed the examples.
+    Exactly one of FILE and ``--example`` is needed."""
+    if args.example is None:
+        if args.claim is None:
+            raise InputError("a claim FILE or --example NAME is needed")
+        return False
+    if args.claim is not None:
+        raise InputError("give a claim FILE or --example NAME, not both")
+    if args.example == "":
+        print("\n".join(example_names()))
+        return True
+    args.claim = str(example_path(args.example))
+    return False
+
+
 def add_json_option(parser: argparse.ArgumentParser, keys: Mapping[str, str]) -> None:
     """``--json FILE`` (``-`` = stdout, then the only output there): one object with the
     :data:`JSON_ENVELOPE` keys and ``keys`` (name -> meaning), always present."""

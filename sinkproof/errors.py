@@ -13,6 +13,10 @@ class InputError(SinkproofError, ValueError):
     """Bad input: a file, option or argument that does not make sense (exit status 2)."""
 
 
+class CapabilityError(SinkproofError, TypeError):
+    """A task lacks (or has) a capability that a layer needs (or excludes)."""
+
+
 class WorkLimitError(SinkproofError):
     """The work a command would do is beyond its limit (exit status 4); the message names
     the estimate, the limit and the option that raises it."""

@@ -179,16 +179,20 @@ def evaluate(
     (:mod:`sinkproof.treekernel`, ``O(heads × p)`` per prefix) instead of recomputing
     each prefix's row; default: wherever the map factorises over keys (not sparsemax,
     entmax).
-    A layer stack (:class:`~sinkproof.stack.StackModel`, e.g. a paper model) goes to
+    One model type, two paths chosen by capability: a tabulated model (the one-layer
+    :class:`~sinkproof.model.AttentionModel`: scores and values are table lookups) runs the
+    prefix kernels (the tree-factorised one where the task and map allow); any other
+    stack (e.g. a paper model) runs the batched stack forward of
     :func:`~sinkproof.stackeval.evaluate_stack` (``options``: ``samples``, ``seed``).
     """
-    if isinstance(model, StackModel):
+    if not isinstance(model, StackModel):
+        raise TypeError(f"model must be an AttentionModel or a StackModel, "
+                        f"got {type(model).__name__}")
+    if not model.tabulated:  # the general stack forward, batched over prefixes or sequences
         return evaluate_stack(model, sequences, max_rows=max_rows, progress=progress,
                               **options)
     if options:
         raise TypeError(f"unexpected options for an AttentionModel: {', '.join(options)}")
-    if not isinstance(model, AttentionModel):
-        raise TypeError(f"model must be an AttentionModel, got {type(model).__name__}")
     eta = float(bounded(eta, "eta", 0))
     max_rows = as_int("max_rows", max_rows, minimum=1)
     task, H = model.task, model.H

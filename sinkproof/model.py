@@ -15,8 +15,9 @@ import numpy as np
 
 from ._validate import as_real_array
 from .attention import MAPS, AttentionMap, get_map
+from .stack import Layer, StackModel, one_layer
 from .task import TriggerTask
-from .tasks.protocol import require_setting
+from .tasks.protocol import require
 
 KINDS = tuple(MAPS)
 """The kinds that search and training support: every map of ``MAPS``."""
@@ -61,8 +62,13 @@ def _heads(name: str, value: Any, shape: tuple[int, int]) -> np.ndarray:
     return arr
 
 
-class AttentionModel:
+class AttentionModel(StackModel):
     """A single-layer, ``H``-head causal attention model on a :class:`TriggerTask`.
+
+    The one-layer constructor of :class:`~sinkproof.stack.StackModel` (one layer, token-only
+    values, heads summed: ``layers``, ``forward_batch``, ``run`` work as on any stack), with
+    the one-layer API below: ``forward(seq)``, the score and value tables that the prefix
+    kernels read (``tabulated``), ``A``/``U`` per head.
 
     ``kind``: the attention map, any name in :data:`sinkproof.attention.MAPS`.
     ``A``: ``(H, D, D)`` or ``(D, D)`` score matrices.  ``U``: ``(H, p, p+3)`` or
@@ -77,10 +83,11 @@ class AttentionModel:
         self, task: TriggerTask, kind: str = "softmax", A: Any = None, U: Any = None, *,
         map_params: Any = None, gate_w: Any = None, gate_c: Any = None,
     ) -> None:
-        require_setting(task, "trigger")
+        require(task, "has_positions", "AttentionModel (positional scores, token-only values)")
         self.task = task
+        self.residual = False
         amap = get_map(kind)
-        self.kind = amap.name
+        self._kind = amap.name
         if A is None:
             raise TypeError("A (the score matrices) is required")
         A = _heads("A", A, (task.D, task.D))
@@ -100,8 +107,28 @@ class AttentionModel:
         self.map_params = params
         self._score_table: np.ndarray | None = None
         self._gate_table: np.ndarray | None = None
+        self._layers: tuple[Layer, ...] | None = None
 
     # ------------------------------------------------------------ properties
+    @property
+    def kind(self) -> str:
+        """The attention map's name (every head's)."""
+        return self._kind
+
+    @property
+    def layers(self) -> tuple[Layer, ...]:
+        """The stack's one layer: heads with scores ``A_h`` and values ``U_h`` on the
+        token columns, summed (built on first use)."""
+        if self._layers is None:
+            self._layers = one_layer(self.task, self.attention_map, self.A, self.U,
+                                     self.map_params, self.gate_w, self.gate_c)
+        return self._layers
+
+    @property
+    def tabulated(self) -> bool:
+        """Scores and values are lookups in the score and value tables (always, here)."""
+        return True
+
     @property
     def attention_map(self) -> AttentionMap:
         """The map turning scores into weights (its ``properties`` state the mathematics)."""

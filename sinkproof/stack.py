@@ -26,7 +26,7 @@ import numpy as np
 from ._validate import as_real_array
 from .attention import MAPS, AttentionMap
 from .errors import SinkproofError
-from .tasks.protocol import Task
+from .tasks.protocol import Task, require
 
 
 class StackShapeError(SinkproofError, ValueError):
@@ -197,7 +197,10 @@ class StackForward:
 
 
 class StackModel:
-    """A causal attention model of ``len(layers)`` layers on a task.
+    """A causal attention model of ``len(layers)`` layers on a task: the one model type.
+
+    :class:`~sinkproof.model.AttentionModel` is its one-layer constructor (token-only
+    values, heads summed) with the same results and its own one-layer API.
 
     ``residual``: ``x ← x + layer(x)`` (each layer's output dimension equals its input's)
     or ``x ← layer(x)``.  The last output has the task's ``out_dim``.
@@ -267,16 +270,29 @@ class StackModel:
             x = x + out if self.residual else out
         return StackForward(x, w, lnb)
 
-    def forward(self, x: Any) -> tuple[np.ndarray, np.ndarray]:
+    def forward_rows(self, x: Any) -> tuple[np.ndarray, np.ndarray]:
         """One sequence of input rows ``x`` ``(T, D)`` (the paper's setting: the token
         matrix ``(L, n)``): output ``(T, out_dim)`` and weights ``(layers, H, T, T)``."""
         x = as_real_array("x", x, ndim=2)
         fw = self.forward_batch(x[None])
         return fw.out[0], fw.w[:, :, 0]
 
+    def forward(self, x: Any) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`forward_rows` (a one-layer :class:`~sinkproof.model.AttentionModel` keeps
+        its own ``forward(seq)``: outputs ``(n+1, p)`` and weights ``(H, n+1, n+1)``)."""
+        return self.forward_rows(x)
+
     def run(self, seq: Any) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`forward` on a user-facing sequence of the task (its input rows)."""
-        return self.forward(self.task.features(seq))
+        """:meth:`forward_rows` on a user-facing sequence of the task (its input rows)."""
+        return self.forward_rows(self.task.features(seq))
+
+    @property
+    def tabulated(self) -> bool:
+        """Every score and value is a lookup in a table of (token, position) pairs: one
+        layer, token-only values, bilinear scores on the task's rows (the one-layer
+        :class:`~sinkproof.model.AttentionModel`).  The prefix kernels
+        (:mod:`sinkproof.kernel`, :mod:`sinkproof.treekernel`) ask this capability."""
+        return False
 
     def __repr__(self) -> str:
         return (f"StackModel({self.kind}, layers={self.n_layers}, H={self.H}, "
@@ -284,23 +300,29 @@ class StackModel:
 
 
 def from_attention_model(model: Any) -> StackModel:
-    """The one-layer stack of an :class:`~sinkproof.model.AttentionModel`: bilinear scores
-    ``A_h``, token-only values ``U_h`` (a value map reading the token columns), heads summed."""
-    task = model.task
-    amap = MAPS[model.kind]
-    params = getattr(model, "map_params", None)
-    gate_w, gate_c = getattr(model, "gate_w", None), getattr(model, "gate_c", None)
+    """The one-layer stack of an :class:`~sinkproof.model.AttentionModel` as a plain
+    :class:`StackModel` (an ``AttentionModel`` already is one: this drops its one-layer API).
+    Bilinear scores ``A_h``, token-only values ``U_h``, heads summed."""
+    return StackModel(model.task, model.layers, residual=False)
+
+
+def one_layer(task: Task, kind: str | AttentionMap, A: np.ndarray, U: np.ndarray,
+              map_params: np.ndarray | None, gate_w: np.ndarray | None,
+              gate_c: np.ndarray | None) -> tuple[Layer, ...]:
+    """The layer of ``H`` heads with scores ``A_h`` ``(D, D)`` and token-only values ``U_h``
+    ``(p, p+3)`` (a value map reading the token columns of the task's rows), heads summed."""
+    amap = kind if isinstance(kind, AttentionMap) else _get_map(kind)
     cols = task.token_columns
     heads = []
-    for h in range(model.H):
-        V = np.zeros((model.U.shape[1], task.D))
-        V[:, cols] = model.U[h]
+    for h in range(A.shape[0]):
+        V = np.zeros((U.shape[1], task.D))
+        V[:, cols] = U[h]
         heads.append(Head.make(
-            amap, task.D, V, A=model.A[h],
-            map_params=None if params is None else params[h],
+            amap, task.D, V, A=A[h],
+            map_params=None if map_params is None else map_params[h],
             gate_w=None if gate_w is None else gate_w[h],
             gate_c=None if gate_c is None else gate_c[h]))
-    return StackModel(task, [Layer(tuple(heads))], residual=False)
+    return (Layer(tuple(heads)),)
 
 
 PAPER_KINDS = ("softmax", "relu_length")
@@ -333,8 +355,7 @@ def paper_model(task: Task, kind: str = "softmax", *, W_Q: Any = None, W_K: Any 
     (default the map's defaults) and, for a gated map, the gate ``gate_w``
     ``(layers, heads, n)`` and ``gate_c`` ``(layers, heads)`` (default 0).
     """
-    if getattr(task, "setting", None) != "paper" or not isinstance(task, Task):
-        raise TypeError(f"paper_model needs a PaperTask, got {type(task).__name__}")
+    require(task, "fixed_length", "paper_model (whole token matrices, full-width heads)")
     amap = _get_map(kind)
     wq = as_real_array("W_Q", W_Q, ndim=4) if W_Q is not None else None
     if wq is None:

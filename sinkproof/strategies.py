@@ -38,8 +38,8 @@ import numpy as np
 try:
     from hypothesis import strategies as st
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("sinkproof.strategies needs Hypothesis: pip install hypothesis "
-                      "(or the test extra: pip install -e \".[test]\")") from exc
+    raise ImportError("sinkproof.strategies needs Hypothesis: "
+                      "pip install 'sinkproof[testing]'") from exc
 
 from ._validate import as_int, as_real
 from .attention import MAPS

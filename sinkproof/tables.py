@@ -4,10 +4,16 @@ A result class inherits :class:`Tabular` and defines :meth:`Tabular.to_records` 
 dict per row, column name -> cell); the mixin then gives it
 
 - :meth:`~Tabular.to_dataframe`: a pandas DataFrame (pandas is optional: without it a
-  one-line :class:`ImportError` says how to install it);
+  one-line :class:`ImportError` says how to install it); a column that holds exact
+  rationals keeps them and gets a float column beside it, ``"<name> (float)"``, for
+  plotting and arithmetic;
 - :meth:`~Tabular.to_csv`: CSV text (standard library only), written to a file or ``-``
   (standard output) when a path is given;
 - :meth:`~Tabular.to_latex`: a LaTeX ``tabular`` (standard library only).
+
+:func:`for_terminal` shows the Markdown tables of a text as aligned columns on a terminal
+(tabulate: small, pure Python, no dependencies; a wide Markdown table wraps unreadably in
+a terminal) and leaves them Markdown for a file or a pipe.
 
 Cells stay what they are in the records (a certified bound is a :class:`~fractions.Fraction`);
 CSV and LaTeX write an exact rational as its shortest exact text (``0.05``, ``1/3``), a
@@ -78,6 +84,37 @@ def _write(text: str, path: str | Path | None) -> str:
     return text
 
 
+def _markdown_cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split(" | ")]
+
+
+def for_terminal(text: str, stream: Any = None) -> str:
+    """``text`` with each Markdown table (a ``| a | b |`` header, a ``|---|`` rule, rows) as
+    aligned plain columns when ``stream`` (default standard output) is a terminal;
+    unchanged otherwise, so that files and pipes get Markdown."""
+    stream = sys.stdout if stream is None else stream
+    if not getattr(stream, "isatty", lambda: False)():
+        return text
+    from tabulate import tabulate
+
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        if (lines[i].startswith("|") and i + 1 < len(lines)
+                and set(lines[i + 1].replace("|", "").strip()) <= {"-", ":"}
+                and lines[i + 1].startswith("|---")):
+            header, j = _markdown_cells(lines[i]), i + 2
+            rows = []
+            while j < len(lines) and lines[j].startswith("|"):
+                rows.append(_markdown_cells(lines[j]))
+                j += 1
+            out.append(tabulate(rows, headers=header, tablefmt="simple", disable_numparse=True))
+            i = j
+        else:
+            out.append(lines[i])
+            i += 1
+    return "\n".join(out)
+
+
 class Tabular:
     """Mixin for results that are tables: define :meth:`to_records`, get the exports."""
 
@@ -101,7 +138,13 @@ class Tabular:
         """The table as a pandas DataFrame (needs pandas)."""
         pd = pandas()
         columns, rows = self._rows()
-        return pd.DataFrame(rows, columns=columns)
+        frame = pd.DataFrame(rows, columns=columns)
+        for i, name in reversed(list(enumerate(columns))):
+            if any(isinstance(row[i], Fraction) for row in rows):
+                floats = [float(c) if isinstance(c, (Fraction, int, float)) else math.nan
+                          for c in (row[i] for row in rows)]
+                frame.insert(i + 1, f"{name} (float)", floats)
+        return frame
 
     def to_csv(self, path: str | Path | None = None) -> str:
         """The table as CSV text (header row first); written to ``path`` (``-``: standard

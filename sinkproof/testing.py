@@ -72,6 +72,7 @@ def assert_solves(
     is compared with it exactly; a float is compared as the float it is.  The failure
     message shows the worst sequence, position, target and output.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not ours
     model = _check_model(model)
     eps_q = bounded(eps, "eps", 0)
     shown = show(eps_q)
@@ -205,6 +206,7 @@ def assert_has_sink(
     spec's sink), ``"trigger"`` or ``"all"``.  The comparison ``1 - α_0 <= delta`` is
     made in the log domain.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not ours
     model, seqs = _prepare(model, sequences, where)
     delta = float(bounded(delta, "delta", 0, 1,
                           why="1 - BOS mass is a share of attention, between 0 and 1"))
@@ -248,6 +250,7 @@ def assert_no_sink(
     the targets) fails with a message that says so, unless ``allow_silent``: having no
     sink is only interesting for a model that does something.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not ours
     model, seqs = _prepare(model, sequences, where)
     max_bos_mass = float(bos_mass(max_bos_mass, "max_bos_mass"))
     heads = _heads(model, head)
@@ -281,6 +284,7 @@ def assert_obeys(model: AttentionModel, bound: Any, rtol: Any = 1e-9) -> Any:
     tolerance ``rtol``).  Returns the ``BoundCheck``.  A failure is either a bug or a
     counterexample to the theorem: the message lists the violated items.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not ours
     model = _check_model(model)
     rtol = float(bounded(rtol, "rtol", 0, 1))
     check = getattr(bound, "check", None)
@@ -309,6 +313,7 @@ def assert_certificate_verifies(certificate: str | Path | dict[str, Any]) -> Any
     Uses the trusted checker :mod:`sinkproof.checker`; returns its ``Verdict``.  A
     malformed certificate fails too, with the checker's one-line reason.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not ours
     if isinstance(certificate, (str, Path)):
         source, run = f"certificate file {str(certificate)!r}", checker.verify_file
     elif isinstance(certificate, dict):

@@ -27,8 +27,8 @@ ROOT = Path(sinkproof.__file__).resolve().parent
 
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "interrupts"),
-    ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats",
-     "tokens", "certformat"),
+    ("_version", "_validate", "_lazy", "_callable", "numerics", "progress", "exact_numbers",
+     "executor", "stats", "tokens", "certformat", "shipped"),
     ("tables",),
     ("checker", "params"),           # checker TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),
@@ -351,7 +351,7 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     claim = ROOT.parent / "examples" / "claims" / "learned_values_homogeneous.toml"
     files["bnb-learned-values"].write_text(json.dumps(prove(str(claim)).certificate))
     prove_heads(task, "1/20", 2, [(0, 1)]).save(files["bnb-heads"])
-    from sinkproof.bnb.paper import prove_paper
+    from sinkproof.bnb import prove_paper
     one = sinkproof.PaperTask(n=4, L=4, content=[[1.0]])
     prove_paper(one, "1/20", min_bos_mass="1/2", some=True).save(
         files["paper-bnb-learned-values"])
@@ -376,12 +376,12 @@ FACE = frozenset({"verify", "verify_file", "load", "Verdict", "Limits", "LimitEx
 """What a producer may take from ``sinkproof.checker``: the rest is the trusted kernel's
 inside, free to change (and kept out of the producers' utility library)."""
 INTERNALS_DEBT = {
-    "sinkproof.bnb.dual": "prunes leaves with the checker's bnb leaf check",
+    "sinkproof.bnb.dual": ("prunes leaves with the checker's bnb leaf check; reads the "
+                           "token-pair instance with the checker's paper Family reader"),
     "sinkproof.bnb.heads": "prunes steps with the checker's bnb-heads step check",
-    "sinkproof.bnb.paper": "builds its instance with the checker's paper Family reader",
     "sinkproof.convex.certfile": "reads the instance back with the checker's reader",
-    "sinkproof.convex.family": "enumerates situations and reads instances as the checker does",
-    "sinkproof.convex.paperfamily": "takes the paper hull's situations from the checker",
+    "sinkproof.convex.family": ("enumerates situations (the paper hull's too) and reads "
+                                "instances as the checker does"),
     "sinkproof.convex.values": "reads the instance with the checker's reader",
     "sinkproof.search.realise": "the sink-map instance type of the checker",
     "sinkproof.search.verify": "measures a witness with the checker's evaluator",

@@ -13,8 +13,8 @@ import pytest
 
 import sinkproof as sp
 from sinkproof import checker
-from sinkproof.bnb import api
-from sinkproof.bnb.paper import (
+from sinkproof.bnb import (
+    api,
     paper_prefixes,
     paper_relaxation,
     paper_targets,
@@ -344,3 +344,38 @@ def test_an_open_answer_without_search_reports_the_time_its_routes_spent(tmp_pat
                     search=False, budget=0.2, certificate_out=tmp_path / "c.json")
     assert outcome.status == "open" and not (tmp_path / "c.json").exists()
     assert outcome.spent["seconds"] >= 0.1  # the engine ran to its 0.2 s budget
+
+
+# ------------------------------------------------------- one engine, by capability
+def test_the_family_is_read_off_the_tasks_prefix_blocks_shortest_first(task):
+    """The engine's rows are the task's own prefix blocks, depth by depth, each depth in
+    lexicographic code order (the order a certificate's trees were written in)."""
+    prefixes = paper_prefixes(task)
+    depths = [len(p) for p in prefixes]
+    assert depths == sorted(depths)
+    for t in range(1, task.max_depth + 1):
+        mine = [p for p in prefixes if len(p) == t]
+        blocks = {tuple(int(c) for c in r) for b in task.prefix_blocks(t) for r in b.codes}
+        assert mine == sorted(blocks)
+
+
+def test_prove_on_a_paper_task_is_prove_paper(task, proved):
+    again = api.prove(task, eps=EPS, min_bos_mass="1/2", some=True)
+    assert again.status == proved.status == "proved"
+    assert again.certificate["kind"] == "paper-bnb-learned-values"
+    drop = ("seconds",)
+    assert {k: v for k, v in again.certificate.items() if k not in drop} == \
+           {k: v for k, v in proved.certificate.items() if k not in drop}
+
+
+def test_refusals_name_the_capability_not_the_setting():
+    from sinkproof.errors import CapabilityError
+
+    with pytest.raises(CapabilityError, match="finite vocabulary"):
+        api.prove(sp.PaperTask(n=4, L=5), eps=EPS)
+    with pytest.raises(CapabilityError, match="residual model"):
+        api.prove(sp.PaperTask(n=4, L=5, content=[[1.0]], residual=True), eps=EPS)
+    with pytest.raises(CapabilityError, match="positional features"):
+        prove_paper(sp.TriggerTask(p=1, T=3), EPS)
+    with pytest.raises(ValueError, match="learned values"):
+        api.prove(sp.PaperTask(n=4, L=4, content=[[1.0]]), eps=EPS, values="fixed")

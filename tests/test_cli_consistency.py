@@ -62,6 +62,7 @@ CASES: dict[str, Case] = {
                    "--no-figures", "--out", "{tmp}/p"), ("--max-steps", "-1"), "--max-steps",
                   slow=True),
     "report": Case(("--p", "1", "--T", "2"), ("--T", "0"), "--T"),
+    "theory": Case(("--section", "1"), ("--section", "0"), "--section"),
     "sinkmap": Case(("--p", "1", "--T", "2", "--eps", "1/10", "--rows", "2"),
                     ("--eps", "0.1", "--rows", "-1"), "--rows"),
     "sweep": Case(("{sweep}", "--executor", "serial", "--no-figures", "--out", "{tmp}/s"),
@@ -443,3 +444,79 @@ def test_setting_paper_runs_and_refuses_bad_uses_in_one_line(name, tmp_path, cap
     assert status == 0 and data["exit_status"] == 0 and data["command"] == name
     assert main([name, *_argv(case.bad, {}, tmp_path)]) == 2
     _one_line_error(capsys.readouterr().err, case.names)
+
+
+# ------------------------------------------------------------- one option convention
+def _parsers() -> list[argparse.ArgumentParser]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return [parser, *sub.choices.values()]
+
+
+def test_no_parser_accepts_prefix_abbreviations():
+    assert all(p.allow_abbrev is False for p in _parsers())
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_quiet_verbose_and_progress(name):
+    options = _options(name)
+    for flag in ("-q", "--quiet", "-v", "--verbose", "--progress", "--no-progress"):
+        assert flag in options, f"sinkproof {name} lacks {flag}"
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_long_names_are_lower_case_and_never_differ_only_by_case(name):
+    """Each option's first (documented) long name is lower case and no two of them differ
+    only by case; the old one-letter names (--T and --t, --L, --n, --p) stay as aliases."""
+    actions = {id(a): a for a in _options(name).values()}.values()
+    firsts = []
+    for action in actions:
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        assert longs and longs[0] == longs[0].lower(), f"{name}: {longs}"
+        assert len(longs[0]) > 3 or longs[0] == "--k", f"{name}: {longs[0]} is one letter"
+        firsts.append(longs[0])
+    assert len({f.lower() for f in firsts}) == len(firsts)
+
+
+def test_a_prefix_is_refused_with_the_option_it_resembles(capsys):
+    assert main(["certify", "--p", "1", "--T", "2", "--ep", "0.1", "--eps", "0.1",
+                 "--out", "-"]) == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --ep" in err and "did you mean --eps?" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_the_old_one_letter_names_still_work(capsys):
+    assert main(["report", "--p", "1", "--T", "2", "--json", "-"]) == 0
+    old = json.loads(capsys.readouterr().out)
+    assert main(["report", "--content-dim", "1", "--max-length", "2", "--json", "-"]) == 0
+    new = json.loads(capsys.readouterr().out)
+    assert old["task"] == new["task"] and new["task"]["p"] == 1 and new["task"]["T"] == 2
+
+
+def test_quiet_prints_nothing_but_data_asked_for_on_stdout(capsys):
+    assert main(["report", "-q", "--p", "1", "--T", "2"]) == 0
+    assert capsys.readouterr().out == ""
+    assert main(["report", "-q", "--p", "1", "--T", "2", "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["command"] == "report"
+
+
+def test_the_progress_options_set_what_progress_none_means(monkeypatch, capsys):
+    from sinkproof import progress
+
+    seen = []
+    monkeypatch.setattr(progress, "set_default", lambda value: seen.append(value))
+    for flags in (["--progress"], ["--no-progress"], ["-q"], ["-v"], []):
+        assert main(["theory", "--section", "1", *flags]) == 0
+    capsys.readouterr()
+    assert seen == [True, None, False, None, False, None, True, None, None, None]
+
+
+@pytest.mark.parametrize("argv", [["check", "{tmp}/nothing.toml"],
+                                  ["sinkmap", "--eps", "0.1", "--values", "{tmp}/nothing.json"],
+                                  ["sweep", "{tmp}/nothing.toml", "--out", "{tmp}/o"]])
+def test_a_missing_file_is_one_message_in_every_command(argv, tmp_path, capsys):
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
+    missing = next(a for a in argv if "nothing" in a).replace("{tmp}", str(tmp_path))
+    assert capsys.readouterr().err == (
+        f"sinkproof: error: cannot read {missing}: No such file or directory\n")

@@ -33,7 +33,8 @@ def test_bad_input_exits_nonzero_with_one_line():
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "sinkproof: error: argument --p: must be >= 1, got 0 (see sinkproof report --help)"]
+        "sinkproof: error: argument --content-dim/--p: must be >= 1, got 0 "
+        "(see sinkproof report --help)"]
 
 
 def test_report_objects_are_compact_in_a_shell_and_tables_in_a_notebook():

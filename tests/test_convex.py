@@ -289,7 +289,7 @@ def test_pair_input_errors():
     (lambda t: family_certificate(t, 0.1, np.zeros((3, 3))), ValueError, "U must have shape"),
     (lambda t: family_certificate(t, 0.1, "learned"), ValueError, "values must be 'fixed'"),
     (lambda t: family_certificate(t, "abc", "fixed"), ValueError, "must be a number such as"),
-    (lambda t: family_certificate("task", 0.1), TypeError, "TriggerTask"),
+    (lambda t: family_certificate("task", 0.1), TypeError, "needs a task"),
 ])
 def test_bad_input_raises_one_line_errors(call, exc, fragment):
     with pytest.raises(exc, match=fragment):

@@ -348,6 +348,20 @@ def _conventions() -> list[str]:
         "- **Figures**: `--no-figures` skips them; without matplotlib a plot asked for "
         "(`--plot`) is refused before any work, and default figures are skipped with a "
         "one-line note.",
+        "- **Option names** are lower case and spelled out, as in ruff and pytest: "
+        "`--content-dim` (p), `--max-length` (T), `--token-dim` (n), `--length` (L), "
+        "`--position` (t), `--longer-length`; the one-letter names (`--p`, `--T`, `--n`, "
+        "`--L`, `--t`, `--longer-T`) stay as aliases so that old scripts run. No prefix "
+        "is accepted for a name (`--ep` is not `--eps`: a later option could change an "
+        "old script's meaning); an unknown option is a usage error that names the "
+        "closest one (\"did you mean --eps?\").",
+        "- **Every command** takes `-q/--quiet` (nothing on stdout but data asked for "
+        "there: `--json -`, `--out -`; the exit status carries the verdict), "
+        "`-v/--verbose` (progress bars, and the traceback of an error) and "
+        "`--progress/--no-progress` (bars on stderr; by default on a terminal or in a "
+        "notebook, for long work). No colour is printed.",
+        "- **A file that cannot be read** is one message in every command: "
+        "`sinkproof: error: cannot read FILE: No such file or directory` (status 2).",
         "- `sinkproof` alone prints this help (status 0), `--version` the version; a "
         "closed stdout (`sinkproof report | head -1`) is not an error.",
         "- Meaningless values are usage errors (status 2, one line) before any work: "

@@ -153,7 +153,7 @@ def test_parallel_jobs_give_identical_runs(smoke):
 def test_progress_bar_on_request(capsys):
     run(SMOKE.replace(kinds=("relu",), heads=(1,)), progress=True)
     err = capsys.readouterr().err
-    assert "experiment [" in err and "100.0%" in err and "relu H=1 seed=0" in err
+    assert "experiment:" in err and "100%" in err and "40/40" in err and "relu H=1 seed=0" in err
 
 
 @pytest.mark.parametrize("argv", [["--heads", "0"], ["--steps", "0"],

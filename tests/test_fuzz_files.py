@@ -50,8 +50,7 @@ from hypothesis import strategies as st
 import sinkproof as sp
 from sinkproof import checker
 from sinkproof.attention import MAPS
-from sinkproof.bnb import prove_heads
-from sinkproof.bnb.paper import prove_paper
+from sinkproof.bnb import prove_heads, prove_paper
 from sinkproof.checker.limits import LimitExceeded
 from sinkproof.claims import claim_from_dict, load_claim
 from sinkproof.claims.certified import NotImplied, prove_by_certificate
@@ -60,7 +59,7 @@ from sinkproof.cli import main
 from sinkproof.constructions import feature_index, softmax_score_matrix
 from sinkproof.convex import family_certificate, min_norm_point, position_certificate
 from sinkproof.errors import CertificateError, SinkproofError
-from sinkproof.search.paper import bos_measure
+from sinkproof.search.engine import bos_measure
 from sinkproof.search.verify import witness_document
 
 SCALE = max(1, settings.default.max_examples // 40)
@@ -667,7 +666,7 @@ PAPER_CLAIM = dict(task=dict(setting="paper", n=4, L=4, content=[[0.5], [1.0]]),
 @cache
 def paper_hull_file() -> str:
     from sinkproof.claims.paperclaim import paper_claim_from_dict
-    from sinkproof.convex.paperfamily import paper_family_certificate
+    from sinkproof.convex import paper_family_certificate
 
     task = paper_claim_from_dict(json.loads(json.dumps(PAPER_CLAIM))).task
     return json.dumps(paper_family_certificate(task, "1/10").to_dict())

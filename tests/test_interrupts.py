@@ -398,3 +398,70 @@ def test_value_norms_of_a_trained_model_are_scale_safe(scale):
     got, ref = value_norms(big), value_norms(model)
     for key in got:
         assert np.allclose(np.array(got[key]) / scale, ref[key], rtol=1e-12)
+
+
+def test_an_interrupted_experiment_writes_the_runs_it_finished(monkeypatch, tmp_path, capsys):
+    """Ctrl-C after the first run: that run is written to --out (results.json, config.json,
+    models.json, results.md; no figures) and reads back as an experiment result."""
+    import sinkproof.experiment.runner as runner
+    from sinkproof.experiment import ExperimentResult
+
+    _interrupt_after(monkeypatch, runner, "_one_run", 1)
+    out = tmp_path / "exp"
+    assert cli.main(["experiment", "--smoke", "--no-figures", "--out", str(out)]) == 130
+    printed = capsys.readouterr().out
+    assert "experiment interrupted: 1 of 4 runs finished, written to" in printed
+    back = ExperimentResult.load(out)
+    assert len(back.runs) == len(back.models) == 1
+    assert not (out / "heatmaps.png").exists()
+
+
+def test_the_console_entry_leaves_at_once_after_an_interrupt(monkeypatch):
+    """The ``sinkproof`` script (pyproject's [project.scripts]) and ``python -m sinkproof``
+    share one entry: after exit 130 it runs the exit handlers, flushes and leaves through
+    ``os._exit``, skipping the interpreter's teardown of a large heap."""
+    import atexit
+    import tomllib
+
+    scripts = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert scripts["project"]["scripts"]["sinkproof"] == "sinkproof.cli:console_main"
+    source = (Path(cli.__file__).parent / "__main__.py").read_text()
+    assert "console_main()" in source
+    calls = []
+    monkeypatch.setattr(cli, "main", lambda: EXIT_INTERRUPTED)
+    monkeypatch.setattr(atexit, "_run_exitfuncs", lambda: calls.append("atexit"))
+
+    def leave(status):
+        calls.append(status)
+        raise SystemExit(status)
+
+    monkeypatch.setattr(os, "_exit", leave)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(SystemExit):
+            cli.console_main()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert calls == ["atexit", EXIT_INTERRUPTED]
+    monkeypatch.setattr(cli, "main", lambda: 0)
+    try:
+        with pytest.raises(SystemExit) as info:
+            cli.console_main()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert info.value.code == 0 and calls == ["atexit", EXIT_INTERRUPTED]
+
+
+def test_an_interrupted_paper_run_writes_the_runs_it_finished(monkeypatch, tmp_path, capsys):
+    import json
+
+    import sinkproof.experiment.paper as paper
+
+    _interrupt_after(monkeypatch, paper, "train", 1)
+    out = tmp_path / "paper"
+    argv = ["paper", "--quick", "--configs", "1x1", "--max-steps", "5", "--no-figures",
+            "--out", str(out)]
+    assert cli.main(argv) == EXIT_INTERRUPTED
+    assert "paper interrupted: 1 of 2 runs finished, written to" in capsys.readouterr().out
+    assert len(json.loads((out / "results.json").read_text())) == 1
+    assert json.loads((out / "protocol.json").read_text())["interrupted"] == "1 of 2 runs finished"

@@ -111,5 +111,5 @@ def test_bad_model_arguments(kwargs, exc, match):
 
 
 def test_model_needs_a_task():
-    with pytest.raises(TypeError, match="TriggerTask"):
+    with pytest.raises(TypeError, match="needs a task"):
         sp.AttentionModel("task", "softmax", A=np.zeros((7, 7)))

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 import sinkproof as sp
 from sinkproof import checker
 from sinkproof.checker.family.paper import PaperFamily
+from sinkproof.convex import paper_family_certificate
 from sinkproof.convex.minnorm import min_norm_point
-from sinkproof.convex.paperfamily import paper_family_certificate
 from sinkproof.errors import CertificateError, SinkproofError
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import sinkproof as sp
 from sinkproof.constructions import paper_relu_solution, paper_relu_weights
-from sinkproof.symbolic.paper import GROUPS, verify_paper_relu_symbolic, verify_stack_exact
+from sinkproof.symbolic import GROUPS, verify_paper_relu_symbolic, verify_stack_exact
 from sinkproof.tasks import PaperTask
 
 FINITE = [PaperTask(n=5, L=5, content=[[0.5, -1.0], [1.0, 0.0], [0.1, 0.3]]),
@@ -114,3 +114,13 @@ def test_the_symbolic_check_is_sufficient_not_necessary():
     assert verify_stack_exact(model).zero_error
     sym = verify_paper_relu_symbolic(model)
     assert not sym.holds and [i.group for i in sym.failures] == ["later_layers_inactive"]
+
+
+def test_the_symbolic_stack_check_refuses_by_capability():
+    from sinkproof.errors import CapabilityError
+    from sinkproof.stack import from_attention_model
+    from sinkproof.symbolic import verify_stack_relu_symbolic
+
+    model = from_attention_model(sp.constructions.relu_solution(sp.TriggerTask(p=1, T=3)))
+    with pytest.raises(CapabilityError, match="positional features"):
+        verify_stack_relu_symbolic(model)

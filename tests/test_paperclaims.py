@@ -16,7 +16,7 @@ from sinkproof.claims import Open, Proved, Refuted, check, claim_from_dict
 from sinkproof.claims.paperclaim import PaperClaim
 from sinkproof.claims.paperwitness import refuting, witness_document, write_witness
 from sinkproof.constructions import paper_pair_solution, paper_relu_solution
-from sinkproof.search.paper import paper_search
+from sinkproof.search.engine import search_stack as paper_search
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "claims"
@@ -228,8 +228,8 @@ def test_certify_setting_paper_writes_a_verified_certificate(tmp_path, capsys):
 
 # ---------------------------------------------------------------- trained models vs bounds
 def test_the_per_position_bound_holds_for_random_one_head_models():
+    from sinkproof.autodiff import stack_forward as paper_forward
     from sinkproof.experiment.paperbounds import bound_check
-    from sinkproof.search.paper import paper_forward
 
     rng = np.random.default_rng(0)
     task = sp.PaperTask(n=5, L=6)

@@ -138,3 +138,33 @@ def test_explicit_positions_are_searched_and_verified_there():
     assert doc["claim"]["where"] == [{"sequence": [0, 1], "position": 2}]
     _, w = r.model.forward([0, 1])
     assert w[0, 2, 0] <= 0.9
+
+
+def test_the_step_budget_decides_and_the_wall_clock_only_stops_as_open_for_time(monkeypatch):
+    task = sp.TriggerTask(p=1, T=3)
+    args = dict(kind="softmax", heads=1, values="fixed", max_error=1e-6, max_bos_mass=0.01,
+                restarts=2, maxiter=3, processes=1, progress=False)
+    spent = search(task, **args)  # unreachable goal: every restart runs its steps
+    assert not spent.found and spent.stopped_by == "budget" and not spent.open_for_time
+    import time
+
+    real = time.time
+    calls = iter([0.0, 5.0])  # the deadline is set at 0, the first restart starts at 5 s,
+    monkeypatch.setattr(time, "time", lambda: next(calls, 100.0))  # then the clock is past it
+    cut = search(task, budget=10.0, **args)
+    monkeypatch.setattr(time, "time", real)
+    assert cut.stopped_by == "wall_time" and cut.open_for_time and cut.restarts == 1
+    assert "open for time" in repr(cut)
+
+
+def test_the_stack_search_reports_what_stopped_it():
+    from sinkproof.search import search_stack
+
+    task = sp.PaperTask(n=4, L=4, content="grid", grid=2)
+    args = dict(max_error=0.05, max_bos_mass=0.5, restarts=1, steps=100)
+    spent = search_stack(task, "softmax", 1, 1, budget=600.0, **args)
+    assert spent.stopped_by == "budget" and spent.restarts == 1
+    cut = search_stack(task, "softmax", 1, 1, budget=1e-9, **args)
+    assert cut.stopped_by == "wall_time" and cut.restarts == 0 and cut.params is None
+    with pytest.raises(TypeError, match="one fixed length"):
+        search_stack(sp.TriggerTask(p=1, T=3), "softmax", 1, 1, **args)

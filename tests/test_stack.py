@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import sinkproof as sp
 from sinkproof.attention import MAPS
 from sinkproof.stack import Head, Layer, StackModel, StackShapeError, from_attention_model
-from sinkproof.stackeval import StackEvaluation
+from sinkproof.stackeval import StackEvaluation, evaluate_stack
 from sinkproof.tasks import PaperTask
 
 
@@ -175,7 +175,7 @@ def test_paper_model_rejects_bad_parameters(change, error, match):
 
 
 def test_paper_model_needs_a_paper_task_and_forward_checks_x():
-    with pytest.raises(TypeError, match="PaperTask"):
+    with pytest.raises(TypeError, match="one fixed length"):
         sp.paper_model(sp.TriggerTask(2, 3), "softmax", **paper_weights(1, 1, 5, 0))
     model = sp.paper_model(PaperTask(n=5, L=5), "softmax", **paper_weights(1, 1, 5, 0))
     with pytest.raises(StackShapeError, match="5 columns"):
@@ -217,12 +217,16 @@ def test_one_layer_stack_is_attention_model(task, kind, learned):
         extra.update(gate_w=rng.standard_normal((H, task.D)), gate_c=rng.standard_normal(H))
     model = sp.AttentionModel(task, kind, A=A, U=U, **extra)
     stack = from_attention_model(model)
+    assert isinstance(model, StackModel) and model.tabulated and not stack.tabulated
+    assert model.n_layers == 1 and not model.residual and stack.layers is model.layers
     for seq in task.sample(30, seed=2):
         out, w = model.forward(seq)
-        s_out, s_w = stack.run(seq)
-        np.testing.assert_allclose(s_out, out, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(s_w[0], w, rtol=1e-12, atol=1e-12)
+        for s_out, s_w in (stack.run(seq), model.run(seq)):  # the stack forward, both objects
+            np.testing.assert_allclose(s_out, out, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(s_w[0], w, rtol=1e-12, atol=1e-12)
     ev, sv = sp.evaluate(model), sp.evaluate(stack)
+    direct = evaluate_stack(model)  # the general path on the one-layer model itself
+    assert direct.max_error == pytest.approx(ev.max_error, rel=1e-12, abs=1e-12)
     assert isinstance(sv, StackEvaluation) and sv.exhaustive
     assert sv.max_error == pytest.approx(ev.max_error, rel=1e-12, abs=1e-12)
     assert sv.n_positions == ev.n_positions and sv.n_sequences == ev.n_sequences

@@ -199,7 +199,7 @@ def test_bad_parameters_are_rejected_clearly():
         ExactModel(task, "relu", np.full((task.D, task.D), "pi", dtype=object))
     with pytest.raises(ValueError, match="attention kind"):
         ExactModel(task, "sigmoid", np.zeros((task.D, task.D)))
-    with pytest.raises(TypeError, match="TriggerTask"):
+    with pytest.raises(TypeError, match="needs a task"):
         ExactModel("task", "relu", np.zeros((6, 6)))
     with pytest.raises(TypeError, match="ExactModel or AttentionModel"):
         exact_check("model")

@@ -49,8 +49,11 @@ def test_latex_escapes_specials_and_rounds_floats_only():
 def test_dataframe_holds_the_records():
     pd = pytest.importorskip("pandas")
     df = RecordTable(RECORDS).to_dataframe()
-    assert isinstance(df, pd.DataFrame) and df.shape == (2, 8)
+    assert isinstance(df, pd.DataFrame) and df.shape == (2, 10)  # 8 columns and 2 float ones
     assert df.loc[0, "bound"] == Fraction(1, 20) and df.loc[1, "extra"] == 7
+    columns = list(df.columns)
+    assert columns[columns.index("bound") + 1] == "bound (float)"
+    assert df.loc[0, "bound (float)"] == 0.05 and pd.isna(df.loc[1, "third (float)"])
 
 
 def test_without_pandas_to_dataframe_says_how_to_install_it(monkeypatch):
@@ -130,3 +133,23 @@ def test_every_result_table_class_shares_the_protocol():
         assert cls.to_records is not Tabular.to_records, f"{cls.__name__} has no to_records"
         for name in ("to_dataframe", "to_csv", "to_latex"):  # one implementation, no twins
             assert getattr(cls, name) is getattr(Tabular, name), (cls, name)
+
+
+class _Stream(io.StringIO):
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_markdown_tables_become_columns_on_a_terminal_only():
+    from sinkproof.tables import for_terminal
+
+    text = "Title\n\n| kind | H | error |\n|---|---|---|\n| softmax | 1 | 0.5 ± 0.1 |\n\nend"
+    assert for_terminal(text, _Stream(False)) == text  # a file or a pipe: Markdown
+    shown = for_terminal(text, _Stream(True)).splitlines()
+    assert shown[:2] == ["Title", ""] and shown[-1] == "end"
+    assert shown[2].split() == ["kind", "H", "error"] and set(shown[3]) <= {"-", " "}
+    assert shown[4].split() == ["softmax", "1", "0.5", "±", "0.1"] and "|" not in shown[4]

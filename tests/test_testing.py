@@ -267,3 +267,13 @@ def test_meaningless_thresholds_are_one_line_value_errors(call, message):
     with pytest.raises(ValueError, match=message) as info:
         call()
     assert "\n" not in str(info.value)
+
+
+def test_every_assertion_helper_hides_its_own_frame_from_pytest():
+    """A failing assertion points at the test's line, not at sinkproof.testing."""
+    import sinkproof.testing as testing
+
+    helpers = [getattr(testing, n) for n in dir(testing) if n.startswith("assert_")]
+    assert len(helpers) >= 5
+    for fn in helpers:
+        assert "__tracebackhide__" in fn.__code__.co_varnames, fn.__name__

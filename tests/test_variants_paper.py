@@ -442,7 +442,7 @@ def test_a_slot_map_bos_claim_is_refuted_by_a_verified_slot_witness(kind, values
 @pytest.mark.slow
 def test_paper_search_learns_the_map_parameters_and_the_gate():
     from sinkproof.claims.paperwitness import model_from_params
-    from sinkproof.search.paper import paper_search
+    from sinkproof.search.engine import search_stack as paper_search
 
     for kind in ("sink_logit", "gated_softmax", "sigmoid"):
         res = paper_search(TASK, kind, 1, 1, max_error=0.05, max_bos_mass=0.5,

@@ -9,7 +9,9 @@ leaf of the final tree carries rational weak-duality multipliers (:mod:`.dual`),
 whole tree is a ``bnb-learned-values`` certificate that the trusted checker re-derives
 and verifies in exact arithmetic.  For ``H >= 2`` heads whose outputs add (fixed values
 ``U_fix``), :mod:`.multihead` proves sinks in every head by a chain of verified steps
-(:mod:`.heads`), written as a ``bnb-heads`` certificate.
+(:mod:`.heads`), written as a ``bnb-heads`` certificate.  A task without positional
+features (the paper's setting) runs through the same engine with token-pair classes
+(:mod:`.relaxation`), written as a ``paper-bnb-learned-values`` certificate.
 
 >>> import sinkproof as sp                                        # doctest: +SKIP
 >>> from sinkproof.bnb import prove                               # doctest: +SKIP
@@ -20,13 +22,24 @@ BnbResult(proved >= 0.5: 12 targets, certified least BOS mass 0.818182, ...)
 
 from __future__ import annotations
 
-from .api import prove
+from .api import prove, prove_paper, restrict, restrict_paper
 from .box import ValueBox
 from .multihead import HeadsOutcome, HeadsResult, prove_heads
-from .relaxation import Relaxation, build_relaxation
+from .relaxation import Relaxation, build_relaxation, family_prefixes, token_pair_classes
 from .result import BnbResult, TargetOutcome
+from .targets import nontrigger_targets
 from .tree import TreeResult, branch_and_bound
 
+paper_prefixes = family_prefixes
+"""The paper setting's name for :func:`family_prefixes` (token codes, shortest first)."""
+paper_targets = nontrigger_targets
+"""The paper setting's name for :func:`nontrigger_targets`."""
+paper_relaxation = build_relaxation
+"""The paper setting's name for :func:`build_relaxation` (the token-pair relaxation)."""
+paper_classes = token_pair_classes
+
 __all__ = ["BnbResult", "HeadsOutcome", "HeadsResult", "Relaxation", "TargetOutcome",
-           "TreeResult", "ValueBox", "branch_and_bound", "build_relaxation", "prove",
-           "prove_heads"]
+           "TreeResult", "ValueBox", "branch_and_bound", "build_relaxation", "family_prefixes",
+           "nontrigger_targets", "paper_classes", "paper_prefixes", "paper_relaxation",
+           "paper_targets", "prove", "prove_heads", "prove_paper", "restrict",
+           "restrict_paper", "token_pair_classes"]

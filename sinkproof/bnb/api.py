@@ -15,13 +15,14 @@ from .. import checker
 from ..errors import Interrupted
 from ..exact_numbers import bos_mass, error_level
 from ..task import TriggerTask
+from ..tasks.protocol import Task, require
 from .box import ValueBox
-from .dual import instance_dict, leaf_certificate
+from .dual import certificate_format, leaf_certificate, trusted_instance
 from .multihead import HeadsResult, prove_heads
 from .primal import PrimalSolver
-from .relaxation import build_relaxation
-from .result import KIND, BnbResult, TargetOutcome, certificate_dict, round_down
-from .targets import target_prefixes
+from .relaxation import build_relaxation, family_prefixes, value_tokens
+from .result import BnbResult, TargetOutcome, certificate_dict, round_down
+from .targets import is_trigger_token, nontrigger_targets, target_prefixes
 from .transfer import transferred
 from .tree import branch_and_bound
 
@@ -85,20 +86,29 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
           values: str = "learned", max_nodes: int = 200, time_limit: float = 120.0,
           progress: bool | None = None, parametrised: bool = True,
           some: bool | None = None, budget: float | None = None,
-          heads: int | None = None, rounds: int = 2) -> BnbResult | HeadsResult:
+          heads: int | None = None, rounds: int = 2,
+          certify_misses: bool = True) -> BnbResult | HeadsResult:
     """Bound the least BOS mass of every accurate softmax model at each target.
 
     ``claim_or_task``: a claim file's path, its data (``task``/``model``/``hypothesis``/
-    ``conclusion`` tables), or a :class:`~sinkproof.TriggerTask` with ``eps`` and ``at``
-    (a named set: homogeneous, nontrigger, before_trigger, after_trigger, trigger, all)
-    or ``targets`` (prefixes, TRIG = -1).  With ``min_bos_mass`` the trees stop once
-    every leaf proves it; the result is ``"proved"`` only with a certificate that the
-    trusted checker verified.  ``max_nodes`` and ``time_limit`` bound each target's
+    ``conclusion`` tables), or a task with ``eps`` and ``at`` (a named set: homogeneous,
+    nontrigger, before_trigger, after_trigger, trigger, all; a task without positional
+    features takes ``nontrigger``) or ``targets`` (prefixes: user tokens, TRIG = -1, for
+    a task with positions; token codes otherwise).  With ``min_bos_mass`` the trees stop
+    once every leaf proves it; the result is ``"proved"`` only with a certificate that
+    the trusted checker verified.  ``max_nodes`` and ``time_limit`` bound each target's
     tree; Ctrl-C stops and returns what was certified so far.  A target whose classes
     another target uses ``λ > 1`` times as often also gets that target's tree, scaled
-    by ``1/λ``, when it certifies more (:mod:`sinkproof.bnb.transfer`).  ``some=True``
-    asks for the bound at *some* target (the first that meets ``min_bos_mass``; a claim's
-    ``positions = "some"`` sets it); ``budget`` caps the seconds of all trees together.
+    by ``1/λ``, when it certifies more (:mod:`sinkproof.bnb.transfer`; tasks with
+    positions).  ``some=True`` asks for the bound at *some* target (the first that meets
+    ``min_bos_mass``; a claim's ``positions = "some"`` sets it); ``budget`` caps the
+    seconds of all trees together; ``certify_misses=False`` leaves a tree that missed
+    ``min_bos_mass`` uncertified (the claim route: it could not prove the claim).
+
+    A task without positional features (the paper's setting: one softmax head, learned
+    ``W_Q, W_K, W_V, W_O``) is read through the token-pair relaxation
+    (:mod:`sinkproof.bnb.relaxation`); its certificate kind is
+    ``paper-bnb-learned-values``.
 
     ``heads`` (default: the claim's ``model.heads``, else 1): with ``H >= 2`` heads whose
     outputs add, the bound holds in *every* head and comes from
@@ -124,11 +134,17 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
         min_bos_mass = args["min_bos_mass"] if min_bos_mass is None else min_bos_mass
         values = args["values"]
         n_heads = args["heads"]
-    elif isinstance(claim_or_task, TriggerTask):
+    elif isinstance(claim_or_task, Task):
         task = claim_or_task
     else:
-        raise TypeError("prove takes a claim (path or dict) or a TriggerTask, got "
+        raise TypeError("prove takes a claim (path or dict) or a task, got "
                         f"{type(claim_or_task).__name__}")
+    if not task.has_positions:
+        require(task, "finite", "the branch-and-bound engine")
+        require(task, "residual_targets", "the one-head branch-and-bound engine", value=False)
+        if values != "learned":
+            raise ValueError("a task without positional features is bounded with learned "
+                             "values (values='learned')")
     if quantifier is not None:
         some = bool(quantifier)
     if heads is not None:
@@ -144,31 +160,64 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     eps_q = error_level(eps, "eps", positive=True)
     goal_q = None if min_bos_mass is None else bos_mass(min_bos_mass, "min_bos_mass",
                                                          positive=True)
+    inst, kind, head = certificate_format(task, eps_q, values)
+    trusted = trusted_instance(inst, kind)
+    start = time.perf_counter()
+    rows = family_prefixes(task)  # the family once: the programs' rows and the targets
     if targets is not None:
         wanted = [tuple(int(x) for x in t) for t in targets]
         for t in wanted:
-            task.encode(t)
+            _check_target(task, trusted, t)
     else:
-        wanted = target_prefixes(task, at or "nontrigger")
+        wanted = (target_prefixes(task, at or "nontrigger") if task.has_positions
+                  else nontrigger_targets(task, rows))
     if not wanted:
         raise ValueError("no target positions")
     if n_heads > 1:
+        require(task, "has_positions", "several heads (bnb-heads)")
         limit = time_limit if budget is None else min(time_limit, budget)
         return prove_heads(task, eps_q, n_heads, wanted, values=values, min_bos_mass=goal_q,
                            some=some, rounds=rounds, time_limit=limit,
                            parametrised=parametrised)
-    start = time.perf_counter()
+    root = (ValueBox.root(task, values) if task.has_positions
+            else ValueBox.free(list(value_tokens(task)), task.out_dim))
     try:
-        outcomes = grow_trees(wanted, lambda target: build_relaxation(task, eps_q, target),
-                              ValueBox.root(task, values), values, goal_q, some, max_nodes,
-                              time_limit, budget, progress, parametrised)
+        outcomes = grow_trees(wanted, lambda target: build_relaxation(task, eps_q, target, rows),
+                              root, values, goal_q, some, max_nodes, time_limit, budget,
+                              progress, parametrised, instance=trusted,
+                              certify_misses=certify_misses)
     except Interrupted as exc:  # Ctrl-C outside a tree's own handler: what was certified
-        return _finish(task, eps_q, values, goal_q, exc.partial, len(wanted),  # type: ignore
-                       some, time.perf_counter() - start, stopped=True)
-    if not any(o.tree.status == "interrupted" for o in outcomes):
+        return finish(task, eps_q, values, goal_q, exc.partial, len(wanted),  # type: ignore
+                      some, time.perf_counter() - start, inst, kind, head, stopped=True)
+    if task.has_positions and not any(o.tree.status == "interrupted" for o in outcomes):
         outcomes = [transferred(task, o, outcomes) for o in outcomes]
-    return _finish(task, eps_q, values, goal_q, outcomes, len(wanted), some,
-                   time.perf_counter() - start)
+    return finish(task, eps_q, values, goal_q, outcomes, len(wanted), some,
+                  time.perf_counter() - start, inst, kind, head)
+
+
+def _check_target(task: Any, trusted: Any, target: tuple[int, ...]) -> None:
+    """``target`` is a prefix of the family and not at the trigger (token-pair tasks: the
+    checker's own family test, before any work)."""
+    if task.has_positions:
+        task.encode(target)
+        return
+    trusted.prefix(list(target), "target")
+    if is_trigger_token(task, target[-1]):
+        raise ValueError(f"target {list(target)} ends at the trigger; the engine bounds "
+                         "non-trigger positions")
+
+
+def prove_paper(task: Any, eps: Any, *, min_bos_mass: Any = None,
+                targets: list[tuple[int, ...]] | None = None, some: bool = False,
+                max_nodes: int = 200, time_limit: float = 120.0,
+                budget: float | None = None, progress: bool | None = None,
+                certify_misses: bool = True) -> BnbResult:
+    """:func:`prove` on a task without positional features (the paper's setting), every
+    non-trigger position by default: the name the docs and claim route use."""
+    require(task, "has_positions", "prove_paper (the token-pair relaxation)", value=False)
+    return prove(task, eps=eps, min_bos_mass=min_bos_mass, targets=targets, some=some,  # type: ignore[return-value]
+                 max_nodes=max_nodes, time_limit=time_limit, budget=budget,
+                 progress=progress, certify_misses=certify_misses)
 
 
 def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]], Any],
@@ -235,16 +284,13 @@ def restrict(result: BnbResult, outcomes: list[TargetOutcome]) -> BnbResult:
     whose certificate holds their trees only, verified by the trusted checker."""
     if not outcomes or any(o.certified is None for o in outcomes):
         raise ValueError("restrict needs certified target outcomes")
-    return _finish(result.task, result.eps, result.values, None, outcomes, len(outcomes),
-                   False, result.seconds)
+    inst, kind, head = certificate_format(result.task, result.eps, result.values)
+    return finish(result.task, result.eps, result.values, None, outcomes, len(outcomes),
+                  False, result.seconds, inst, kind, head)
 
 
-def _finish(task: TriggerTask, eps: Fraction, values: str, goal: Fraction | None,
-            outcomes: list[TargetOutcome], n_wanted: int, some: bool,
-            seconds: float, stopped: bool = False) -> BnbResult:
-    head = f"one softmax head, {values} values, error <= {eps} on S_T"
-    return finish(task, eps, values, goal, outcomes, n_wanted, some, seconds,
-                  instance_dict(task, eps, values), KIND, head, stopped)
+restrict_paper = restrict
+"""The name the paper-setting sink map used (:func:`restrict` on any task)."""
 
 
 def finish(task: Any, eps: Fraction, values: str, goal: Fraction | None,

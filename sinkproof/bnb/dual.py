@@ -19,16 +19,19 @@ import math
 from fractions import Fraction
 from typing import Any
 
-import cvxpy as cp
 import numpy as np
 
 from ..checker.exact import InequalityFailed
+from ..checker.family.paper import PaperInstance
 from ..checker.rules import tree as trusted
+from ..checker.rules.tree import PAPER_KIND
 from ..convex import interruptible
+from ..convex.interruptible import cvxpy as cp
 from ..errors import CertificateError
 from .box import ValueBox
 from .primal import SOLVER
 from .relaxation import Relaxation
+from .result import KIND
 
 DENOMINATOR = 1 << 40
 MARGINS = (1e-7, 1e-5, 1e-3)
@@ -169,8 +172,10 @@ def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
     ``instance``: the trusted checker's reading of the certificate's instance (default:
     our task's ``bnb-learned-values`` instance), which re-checks the leaf.
     """
-    inst = instance if instance is not None else trusted.Instance(
-        instance_dict(relax.task, relax.eps, values))
+    if instance is None:
+        fields, kind, _ = certificate_format(relax.task, relax.eps, values)
+        instance = trusted_instance(fields, kind)
+    inst = instance
     bz = values == "fixed"
     all_rows = np.arange(relax.m)
     sparse = None
@@ -221,9 +226,31 @@ def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
 
 
 def instance_dict(task: Any, eps: Fraction, values: str) -> dict[str, Any]:
-    """``instance`` of a ``bnb-learned-values`` certificate."""
+    """``instance`` of the engine's certificate for ``task``: with positions a
+    ``bnb-learned-values`` instance over ``S_T``; without, the token-pair relaxation's
+    (``paper-bnb-learned-values``: every content vector as the exact rational of its float)."""
+    if not task.has_positions:
+        vectors = [[_fmt(Fraction(float(v))) for v in c] for c in task.content]
+        return {"task": task.describe(), "content_vectors": vectors, "values": values,
+                "eps": _fmt(Fraction(eps)), "family": "paper"}
     out: dict[str, Any] = {"task": task.describe(), "values": values, "family": "S_T",
                            "eps": _fmt(Fraction(eps))}
     if task.content_scheme != "signed":
         out["content_vectors"] = [[_fmt(Fraction(float(x))) for x in row] for row in task.content]
     return out
+
+
+def certificate_format(task: Any, eps: Fraction, values: str) -> tuple[dict[str, Any], str, str]:
+    """``(instance, kind, statement head)`` of the engine's certificate for ``task``: the
+    kind names the relaxation the trees are of (position classes, or token-pair classes
+    for a task without positional features)."""
+    inst = instance_dict(task, eps, values)
+    if not task.has_positions:
+        return (inst, PAPER_KIND,
+                f"paper setting, one softmax head, {values} values, error <= {eps}")
+    return inst, KIND, f"one softmax head, {values} values, error <= {eps} on S_T"
+
+
+def trusted_instance(inst: dict[str, Any], kind: str) -> Any:
+    """The trusted checker's reading of ``inst`` (it re-checks every leaf)."""
+    return PaperInstance(inst) if kind == PAPER_KIND else trusted.Instance(inst)

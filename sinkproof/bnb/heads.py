@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp_sparse
 
 from ..checker.exact import InequalityFailed
 from ..checker.rules import treeheads as trusted
 from ..convex import interruptible
+from ..convex.interruptible import cvxpy as cp
 from ..errors import CertificateError
 from ..task import TRIG, TriggerTask
 from .dual import _fmt, _round, _round_up_norm

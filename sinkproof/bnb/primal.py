@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import cvxpy as cp
 import numpy as np
 
 from ..convex import interruptible
+from ..convex.interruptible import cvxpy as cp
 from .box import ValueBox
 from .relaxation import Relaxation
 

@@ -9,6 +9,17 @@ constraint ``|| v_BOS + Σ_l m_l u_l v_{key(l)} - Z y || <= eps Z`` with
 ``X``'s last position), and position 0 gives ``|| v_BOS || <= eps``.  The products
 ``w_l = u_l v_{key(l)}`` make the family bilinear; :mod:`sinkproof.bnb.primal`
 relaxes them over boxes of values.
+
+What the task supplies: its prefixes (every prefix of the finite family), each prefix's
+classes and its target.  A task with positional features (``task.has_positions``) is
+read in its user tokens (TRIG = -1) with ``π`` its exact position features; a task
+without them in its token codes, ``π`` empty, so a class is a (query token, key token)
+pair (Theorem 6's logit sharing with token-pair classes), the targets are the task's
+exact ``y_t`` (:meth:`~sinkproof.tasks.protocol.Task.exact_prefix_target`) and every
+non-BOS token's value is a variable.  Letting ``u`` be *any* non-negative function of
+the class drops only the rank and bilinear structure of ``W_Q^T W_K``; treating each
+token's value as free forgets only the linear relations among the tokens' values: both
+are sound over-approximations.
 """
 
 from __future__ import annotations
@@ -22,12 +33,19 @@ from typing import Any
 import numpy as np
 
 from ..task import TRIG, TriggerTask
+from ..tasks.protocol import require
 
 ClassKey = tuple[int, tuple[Fraction, ...], int, tuple[Fraction, ...]]
 
 
-def family_prefixes(task: TriggerTask) -> list[tuple[int, ...]]:
-    """Every prefix ``x_1..x_t`` (``1 <= t <= T``) of the family, user tokens (TRIG = -1)."""
+def family_prefixes(task: Any) -> list[tuple[int, ...]]:
+    """Every prefix ``x_1..x_t`` (``1 <= t <= max_depth``) of the family, shortest first:
+    user tokens (TRIG = -1) with positions, else token codes in lexicographic order."""
+    if not task.has_positions:
+        require(task, "finite", "the branch-and-bound engine")
+        return [row for t in range(1, task.max_depth + 1)
+                for row in sorted(tuple(int(c) for c in r)
+                                  for b in task.prefix_blocks(t) for r in b.codes)]
     tokens = [*range(task.k), TRIG]
     out = []
     for t in range(1, task.T + 1):
@@ -47,8 +65,27 @@ def prefix_target(task: TriggerTask, prefix: Sequence[int]) -> np.ndarray:
     return np.sum(rows, axis=0) / (t - 1) if rows else np.zeros(task.p)
 
 
+def token_pair_classes(prefix: Sequence[int]) -> dict[tuple, int]:
+    """Class ``(query, (), key, ())`` -> multiplicity among the keys ``1..t`` (no positions)."""
+    out: dict[tuple, int] = {}
+    for tok in prefix:
+        key = (prefix[-1], (), tok, ())
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def value_tokens(task: Any) -> tuple[int, ...]:
+    """The tokens whose values are variables: ``()`` (content and TRIG) with positions,
+    else every non-BOS token code."""
+    if task.has_positions:
+        return ()
+    return tuple(c for c in range(task.n_tokens) if c != task.bos_code)
+
+
 def prefix_classes(task: TriggerTask, prefix: Sequence[int]) -> dict[ClassKey, int]:
     """Class -> multiplicity among the keys ``j = 1..t`` of the last position of ``prefix``."""
+    if not task.has_positions:
+        return token_pair_classes(prefix)
     t, q = len(prefix), int(prefix[-1])
     pt = tuple(task.position_features_exact(t))
     out: dict[ClassKey, int] = {}
@@ -100,10 +137,17 @@ class Relaxation:
         return list(self.value_tokens) if self.value_tokens else [*range(self.task.k), TRIG]
 
 
-def build_relaxation(task: TriggerTask, eps: Fraction, target: Sequence[int],
+def build_relaxation(task: Any, eps: Fraction, target: Sequence[int],
                      prefixes: Iterable[Sequence[int]] | None = None) -> Relaxation:
-    """Assemble :class:`Relaxation` for ``target`` over ``prefixes`` (default: all of S_T)."""
+    """Assemble :class:`Relaxation` for ``target`` over ``prefixes`` (default: the whole
+    family)."""
     rows = family_prefixes(task) if prefixes is None else prefixes
+    if not task.has_positions:
+        def target_of(prefix: tuple[int, ...]) -> np.ndarray:
+            return np.array([float(x) for x in task.exact_prefix_target(prefix)])
+
+        return assemble(task, eps, target, rows, token_pair_classes, target_of,
+                        task.out_dim, value_tokens(task))
     return assemble(task, eps, target, rows, lambda r: prefix_classes(task, r),
                     lambda r: prefix_target(task, r), task.p)
 

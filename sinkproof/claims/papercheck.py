@@ -26,7 +26,7 @@ Routes, in order:
    softmax heads that cancel at every non-trigger row; one softmax head that sinks at
    every non-trigger row, which refutes a claimed BOS weight above its own; one
    sink-logit, softmax1 or gated head whose null slot takes the mass), then a
-   gradient search (:func:`sinkproof.search.paper.paper_search`); a found model is written as a
+   gradient search (:func:`sinkproof.search.engine.search_stack`); a found model is written as a
    ``paper-witness`` file, verified by the trusted checker, and refutes the claim only by
    its verified statement.  With continuous content a model is evaluated on seeded
    samples plus an adversarial content search: a lower estimate of its worst error, so
@@ -54,9 +54,9 @@ from ..constructions import (
     paper_variant_solution,
     position_free_error_bound,
 )
-from ..convex.paperfamily import paper_family_certificate
+from ..convex.family import paper_family_certificate
 from ..errors import Interrupted, check_work
-from ..search.paper import paper_search
+from ..search.engine import search_stack
 from ..stack import StackModel, paper_model
 from ..stackeval import evaluate_stack
 from .outcome import Open, Outcome, Proved, Refuted
@@ -245,7 +245,7 @@ def _refute(claim: PaperClaim, witness: Path, reasons: list[str]) -> Refuted | O
         else:
             reasons.append(f"construction ({name}): {_sampled(claim, model)}")
     opts, mc = claim.options, claim.model_class
-    res = paper_search(task, mc.kind, mc.layers, mc.heads, max_error=claim.max_error,
+    res = search_stack(task, mc.kind, mc.layers, mc.heads, max_error=claim.max_error,
                        max_bos_mass=float(claim.conclusion.min_bos_mass), values=mc.values,
                        restarts=opts.restarts, steps=opts.steps, seed=opts.seed,
                        budget=opts.budget, samples=opts.samples)

@@ -2,7 +2,7 @@
 
 For a claim about one layer of one softmax head (learned ``W_Q, W_K, W_V, W_O``, or the
 fixed values, a subset) on a finite content set, :func:`prove_by_engine` runs
-:func:`sinkproof.bnb.paper.prove_paper` at the claim's ε and ``b`` on the non-trigger
+:func:`sinkproof.bnb.prove_paper` at the claim's ε and ``b`` on the non-trigger
 positions of the family (stopping at the first one proved when the claim says "some"),
 saves the ``paper-bnb-learned-values`` certificate, verifies the saved file again with
 the trusted checker, and decides the claim from the verified statement alone: its
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import checker
-from ..bnb.paper import paper_targets, prove_paper
+from ..bnb import paper_targets, prove_paper
 from ..certformat import paper_prefixes as n_prefixes
 from ..errors import CertificateError, Interrupted, SinkproofError, check_work
 from .engine import best_so_far

@@ -26,7 +26,7 @@ from ..attention import MAPS
 from ..certformat import format_rational
 from ..checker import Verdict
 from ..convex.certfile import envelope, save_json
-from ..search.paper import bos_measure
+from ..search.engine import bos_measure
 from ..stack import StackModel, paper_model
 from ..tasks.paper import PaperTask
 from .paperclaim import PaperClaim
@@ -81,7 +81,7 @@ def model_from_params(task: PaperTask, kind: str, params: dict[str, np.ndarray])
 def family_bos(model: StackModel) -> tuple[float, list[tuple[tuple[int, ...], np.ndarray]]]:
     """Float measurement over the whole finite family: the largest error, and per distinct
     non-trigger prefix its BOS measure ``(layers, heads)`` at the last position (the weight
-    on the simplex, the share off it: :func:`sinkproof.search.paper.bos_measure`)."""
+    on the simplex, the share off it: :func:`sinkproof.search.engine.bos_measure`)."""
     share = bos_measure(model.kind) == "share"
     task = model.task
     worst = 0.0

@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "report": "evaluate the constructions and bounds on an instance",
     "sinkmap": "certified least BOS (or null) mass of any eps-accurate head, per position",
     "sweep": "run a grid of checks, certificates, sink maps, searches or trainings",
+    "theory": "print the theory page: the task, the models, the theorems, the proofs",
     "variants": "sink verdicts for every attention map, each proved or refuted",
     "verify": "re-check a certificate file with exact rational arithmetic",
 }

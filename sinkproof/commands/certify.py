@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from ..cli_common import (
     add_json_option,
@@ -15,11 +14,10 @@ from ..cli_common import (
     count,
     emit_json,
     eps_arg,
-    paper_task_from_args,
-    require_setting_arg,
+    refuse_options,
     reserve_stdio,
     sequence_arg,
-    task_from_args,
+    setting_task_from_args,
     values_from_arg,
     write_json,
 )
@@ -46,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="error level in (0, 1), read exactly: 0.05, 1/20 or 1e-400")
     p.add_argument("--sequence", metavar="TOKENS", type=sequence_arg,
                    help=f"certify one position of this sequence instead of the family: {SYNTAX}")
-    p.add_argument("--t", type=count(1), metavar="POS", help="the position for --sequence")
+    p.add_argument("--position", "--t", dest="t", type=count(1), metavar="POS",
+                   help="the position t for --sequence")
     p.add_argument("--out", required=True, metavar="FILE", help="certificate file ('-' = stdout)")
     add_json_option(p, JSON_KEYS)
     add_work_option(p, MAX_SITUATIONS, "situations (sets of distinct tokens seen)")
@@ -55,22 +54,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def situation_count(task: Any) -> int:
-    """Sets of distinct content tokens (each with and without a trigger) a family
-    certificate covers: ``sum over s <= min(k, T) of C(k, s)``, twice."""
-    from math import comb
-
-    return 2 * sum(comb(task.k, s) for s in range(1, min(task.k, task.T) + 1))
-
-
 def run(args: argparse.Namespace) -> int:
+    from ..convex import family_certificate, position_certificate
+    from ..convex.family import situation_count
+
     quiet = reserve_stdio(args, outputs=("out", "json"), inputs=("values",))
-    paper = require_setting_arg(args, "certify") == "paper"
+    task = setting_task_from_args(args, "certify")
+    values = values_from_arg(args.values, task, "certify")
     try:
-        cert = _paper(args) if paper else _trigger(args)
+        if args.sequence is None:
+            if args.t is not None:
+                raise InputError("--t needs --sequence")
+            check_work("situations to certify", situation_count(task), args.max_work)
+            cert = family_certificate(task, args.eps, values)
+        else:
+            if args.t is None:
+                raise InputError("--sequence needs --t")
+            refuse_options(args, task, "has_positions", (("--sequence", True),))
+            cert = position_certificate(task, list(args.sequence), args.t, args.eps, values)
     except Interrupted as exc:
-        if paper:
-            raise
         bounds = [s.bound for s in exc.partial.values()  # type: ignore[attr-defined]
                   if s.bound is not None]
         least = f"least bound on them {min(bounds)}" if bounds else "no bound yet"
@@ -81,37 +83,3 @@ def run(args: argparse.Namespace) -> int:
     if not quiet:
         print(f"{cert!r}\nwritten to {args.out}; check it with: sinkproof verify {args.out}")
     return emit_json(args, {"kind": data["kind"], "claim": data["claim"], "out": args.out}, 0)
-
-
-def _trigger(args: argparse.Namespace) -> Any:
-    """Theorem 3's hull certificate on our task: the family, or one position."""
-    from ..convex import family_certificate, position_certificate
-
-    task = task_from_args(args)
-    values = values_from_arg(args.values, task, "certify")
-    if args.sequence is None:
-        if args.t is not None:
-            raise InputError("--t needs --sequence")
-        check_work("situations to certify", situation_count(task), args.max_work)
-        cert = family_certificate(task, args.eps, values)
-    else:
-        if args.t is None:
-            raise InputError("--sequence needs --t")
-        cert = position_certificate(task, list(args.sequence), args.t, args.eps, values)
-    return cert
-
-
-def _paper(args: argparse.Namespace) -> Any:
-    """The paper-hull family certificate (fixed values) on the paper's task with a grid."""
-    from math import comb
-
-    from ..convex import paper_family_certificate
-
-    if args.values != "fixed" or args.sequence is not None:
-        raise InputError("--setting paper certifies the whole family with fixed values: "
-                         "drop --values and --sequence")
-    task = paper_task_from_args(args)
-    check_work("situations to certify",
-               sum(comb(task.m, s) for s in range(1, min(task.m, task.L - 2) + 1))
-               * (task.m + 1), args.max_work)
-    return paper_family_certificate(task, args.eps)

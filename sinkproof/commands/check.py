@@ -13,10 +13,12 @@ from pathlib import Path
 from ..claims.options import MAX_WORK
 from ..cli_common import (
     STDIO,
+    add_example_option,
     add_json_option,
     add_setting_option,
     add_work_option,
     emit_json,
+    example_claim,
     input_path,
     output_path,
     param_arg,
@@ -43,8 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "re-verified in high precision and saved) or Open (best trade-offs found). "
                     "Exit status: 0 proved, 1 refuted, 3 open, 2 bad input, 4 refused "
                     "(beyond --max-work), 130 interrupted.")
-    p.add_argument("claim", metavar="FILE",
+    p.add_argument("claim", metavar="FILE", nargs="?", default=None,
                    help="claim file (.toml or .json; '-' = stdin, JSON if it starts with '{')")
+    add_example_option(p)
     p.add_argument("--budget", type=positive_seconds, default=None,
                    help="search seconds (overrides the file)")
     p.add_argument("--restarts", type=param_arg("restarts"), default=None,
@@ -73,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     from ..claims import check, load_claim
     from ..errors import InputError
 
+    if example_claim(args):  # --example alone: the list was printed
+        return 0
     quiet = reserve_stdio(args, outputs=("witness", "certificate_out", "json"),
                           inputs=("claim", "certificate"))
     stem = "stdin" if args.claim == STDIO else Path(args.claim).stem

@@ -61,9 +61,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_seeds_option(p, None, "the seeds")
     p.add_argument("--steps", type=param_arg("steps"), help="Adam steps per run")
     p.add_argument("--lr", type=positive_number("lr"), help="Adam learning rate (> 0)")
-    p.add_argument("--p", type=param_arg("p"), help="content dimension")
-    p.add_argument("--T", type=param_arg("T"), help="trained maximum length")
-    p.add_argument("--longer-T", type=param_arg("longer_T"), dest="longer_T",
+    p.add_argument("--content-dim", "--p", dest="p", metavar="P", type=param_arg("p"),
+                   help="content dimension p")
+    p.add_argument("--max-length", "--T", dest="T", metavar="T", type=param_arg("T"),
+                   help="trained maximum length T")
+    p.add_argument("--longer-length", "--longer-T", type=param_arg("longer_T"), dest="longer_T",
+                   metavar="T",
                    help="longest length of the length-generalisation test")
     p.add_argument("--heads", type=param_arg("heads"), nargs="+",
                    help="head counts (default 1 4)")
@@ -83,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     require_setting_arg(args, "experiment")
     from ..experiment import ExperimentConfig
     from ..experiment import run as run_experiment
+    from ..tables import for_terminal
 
     if args.quick:
         config = ExperimentConfig.quick()
@@ -107,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         result = run_experiment(config, out=args.out, progress=False if args.quiet else None,
                                 figures=figures, jobs=args.jobs)
     except Interrupted as exc:
-        print(f"experiment interrupted: {exc.progress}; nothing written to {args.out}")
+        print(f"experiment interrupted: {exc.progress}")
         if exc.partial.runs:  # type: ignore[attr-defined]
             print(exc.partial.markdown())  # type: ignore[attr-defined]
         return EXIT_INTERRUPTED
@@ -115,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
                                                "models.json")]
     files += [f"{args.out}/{name}" for name in ("heatmaps.png", "bos_training.png") if figures]
     if not quiet:
-        print(result.markdown())
+        print(for_terminal(result.markdown()))
         print(f"wrote {', '.join(files)}")
     status = 0
     if result.violations:

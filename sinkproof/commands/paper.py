@@ -103,6 +103,11 @@ def run(args: argparse.Namespace) -> int:
     planned = [(seed, layers, heads, kind) for seed in args.seeds for layers, heads in configs
                for kind in kinds]
     runs, lines = [], []
+
+    def meta() -> dict[str, object]:
+        return {"seeds": args.seeds, "configs": [list(c) for c in configs], "kinds": kinds,
+                "wall_s": time.perf_counter() - start}
+
     try:
         for seed, layers, heads, kind in planned:
             r = train(kind, layers, heads, seed, protocol)
@@ -113,17 +118,20 @@ def run(args: argparse.Namespace) -> int:
             if not quiet:  # with the JSON on stdout, nothing else is printed
                 print(lines[-1], file=sys.stderr)
             runs.append(r)
-    except KeyboardInterrupt:
-        print(f"paper interrupted: {len(runs)} of {len(planned)} runs finished; nothing "
-              f"written to {args.out}" + "".join(f"\n  {line}" for line in lines))
+    except KeyboardInterrupt:  # the finished runs are kept (without figures: seconds)
+        finished = f"{len(runs)} of {len(planned)} runs finished"
+        if runs:
+            write(runs, Path(args.out), protocol, {**meta(), "interrupted": finished},
+                  figures_too=False)
+            finished += f", written to {args.out}"
+        print(f"paper interrupted: {finished}" + "".join(f"\n  {line}" for line in lines))
         return EXIT_INTERRUPTED
     wall = time.perf_counter() - start
-    meta = {"seeds": args.seeds, "configs": [list(c) for c in configs], "kinds": kinds,
-            "wall_s": wall}
-    files = write(runs, Path(args.out), protocol, meta, figures_too=figures)
+    info = meta()
+    files = write(runs, Path(args.out), protocol, info, figures_too=figures)
     if not quiet:
         print(f"{len(runs)} runs in {wall:.1f} s; wrote "
               f"{', '.join(str(p) for p in files.values())}")
-    data = {"runs": [r.summary() for r in runs], "protocol": {**protocol.__dict__, **meta},
+    data = {"runs": [r.summary() for r in runs], "protocol": {**protocol.__dict__, **info},
             "seconds": wall, "files": [str(p) for p in files.values()]}
     return emit_json(args, data, 0)

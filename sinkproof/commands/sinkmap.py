@@ -16,20 +16,19 @@ from ..cli_common import (
     emit_json,
     eps_arg,
     output_path,
-    paper_task_from_args,
     param_arg,
     position_arg,
+    refuse_options,
     require_matplotlib,
-    require_setting_arg,
     reserve_stdio,
-    task_from_args,
+    setting_task_from_args,
     values_from_arg,
 )
 from ..errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_OPEN, SINK_MAP_MAX_WORK, check_work
 from . import COMMANDS
 
 JSON_KEYS = {"kind": "'sinkmap' (SinkMap.load reads the object back; with --setting paper "
-                     "sinkproof.sinkmap.paper.PaperSinkMap.load); 'sinkmap-kinds' with "
+                     "sinkproof.sinkmap.PaperSinkMap.load); 'sinkmap-kinds' with "
                      "--kind all",
              "map": "the attention map (--kind) whose sink measure is bounded",
              "task": "the task instance", "eps": "the error bound, exactly",
@@ -94,22 +93,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if require_setting_arg(args, "sinkmap") == "paper":
-        return _run_paper(args)
     from ..sinkmap.work import estimate
 
     quiet = reserve_stdio(args, outputs=("out", "json", "plot"), inputs=("values",))
+    task = setting_task_from_args(args, "sinkmap")
+    refuse_options(args, task, "has_positions", (
+        ("--at", args.at is not None), ("--realise", args.realise),
+        ("--plot", args.plot is not None), ("--kind all", args.kind == "all"),
+        ("--subfamily", args.subfamily != "auto")))
     if args.plot:
         require_matplotlib("--plot")
-    task = task_from_args(args)
     values = values_from_arg(args.values, task, "sinkmap", learned=True)
     positions = None if args.at is None else [(list(s), t) for s, t in args.at]
     lengths = None if positions is None else [pos for _, pos in positions]
     kinds = MAP_NAMES if args.kind == "all" else (args.kind,)
     if args.kind != "softmax" and (args.realise or (isinstance(values, str)
                                                     and values == "learned")):
-        raise ValueError(f"--kind {args.kind}: --realise and --values learned are for "
-                         f"softmax sink maps only")
+        raise ValueError(f"--kind {args.kind}: --realise and --values learned apply to "
+                         f"softmax only")
     check_work("work units (SOCP cone constraints and symmetry images, or tree nodes x "
                "prefixes with learned values; hull programs or witness prefixes for other "
                "maps) in the sink map",
@@ -130,7 +131,7 @@ def _one_map(args: argparse.Namespace, task: object, values: object, positions: 
              quiet: bool) -> int:
     """One map's sink map: its table (and certificate, plot, JSON) or, on Ctrl-C, the
     partial map."""
-    from ..errors import Interrupted
+    from ..errors import InputError, Interrupted
     from ..sinkmap import sink_map
 
     try:
@@ -148,6 +149,9 @@ def _one_map(args: argparse.Namespace, task: object, values: object, positions: 
         lines += [str(r) for r in realise(result)]
     lines.append(result.table(args.rows))
     if args.out:
+        if not result.certificate:
+            raise InputError("--out: no position was certified, so there is no certificate "
+                             "to write")
         with output_path(args.out, ".json") as path:
             result.save_certificate(path)
         lines.append(f"certificate written to {args.out}")
@@ -186,40 +190,3 @@ def _run_all(args: argparse.Namespace, task: object, positions: object, quiet: b
             "entries": table.to_json(),
             "certificate": {name: m.certificate for name, m in table.maps.items()}}
     return emit_json(args, data, EXIT_OK if complete else EXIT_OPEN)
-
-
-def _run_paper(args: argparse.Namespace) -> int:
-    """``--setting paper``: the paper task's sink map, fixed (hull) or learned (engine)."""
-    from ..errors import InputError
-    from ..sinkmap.paper import paper_sink_map, paper_sink_map_work
-
-    quiet = reserve_stdio(args, outputs=("out", "json"))
-    unused = [flag for flag, given in (("--at", args.at is not None),
-                                       ("--realise", args.realise),
-                                       ("--plot", args.plot is not None),
-                                       ("--kind all", args.kind == "all"),
-                                       ("--subfamily", args.subfamily != "auto"))
-              if given]
-    if unused:
-        raise InputError(f"--setting paper: {unused[0]} is for our setting's sink maps; the "
-                         "paper's map covers every non-trigger position of --n --L --grid")
-    if args.values not in ("fixed", "learned"):
-        raise InputError("--setting paper: --values takes 'fixed' or 'learned' (no model "
-                         "file)")
-    task = paper_task_from_args(args)
-    check_work("work units (token-set hull programs, or tree nodes x prefixes with learned "
-               "values) in the paper-setting sink map",
-               paper_sink_map_work(task, args.values), args.max_work)
-    result = paper_sink_map(task, args.eps, values=args.values, kind=args.kind)
-    lines = [repr(result), result.table(args.rows)]
-    if args.out:
-        if not result.certificate:
-            raise InputError("--out: no position was certified, so there is no certificate "
-                             "to write")
-        with output_path(args.out, ".json") as path:
-            result.save_certificate(path)
-        lines.append(f"certificate written to {args.out}")
-    if not quiet:
-        print("\n".join(lines))
-    complete = result.count("uncertified") == 0 and result.count("failed") == 0
-    return emit_json(args, result.to_dict(), EXIT_OK if complete else EXIT_OPEN)

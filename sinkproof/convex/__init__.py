@@ -5,7 +5,7 @@
   hull of the values seen so far (a QP) and its dual separating direction;
 - :func:`family_certificate`: every non-trigger position of ``S_T`` at once, one
   entry per distinct token set;
-- :func:`paper_family_certificate`: the same in the paper's setting (whole-vector
+- :func:`paper_family_certificate`: :func:`family_certificate` on a paper-setting task (whole-vector
   tokens with a bias channel, fixed values ``v_BOS = 0``), before and after the trigger;
 - :func:`simplex_pair` / :func:`simplex_pair_at`: the normalised program (lower
   bound on BOS mass) next to the non-normalised one (a sink-free witness).
@@ -16,10 +16,14 @@ checker :mod:`sinkproof.checker` (``sinkproof verify FILE``).
 
 from __future__ import annotations
 
-from .family import FamilyCertificate, family_certificate
+from .family import (
+    FamilyCertificate,
+    PaperFamilyCertificate,
+    family_certificate,
+    paper_family_certificate,
+)
 from .minnorm import MinNorm, min_norm_point, min_norm_points
 from .pair import SimplexPair, simplex_pair, simplex_pair_at
-from .paperfamily import PaperFamilyCertificate, paper_family_certificate
 from .position import PositionCertificate, position_certificate, position_certificates
 from .situations import Situation
 from .values import ValueTable, value_table

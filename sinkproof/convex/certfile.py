@@ -21,7 +21,7 @@ from ..certformat import FORMAT, VERSION, format_rational
 from ..checker.family import read_instance
 from ..errors import CertificateError
 from ..task import TriggerTask
-from ..tasks.protocol import require_setting
+from ..tasks.protocol import require
 
 
 def envelope(kind: str, instance: dict[str, Any], claim: dict[str, Any],
@@ -41,7 +41,7 @@ def save_json(cert: dict[str, Any], path: str | Path) -> Path:
 def task_instance(task: TriggerTask) -> dict[str, Any]:
     """The canonical instance of ``task`` (``p, T, triggers, content, values``), as the
     checker's statement writes it, with fixed values; built from the task itself."""
-    require_setting(task, "trigger")
+    require(task, "has_positions", "a hull instance")
     instance: dict[str, Any] = {"task": task.describe(), "values": "fixed"}
     if task.content_scheme != "signed":
         instance["content_vectors"] = [[format_rational(Fraction(float(x))) for x in row]

@@ -15,69 +15,99 @@ solvers with no callback (SCS): it runs the whole solve in a helper thread
 
 from __future__ import annotations
 
+from functools import cache
+from importlib import import_module
+from types import ModuleType
 from typing import Any
 
-import scipy.sparse as sp_sparse
-from cvxpy import settings as cvx_settings
-from cvxpy.reductions.solvers.conic_solvers import clarabel_conif, scs_conif
-from cvxpy.reductions.solvers.conic_solvers.conic_solver import ConicSolver
-
 from .. import interrupts
+
+# CVXPY takes 0.5-2 s to import: it loads when a program is first built or solved, not when
+# a module that can solve one is imported (a check proved by a theorem never pays it).
+
+
+class LazyModule:
+    """A module imported on its first attribute access (``cvxpy``: :data:`cvxpy`)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        module: ModuleType = import_module(self._name)
+        return getattr(module, attr)
+
+
+cvxpy: Any = LazyModule("cvxpy")
+"""``cvxpy``, imported on first use: ``from ..convex.interruptible import cvxpy as cp``."""
 
 
 def _stop_requested(info: Any) -> bool:
     return interrupts.pending()
 
 
-class InterruptibleClarabel(clarabel_conif.CLARABEL):
-    """CVXPY's CLARABEL interface with a termination callback polling for Ctrl-C."""
-
-    def name(self) -> str:
-        return "CLARABEL_INTERRUPTIBLE"
-
-    def solve_via_data(self, data: dict, warm_start: bool, verbose: bool, solver_opts: dict,
-                       solver_cache: dict | None = None) -> Any:
-        import clarabel
-
-        A, b, q = data[cvx_settings.A], data[cvx_settings.B], data[cvx_settings.C]
-        P = data.get(cvx_settings.P)
-        P = sp_sparse.csc_array((q.size, q.size)) if P is None else sp_sparse.triu(P).tocsc()
-        cones = clarabel_conif.dims_to_solver_cones(data[ConicSolver.DIMS])
-        settings = self.parse_solver_opts(verbose, solver_opts)
-        solver = clarabel.DefaultSolver(P, q, A, b, cones, settings)
-        solver.set_termination_callback(_stop_requested)
-        with interrupts.deferred():
-            return solver.solve()
-
-
 SCS_INTERRUPTED = -5
 """SCS's ``status_val`` when a SIGINT arrived during its solve."""
 
 
-class InterruptibleSCS(scs_conif.SCS):
-    """CVXPY's SCS interface raising ``KeyboardInterrupt`` when SCS caught a SIGINT."""
+@cache
+def _solvers() -> dict[str, Any]:
+    """The two interruptible solver classes and their instances, built on first use."""
+    import scipy.sparse as sp_sparse
+    from cvxpy import settings as cvx_settings
+    from cvxpy.reductions.solvers.conic_solvers import clarabel_conif, scs_conif
+    from cvxpy.reductions.solvers.conic_solvers.conic_solver import ConicSolver
 
-    def name(self) -> str:
-        return "SCS_INTERRUPTIBLE"
+    class InterruptibleClarabel(clarabel_conif.CLARABEL):
+        """CVXPY's CLARABEL interface with a termination callback polling for Ctrl-C."""
 
-    def solve_via_data(self, data: dict, warm_start: bool, verbose: bool, solver_opts: dict,
-                       solver_cache: dict | None = None) -> Any:
-        results = super().solve_via_data(data, warm_start, verbose, solver_opts, solver_cache)
-        if results["info"].get("status_val") == SCS_INTERRUPTED:
-            raise KeyboardInterrupt
-        return results
+        def name(self) -> str:
+            return "CLARABEL_INTERRUPTIBLE"
+
+        def solve_via_data(self, data: dict, warm_start: bool, verbose: bool,
+                           solver_opts: dict, solver_cache: dict | None = None) -> Any:
+            import clarabel
+
+            A, b, q = data[cvx_settings.A], data[cvx_settings.B], data[cvx_settings.C]
+            P = data.get(cvx_settings.P)
+            P = (sp_sparse.csc_array((q.size, q.size)) if P is None
+                 else sp_sparse.triu(P).tocsc())
+            cones = clarabel_conif.dims_to_solver_cones(data[ConicSolver.DIMS])
+            settings = self.parse_solver_opts(verbose, solver_opts)
+            solver = clarabel.DefaultSolver(P, q, A, b, cones, settings)
+            solver.set_termination_callback(_stop_requested)
+            with interrupts.deferred():
+                return solver.solve()
+
+    class InterruptibleSCS(scs_conif.SCS):
+        """CVXPY's SCS interface raising ``KeyboardInterrupt`` when SCS caught a SIGINT."""
+
+        def name(self) -> str:
+            return "SCS_INTERRUPTIBLE"
+
+        def solve_via_data(self, data: dict, warm_start: bool, verbose: bool,
+                           solver_opts: dict, solver_cache: dict | None = None) -> Any:
+            results = super().solve_via_data(data, warm_start, verbose, solver_opts,
+                                             solver_cache)
+            if results["info"].get("status_val") == SCS_INTERRUPTED:
+                raise KeyboardInterrupt
+            return results
+
+    return dict(InterruptibleClarabel=InterruptibleClarabel, InterruptibleSCS=InterruptibleSCS,
+                CLARABEL=InterruptibleClarabel(), SCS=InterruptibleSCS())
 
 
-CLARABEL = InterruptibleClarabel()
-"""The solver instance to pass to ``Problem.solve(solver=...)``."""
-SCS = InterruptibleSCS()
-"""SCS whose caught SIGINT is raised again as ``KeyboardInterrupt``."""
+def __getattr__(name: str) -> Any:
+    # ``CLARABEL`` (the solver instance to pass to ``Problem.solve(solver=...)``), ``SCS``
+    # (SCS whose caught SIGINT is raised again as ``KeyboardInterrupt``) and their classes
+    if name in ("CLARABEL", "SCS", "InterruptibleClarabel", "InterruptibleSCS"):
+        return _solvers()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def solver_for(name: str) -> Any:
     """``name`` itself, except CLARABEL and SCS, which become :data:`CLARABEL` (polls for
     Ctrl-C) and :data:`SCS` (raises the Ctrl-C it caught)."""
-    return {"CLARABEL": CLARABEL, "SCS": SCS}.get(name, name)
+    return _solvers().get(name, name) if name in ("CLARABEL", "SCS") else name
 
 
 def solve(problem: Any, solver: str, callback: bool = True, **options: Any) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
+from math import isqrt
 
 import numpy as np
 
@@ -101,3 +102,38 @@ def solve_exact(columns: Sequence[Vector], rhs: Vector) -> Vector | None:
     if any(row[-1] != 0 for row in rows[r:]):
         return None
     return [rows[i][-1] for i in range(n)]
+
+
+def exact_min_norm(points: list[Vector], weights: np.ndarray) -> Vector | None:
+    """The exact min-norm point of ``conv points``, from the float weights' support."""
+    order = np.argsort(-weights)
+    support = [int(order[0])]  # an affinely independent subset of the float support
+    for i in order[1:]:
+        if weights[i] <= 1e-7 * weights.max():
+            break
+        trial = [*support, int(i)]
+        diffs = np.array([[float(a - b) for a, b in zip(points[k], points[trial[0]])]
+                          for k in trial[1:]])
+        if np.linalg.matrix_rank(diffs, tol=1e-9) == len(trial) - 1:
+            support = trial
+    base = points[support[0]]
+    dots = [[sum(a * b for a, b in zip(points[i], points[j])) for j in support]
+            for i in support]
+    # Σ_j μ_j = 1 and (v_i - v_0)·z = 0 for the other support points i
+    columns = [[dots[a][c] - dots[0][c] for a in range(1, len(support))] + [Fraction(1)]
+               for c in range(len(support))]
+    mu = solve_exact(columns, [Fraction(0)] * (len(support) - 1) + [Fraction(1)])
+    if mu is None or any(x < 0 for x in mu):
+        return None
+    z = [sum((m * points[i][r] for m, i in zip(mu, support)), Fraction(0))
+         for r in range(len(base))]
+    zz = sum(x * x for x in z)
+    if zz == 0 or any(sum(a * b for a, b in zip(z, v)) < zz for v in points):
+        return None  # not optimal over the whole hull
+    return z
+
+
+def sqrt_lower(x: Fraction) -> Fraction:
+    """A rational ``<= sqrt(x)`` to about 12 digits (``x > 0``)."""
+    scale = 10**12
+    return floor_significant(Fraction(isqrt(math.floor(x * scale * scale)), scale))

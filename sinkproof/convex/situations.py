@@ -16,7 +16,6 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linprog
 
 from ..certformat import TRIGGER, format_rational
 from ..errors import Interrupted
@@ -73,6 +72,8 @@ def _exact_zero(values: ValueTable, tokens: Tokens) -> list[Fraction] | None:
     V = np.array([values.floats[c] for c in tokens])
     A = np.vstack([V.T, np.ones(len(tokens))])
     b = np.concatenate([np.zeros(V.shape[1]), [1.0]])
+    from scipy.optimize import linprog  # 0.5-2 s to import: loaded when a program runs
+
     res = linprog(np.zeros(len(tokens)), A_eq=A, b_eq=b, bounds=(0, None), method="highs-ds")
     if res.status != 0:
         return None

@@ -19,7 +19,7 @@ from ..checker.family import TRIGGER, read_instance
 from ..exact_numbers import bounded
 from ..model import AttentionModel, fixed_values
 from ..task import TriggerTask
-from ..tasks.protocol import require_setting
+from ..tasks.protocol import require
 from .rational import exact_vector
 
 
@@ -54,7 +54,7 @@ class ValueTable:
 
 def value_table(task: TriggerTask, values: Any = "fixed") -> ValueTable:
     """The value vectors of ``values`` (``"fixed"``, a ``U`` or a one-head model) on ``task``."""
-    require_setting(task, "trigger")
+    require(task, "has_positions", "a value table (U_fix, or U on the token rows)")
     if isinstance(values, AttentionModel):
         if values.H != 1:
             raise ValueError(f"Theorem 3 is about one head; the model has H={values.H}")

@@ -1,10 +1,13 @@
 """The paper's empirical side: train softmax and ReLU attention from random
 initialisation on the trigger task and measure whether they sink (docs/theory.md §6).
 
+The package is callable as :func:`run`: ``sp.experiment(ExperimentConfig.smoke())``.
+
 >>> from sinkproof.experiment import ExperimentConfig, run
 >>> result = run(ExperimentConfig.smoke())          # doctest: +SKIP
 """
 
+from .._callable import make_callable
 from .config import ExperimentConfig
 from .measure import RunResult, measure
 from .optim import adam
@@ -31,3 +34,5 @@ __all__ = [
     "theorem3_check",
     "train",
 ]
+
+make_callable(__name__, "run")

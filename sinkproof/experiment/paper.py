@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from ..attention import MAPS
-from ..search.paper import paper_forward as forward
-from ..search.paper import paper_forward_details as forward_details
+from ..autodiff import stack_forward as forward
+from ..autodiff import stack_forward_details as forward_details
 from ..tasks.paper import BOS, PaperTask
 from .paperbounds import bound_check
 

@@ -170,8 +170,9 @@ def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None
     identical: every run is seeded on its own).  With ``out``, also write
     results.json, results.md, config.json, models.json and (``figures=True``)
     heatmaps.png and bos_training.png there.  Ctrl-C raises
-    :class:`~sinkproof.errors.Interrupted` whose ``partial`` holds the runs finished so far
-    (nothing is written).
+    :class:`~sinkproof.errors.Interrupted` whose ``partial`` holds the runs finished so far;
+    with ``out`` they are written there first (without figures, which take seconds), so an
+    interrupted experiment keeps what it finished (:meth:`ExperimentResult.load` reads it).
     """
     cfg = ExperimentConfig.default() if config is None else config
     if not isinstance(cfg, ExperimentConfig):
@@ -198,7 +199,11 @@ def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None
                         bar.update(cfg.steps, note)
     except KeyboardInterrupt:  # Ctrl-C: the runs finished so far, in the order of settings
         partial = _result(cfg, done, start)
-        raise Interrupted(partial, f"{len(done)} of {len(settings)} runs finished") from None
+        finished = f"{len(done)} of {len(settings)} runs finished"
+        if out is not None and done:
+            partial.write(out, figures=False)
+            finished += f", written to {out}"
+        raise Interrupted(partial, finished) from None
     result = _result(cfg, done, start)
     if out is not None:
         result.write(out, figures=figures)

@@ -6,10 +6,13 @@ generated theory page.
 * Sections: :func:`constructions_section`, :func:`theorem5_sandwich_section`,
   :func:`theorem1_tightness_section`, :func:`theorem3_family_section`.
 * :mod:`sinkproof.report.theory_page`: ``docs/theory.md``, generated from the registry.
+
+The package is callable as :func:`build_report`: ``sp.report(task)``.
 """
 
 from __future__ import annotations
 
+from .._callable import make_callable
 from .build import SECTIONS, Report, build_report
 from .constructions import DEFAULT_LS, constructions_section
 from .family import theorem3_family_section
@@ -26,3 +29,5 @@ __all__ = [
     "plot_theorem5_sandwich", "sandwich_curve", "theorem1_tightness_section",
     "theorem3_family_section", "theorem5_sandwich_section",
 ]
+
+make_callable(__name__, "build_report")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import Interrupted
+from ..tables import Tabular
 from ..task import TriggerTask
 from .constructions import constructions_section
 from .family import theorem3_family_section
@@ -19,11 +20,16 @@ from .tightness import theorem1_tightness_section, theorem5_sandwich_section
 
 
 @dataclass
-class Report:
-    """All tables of a report for one task instance."""
+class Report(Tabular):
+    """All tables of a report for one task instance.  As a table of records
+    (:class:`~sinkproof.tables.Tabular`): one record per row of every table, its
+    ``table`` (the title) first, then that table's columns."""
 
     task: TriggerTask
     tables: list[Table] = field(default_factory=list)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        return [{"table": t.title, **record} for t in self.tables for record in t.to_records()]
 
     def to_dict(self) -> dict[str, Any]:
         return dict(task=self.task.describe(), tables=[t.to_dict() for t in self.tables])

@@ -17,7 +17,7 @@ def theorem3_family_section(task: TriggerTask) -> list[Table]:
         verdict = cert.verify()
         low = cert.min_bound
         rows.append([eps, len(cert.situations), len(cert.bounded), len(cert.zero_in_hull),
-                     len(cert.undecided), "none" if low is None else float(low),
+                     len(cert.undecided), "none" if low is None else low,
                      "yes" if verdict.ok else f"NO: {verdict.failure}"])
     caption = (f"every non-trigger position of S_T ({cert.n_positions} positions) by the token "
                "set S = {x_1..x_t}: BOS mass >= 1 - eps/d(S) for every 1-head normalised model "

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
+from ..exact_numbers import show
 from ..tables import Tabular
 
 
@@ -54,6 +56,8 @@ class Table(Tabular):
 
 
 def _fmt(x: Any) -> str:
+    if isinstance(x, Fraction):
+        return show(x)
     if isinstance(x, float):
         if x == 0 or math.isnan(x) or math.isinf(x):
             return f"{x:g}"

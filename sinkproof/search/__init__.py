@@ -7,24 +7,28 @@ callable, so ``sp.search(task, ...)`` works whether or not a submodule such as
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-from typing import Any
-
-from .engine import SearchBudgetError, available_cores, search
-from .frontier import CertifiedBound, Frontier, FrontierPoint, certified_bound, frontier
-from .objective import (
-    BatchMeasures,
-    PrefixBatch,
-    batch_measures,
-    feature_rows,
-    prefix_batch,
-    value_and_grad,
-    value_grad_measures,
-)
+from .._callable import make_callable
+from .._lazy import lazy_getattr
+from .engine import SearchBudgetError, StackSearchResult, available_cores, search, search_stack
 from .result import SearchResult, TracePoint
-from .verify import WitnessReport, rigorous_measures, verify_witness, witness_document
-from .witnessfile import WitnessInfo, load_witness
+
+# Names a search does not need load on first use: the frontier (theorems, sympy), the
+# witness files (the convex layer, CVXPY) and the objective's helpers, so that the first
+# ``sp.search(...)`` of a script pays only for what a search runs.
+_LAZY: dict[str, str] = {
+    "CertifiedBound": "frontier", "Frontier": "frontier", "FrontierPoint": "frontier",
+    "certified_bound": "frontier", "frontier": "frontier",
+    "BatchMeasures": "objective", "PrefixBatch": "objective", "batch_measures": "objective",
+    "feature_rows": "objective", "prefix_batch": "objective", "value_and_grad": "objective",
+    "value_grad_measures": "objective",
+    "WitnessReport": "verify", "rigorous_measures": "verify", "verify_witness": "verify",
+    "witness_document": "verify",
+    "WitnessInfo": "witnessfile", "load_witness": "witnessfile",
+}
+
+
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
+
 
 # ``sp.search`` is this module (callable), whichever submodule was imported first; the
 # function answers ``.search`` too, for code that holds it rather than the module.
@@ -32,6 +36,8 @@ search.search = search  # type: ignore[attr-defined]
 
 __all__ = [
     "SearchBudgetError",
+    "StackSearchResult",
+    "search_stack",
     "BatchMeasures",
     "CertifiedBound",
     "Frontier",
@@ -56,10 +62,4 @@ __all__ = [
     "witness_document",
 ]
 
-
-class _CallableModule(ModuleType):
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.search(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+make_callable(__name__, "search", _LAZY)

@@ -28,7 +28,7 @@ from ..modelclass import ModelClass
 from ..progress import Progress
 from ..tables import Tabular
 from ..task import TriggerTask
-from ..tasks.protocol import require_setting
+from ..tasks.protocol import require
 from ..theorems import CertifiedBound, best_bound
 from .engine import VALUES, _outcomes, available_cores
 from .objective import bos_measure_kind, witness_measure
@@ -174,7 +174,7 @@ def frontier(
     """The empirical frontier of the class at the target errors ``errors``, each point
     bounded rigorously by the trusted checker, with the class's certified bound.
     Restarts run on ``processes`` cores, or on ``executor`` (as for ``search``)."""
-    require_setting(task, "trigger")
+    require(task, "has_positions", "the frontier search")
     choice("attention kind", kind, KINDS)
     choice("values", values, VALUES)
     heads = as_int("heads", heads, minimum=1)

@@ -62,7 +62,7 @@ from ..autodiff import (
 from ..measures import explicit_prefix_blocks
 from ..model import KINDS, fixed_values
 from ..task import TriggerTask
-from ..tasks.protocol import require_setting
+from ..tasks.protocol import require
 
 LOSSES = ("mse", "smoothmax", "penalty", "sink")
 WHERE = ("nontrigger", "trigger", "all")
@@ -148,7 +148,7 @@ def prefix_batch(
 
     Position 0 is one group of its own, weighted by the number of sequences.
     """
-    require_setting(task, "trigger")
+    require(task, "has_positions", "the prefix batch of the search")
     if sequences is None:
         n_seq = float(task.n_sequences)
         blocks = []

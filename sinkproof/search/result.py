@@ -11,6 +11,9 @@ from ..model import AttentionModel
 from ..tables import Tabular
 from .verify import WitnessReport
 
+STOPS = ("found", "budget", "wall_time", "interrupted")
+"""Why a search ended (:attr:`SearchResult.stopped_by`)."""
+
 
 class TracePoint(NamedTuple):
     """One (error, BOS mass) trade-off reached by some evaluation of the search (float64)."""
@@ -32,6 +35,11 @@ class SearchResult(Tabular):
     front of (error, BOS mass) over every evaluation of every restart.
     ``restarts``: restarts completed; ``candidates``: restarts feasible in float64;
     ``rejected``: float64 candidates the high-precision check refused.
+    ``stopped_by``: why the search ended, in :data:`STOPS` — ``"found"`` (a verified
+    witness), ``"budget"`` (the deterministic budget, ``restarts`` × ``maxiter`` steps, was
+    spent: the same seed gives the same answer on any machine), ``"wall_time"`` (the
+    wall-clock safety stop ``budget`` cut it short: *Open for time*, an answer that a faster
+    or idler machine may change) or ``"interrupted"`` (Ctrl-C).
     """
 
     found: bool
@@ -47,6 +55,12 @@ class SearchResult(Tabular):
     seconds: float
     interrupted: bool
     settings: dict[str, Any] = field(default_factory=dict)
+    stopped_by: str = "budget"
+
+    @property
+    def open_for_time(self) -> bool:
+        """No witness, and the wall-clock safety stop (not the step budget) ended the search."""
+        return self.stopped_by == "wall_time"
 
     def save(self, path: str | Path) -> Path:
         """Write the verified witness file (``sinkproof verify FILE`` re-checks it)."""
@@ -64,7 +78,9 @@ class SearchResult(Tabular):
         goal = (f"error <= {s.get('max_error'):g}, BOS mass <= {s.get('max_bos_mass'):g} "
                 f"at {s.get('where_text')}")
         state = ("FOUND (verified witness)" if self.found else
-                 "not found" + (" (interrupted)" if self.interrupted else ""))
+                 "not found" + {"interrupted": " (interrupted)",
+                                "wall_time": " (open for time: the wall-clock stop cut it)"
+                                }.get(self.stopped_by, ""))
         return f"{cls}; {goal}: {state}"
 
     def __repr__(self) -> str:

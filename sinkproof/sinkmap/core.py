@@ -36,7 +36,7 @@ from ..errors import Interrupted
 from ..exact_numbers import error_level
 from ..progress import Progress
 from ..task import TRIG, TriggerTask
-from ..tasks.protocol import require_setting
+from ..tasks.protocol import Task, require
 from .blocks import Block, build_block
 from .certify import (
     envelope,
@@ -52,7 +52,7 @@ from .gated import gated_sink_map
 from .kinds import sink_measure
 from .learned import learned_sink_map
 from .result import Entry, SinkMap
-from .routes import hull_sink_map, witness_sink_map
+from .routes import hull_sink_map, token_set_sink_map, witness_sink_map
 from .solve import DEFAULT_SOLVER, BlockSolver
 from .symmetry import Orbits, canonical_all, identity_symmetry, token_symmetries
 
@@ -381,8 +381,18 @@ def sink_map(
     :mod:`.gated`), or "no bound" at every position shown by a sink-free head the
     checker verifies (sigmoid: BOS share; ReLU, ReLU/length: BOS weight).  Maps other than
     softmax take known values only; a null measure needs BOS to carry value 0.
+
+    A task without positional features (the paper's setting) is read by token sets
+    (:func:`~sinkproof.sinkmap.routes.token_set_sink_map`: fixed values from the exact
+    hull distances, learned values from the engine); a :class:`TokenSetSinkMap`.
     """
-    require_setting(task, "trigger")
+    if isinstance(task, Task) and not task.has_positions:  # read by token sets
+        if positions is not None or family is not None:
+            raise ValueError("positions= and family= are for a task with positional "
+                             "features; a token-set sink map covers every non-trigger "
+                             "position")
+        return token_set_sink_map(task, eps, values, kind, progress=progress)
+    require(task, "has_positions", "a logit-sharing sink map")
     measure = sink_measure(kind)
     learned = isinstance(values, str) and values == "learned"
     if learned and kind != "softmax":

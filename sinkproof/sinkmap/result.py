@@ -12,8 +12,10 @@ from typing import Any
 import numpy as np
 
 from ..checker import verify
+from ..errors import InputError
 from ..tables import Tabular
 from ..task import TRIG, TriggerTask
+from ..tasks import task_from_description
 from .kinds import sink_measure
 
 STATUSES = ("certified", "no bound", "uncertified", "failed")
@@ -279,10 +281,10 @@ class SinkMap(Tabular):
             raise ValueError(f"{path}: not a sink-map JSON file: {exc}") from None
         if not isinstance(d, dict) or d.get("kind") != "sinkmap":
             raise ValueError(f"{path}: not a sink-map file (kind != 'sinkmap')")
-        if isinstance(d.get("task"), dict) and d["task"].get("setting") == "paper" \
-                and cls is SinkMap:
-            raise ValueError(f"{path}: a paper-setting sink map: read it with "
-                             "sinkproof.sinkmap.paper.PaperSinkMap.load")
+        if cls is SinkMap and isinstance(d.get("task"), dict):
+            task = task_from_description(d["task"])  # the map's class follows its task
+            if not task.has_positions:
+                cls = TokenSetSinkMap
         entries = {tuple(e["prefix"]): Entry.from_dict(e) for e in d["entries"]}
         return cls._from_parts(d, entries)
 
@@ -295,3 +297,54 @@ class SinkMap(Tabular):
                    entries=entries,
                    certificate=d["certificate"], subfamily=d["subfamily"], radius=d["radius"],
                    family=d["family"], kind=d.get("map", "softmax"))
+
+
+class TokenSetSinkMap(SinkMap):
+    """A :class:`SinkMap` of a task without positional features (the paper's task): keys
+    are prefixes of token codes (content ``i``; ``m + i`` the trigger carrying ``c_i``),
+    ``U`` is ``None`` and ``values`` says which values the bounds hold for (``"fixed"``:
+    ``W_O W_V = I - e_0 e_0^T``; ``"learned"``: every ``W_V, W_O``)."""
+
+    def __init__(self, *args: Any, values: str = "fixed", result: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.values = values
+        self.result = result
+
+    def show_prefix(self, key: tuple[int, ...]) -> str:
+        m = self.task.m
+        return "(" + ", ".join(f"c{c}" if c < m else f"TRIG(c{c - m})" for c in key) + ")"
+
+    def _header(self) -> str:
+        what = "" if self.kind == "softmax" else f"kind={self.kind} ({self.measure}), "
+        how = "exact hull distances" if self.values == "fixed" else "branch and bound"
+        return (f"SinkMap(paper setting, {what}eps={self.eps}, {self.task!r}, "
+                f"values={self.values}, {how}): {self.count('certified')} certified, "
+                f"{self.count('no bound')} no bound, {self.count('uncertified')} uncertified")
+
+    def __repr__(self) -> str:
+        lines = [self._header(),
+                 "  t  prefixes  certified   min bound  mean bound   max bound"]
+        for r in self.by_position():
+            lines.append(f"{r['position']:3d}  {r['prefixes']:8d}  {r['certified']:9d}  "
+                         f"{r['min']:10.6f}  {r['mean']:10.6f}  {r['max']:10.6f}")
+        return "\n".join(lines)
+
+    def heatmap(self, ax: Any = None, max_rows: int = 400) -> Any:
+        raise InputError("a paper-setting sink map has no heat map (its rows are token sets, "
+                         "not positions of one sequence): use the table")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "values": self.values}
+
+    @classmethod
+    def _from_parts(cls, d: dict[str, Any], entries: dict[tuple[int, ...], Entry]
+                    ) -> TokenSetSinkMap:
+        return cls(task=task_from_description(d["task"]), eps=Fraction(d["eps"]), U=None,
+                   entries=entries, certificate=d["certificate"], subfamily=d["subfamily"],
+                   radius=d["radius"], family=d["family"], kind=d.get("map", "softmax"),
+                   values=d["values"])
+
+
+PaperSinkMap = TokenSetSinkMap
+"""The paper setting's name for :class:`TokenSetSinkMap`."""

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import cvxpy as cp
 import numpy as np
 
 from ..convex import interruptible
+from ..convex.interruptible import cvxpy as cp
 from .blocks import Block
 from .conic import ConicDual
 

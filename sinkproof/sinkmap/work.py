@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import ceil, comb
+from typing import Any
 
 import numpy as np
 
+from ..convex.family import require_token_sets
 from ..errors import SINK_MAP_MAX_WORK as MAX_WORK
 from ..task import TriggerTask
 from . import learned
@@ -113,7 +115,10 @@ def estimate(task: TriggerTask, values: object = "fixed", subfamily: str = "auto
     prefixes (each node's programs range over them), for at most
     :data:`~sinkproof.sinkmap.learned.MAX_TARGETS` targets.  ``kind``: the attention map
     (:func:`route_work` for the maps not bounded by logit sharing; a gated head: the hull
-    and a softmax map per gate level at ``eps``, default :data:`GATED_EPS`)."""
+    and a softmax map per gate level at ``eps``, default :data:`GATED_EPS`).  A task
+    without positional features: :func:`token_set_work`."""
+    if not task.has_positions:  # read by token sets (the sink map's own dispatch)
+        return token_set_work(task, values)  # type: ignore[arg-type]
     route = sink_measure(kind).route
     if route == "gate split":
         levels = max(len(gate_grid(parse_eps(GATED_EPS if eps is None else eps))), MAX_LEVELS)
@@ -127,3 +132,35 @@ def estimate(task: TriggerTask, values: object = "fixed", subfamily: str = "auto
     V = task.token_table @ known_values(task, values).U.T
     return sink_map_work(task, len(token_symmetries(task, V)), subfamily, radius, lengths,
                          trigger_matters=bool(np.any(V[task.trig_code] != 0)))
+
+
+def paper_target_count(task: Any) -> int:
+    """Non-trigger positions of the family, counted (no enumeration): at length ``t``,
+    ``m^t`` trigger-free prefixes (only when ``t <= L-2``, the trigger still to come) and
+    ``(t-2) m^t`` with the trigger at ``2..t-1``."""
+    m, L = task.m, task.L
+    return sum(m**t * (int(t <= L - 2) + max(t - 2, 0)) for t in range(1, L))
+
+
+def paper_prefix_count(task: Any) -> int:
+    """Every prefix ``x_1..x_t`` (``1 <= t <= L-1``) of the family, counted: ``m^t``
+    trigger-free (``t <= L-2``) plus ``(t-1) m^t`` with the trigger at ``2..t``."""
+    m, L = task.m, task.L
+    return sum(m**t * (int(t <= L - 2) + max(t - 1, 0)) for t in range(1, L))
+
+
+def token_set_work(task: Any, values: str = "fixed") -> int:
+    """Work units of :func:`~sinkproof.sinkmap.routes.token_set_sink_map`, counted before
+    it starts: with fixed values
+    the token sets the family certificate solves (``m + 1`` units each: one hull program
+    with at most ``m + 1`` points) plus one unit per target; with learned values tree
+    nodes times the family's prefixes (each node's programs range over them) per target."""
+    require_token_sets(task, "a sink map")
+    if values == "learned":
+        return paper_target_count(task) * learned.MAX_NODES * paper_prefix_count(task)
+    sets = sum(comb(task.m, s) for s in range(1, min(task.m, task.L - 2) + 1))
+    return sets * (task.m + 1) ** 2 + paper_target_count(task)
+
+
+paper_sink_map_work = token_set_work
+"""The paper setting's name for :func:`token_set_work`."""

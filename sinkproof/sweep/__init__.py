@@ -10,10 +10,7 @@ executor (Dask by default), cached by job and resumable.
 
 from __future__ import annotations
 
-import sys
-from types import ModuleType
-from typing import Any
-
+from .._callable import make_callable
 from .grid import MAX_JOBS, Sweep, SweepError, load_sweep, sweep_from_dict
 from .jobs import JOB_KINDS, JobKind
 from .runner import SweepResult, run_sweep
@@ -23,13 +20,6 @@ sweep = run_sweep
 __all__ = ["JOB_KINDS", "MAX_JOBS", "JobKind", "Sweep", "SweepError", "SweepResult",
            "load_sweep", "run_sweep", "sweep", "sweep_from_dict"]
 
-
-class _CallableModule(ModuleType):
-    """``sinkproof.sweep`` is both this package and the function: ``sp.sweep(spec)``
-    works whether or not the package was imported first."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return run_sweep(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+# ``sinkproof.sweep`` is both this package and the function: ``sp.sweep(spec)`` works
+# whether or not the package was imported first
+make_callable(__name__, "run_sweep")

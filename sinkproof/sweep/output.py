@@ -106,15 +106,17 @@ def _typed_columns(result: Any) -> dict[str, list[Any]]:
 
 def write_table(result: Any, out: Path | OutputFolder) -> list[Path]:
     """``results.csv`` always (:meth:`~sinkproof.tables.Tabular.to_csv`); ``results.parquet``
-    through pyarrow."""
+    too where pyarrow is installed (the ``parquet`` extra: 170 MB, for Parquet only)."""
     folder = out if isinstance(out, OutputFolder) else OutputFolder(out)
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     columns = _typed_columns(result)
+    csv_path = folder.write("results.csv", result.to_csv)
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return [csv_path]
     table = pa.table({n: pa.array(v) for n, v in columns.items()})
     pq_path = folder.write("results.parquet", lambda path: pq.write_table(table, path))
-    csv_path = folder.write("results.csv", result.to_csv)
     return [pq_path, csv_path]
 
 

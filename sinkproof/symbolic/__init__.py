@@ -7,6 +7,8 @@
 * :class:`Formula`, :func:`ray_gap`, :func:`hull_distance`, :func:`norm_exact`: closed-form
   bounds and the exact constants they take.
 * :func:`eps_min`, :func:`norm_needed` ...: Theorem 5's error floor ``ε_min(B)``.
+* :func:`verify_stack_exact`, :func:`verify_stack_relu_symbolic`: ReLU-family stacks
+  exactly on any finite family, and symbolically in the length (the paper's (P3)).
 
 The theorems themselves (statements, hypotheses, instances) are :mod:`sinkproof.theorems`.
 """
@@ -25,6 +27,16 @@ from .normbound import (
     norm_needed_closed_form,
     theorem5_terms,
 )
+from .stack import (
+    GROUPS,
+    ExactStack,
+    ExactStackCheck,
+    PaperReluVerification,
+    StackReluVerification,
+    verify_paper_relu_symbolic,
+    verify_stack_exact,
+    verify_stack_relu_symbolic,
+)
 from .theorem4 import (
     Identity,
     Theorem4Verification,
@@ -34,7 +46,10 @@ from .theorem4 import (
 )
 
 __all__ = [
-    "ExactFamilyCheck", "ExactModel", "Formula", "HullDistance", "Identity", "NormNeeded",
+    "GROUPS", "ExactFamilyCheck", "ExactModel", "ExactStack", "ExactStackCheck",
+    "PaperReluVerification", "StackReluVerification", "verify_paper_relu_symbolic",
+    "verify_stack_exact", "verify_stack_relu_symbolic", "Formula", "HullDistance", "Identity",
+    "NormNeeded",
     "RayGap", "Theorem4Verification", "eps_min", "eps_min_enclosure", "eps_min_expr",
     "exact_check", "exact_relu_solution", "hull_distance", "log_eps_min", "norm_exact",
     "norm_needed", "norm_needed_closed_form", "ray_gap", "theorem5_terms",

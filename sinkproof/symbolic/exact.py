@@ -31,7 +31,7 @@ from .._validate import choice
 from ..exact_numbers import exact
 from ..model import AttentionModel
 from ..task import TriggerTask
-from ..tasks.protocol import require_setting
+from ..tasks.protocol import require
 
 Vector = tuple[Fraction, ...]
 
@@ -78,7 +78,7 @@ class ExactModel:
     """
 
     def __init__(self, task: TriggerTask, kind: str, A: Any, U: Any = None) -> None:
-        require_setting(task, "trigger")
+        require(task, "has_positions", "an exact one-layer model (U of shape (H, p, p+3))")
         self.task = task
         self.kind = choice("attention kind", kind, EXACT_KINDS)
         a = np.array(A, dtype=object)

@@ -22,7 +22,7 @@ import sympy
 from ..exact_numbers import bounded
 from ..numerics import logsumexp
 from ..task import TriggerTask
-from ..tasks.protocol import require_setting
+from ..tasks.protocol import require
 from .bounds import EPS, exact_number, exact_sqrt
 from .exact import interval_context
 
@@ -55,7 +55,7 @@ def _content_norms(task: TriggerTask) -> list[Fraction]:
 
 def theorem5_terms(task: TriggerTask) -> list[NormBoundTerms]:
     """The exact constants of ``ε_min(B)`` for ``task``, one entry per distinct ``‖c‖``."""
-    require_setting(task, "trigger")
+    require(task, "has_positions", "Theorem 5's norm bound (its position features)")
     pos = [task.position_features_exact(t) for t in range(task.T + 1)]
     pos_sq = [_sq(v) for v in pos]
     if any(pos_sq[n + 1] > pos_sq[n] for n in range(1, task.T)):

@@ -30,6 +30,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..errors import CapabilityError
+
 TOKEN_KINDS = ("content", "trigger", "bos")
 """The kinds a token can have."""
 
@@ -192,8 +194,9 @@ CAPABILITIES: dict[str, str] = {
 
 
 def require(task: Any, capability: str, needed_by: str, value: bool = True) -> None:
-    """Refuse, with one clear message, a task that lacks (``value=True``) or has
-    (``value=False``) ``capability``; ``needed_by`` names what asked."""
+    """Refuse, with one clear message (a :class:`~sinkproof.errors.CapabilityError`, a
+    TypeError), a task that lacks (``value=True``) or has (``value=False``)
+    ``capability``; ``needed_by`` names what asked."""
     if capability not in CAPABILITIES:
         raise KeyError(f"unknown task capability {capability!r}")
     if not isinstance(task, Task):
@@ -202,7 +205,7 @@ def require(task: Any, capability: str, needed_by: str, value: bool = True) -> N
         return
     what = CAPABILITIES[capability]
     need = "needs" if value else "does not apply to"
-    raise TypeError(f"{needed_by} {need} a task with {what}; "
+    raise CapabilityError(f"{needed_by} {need} a task with {what}; "
                     f"{type(task).__name__} (setting {task.setting!r}) "
                     f"{'has none' if value else 'has it'}")
 

@@ -6,7 +6,8 @@
   with outward intervals on the whole family;
 - :func:`norm_lower_bound`: the certified norm price of the maps that cannot reach zero error.
 
-Names load on first use, so ``sinkproof variants --help`` reads :data:`QUESTIONS` without
+The package is callable as :func:`build_table`: ``sp.variants(task)``.  Names load on
+first use, so ``sinkproof variants --help`` reads :data:`QUESTIONS` without
 the numerical layers.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+from .._callable import make_callable
 from .questions import QUESTIONS
 
 _LAZY: dict[str, str] = {
@@ -44,3 +46,5 @@ def __dir__() -> list[str]:
 
 
 __all__ = ["QUESTIONS", *_LAZY]
+
+make_callable(__name__, "build_table")

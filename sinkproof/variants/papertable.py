@@ -29,7 +29,7 @@ from typing import Any
 from .. import checker
 from ..attention import MAPS
 from ..certformat import paper_prefixes as n_prefixes
-from ..convex.paperfamily import paper_family_certificate
+from ..convex.family import paper_family_certificate
 from ..errors import Interrupted
 from ..tasks.paper import PaperTask
 from .cells import AWAY, CERT_EPS, SINK, Cell, VariantsTable, covered, fmt, price_cell

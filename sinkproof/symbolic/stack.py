@@ -1,13 +1,16 @@
-"""The paper's (P3) verified with no floating point: exactly on finite content sets, and
-symbolically in the length and the content (SymPy).
+"""Stacks of ReLU-family heads verified with no floating point: exactly on any finite
+task's family, and symbolically in the length and the content (SymPy) on a task whose
+tokens are kind flags plus content (the paper's (P3)).
 
 A stack of ReLU-family heads (``relu``: ``max(0, s)``; ``relu_length``:
 ``max(0, s)/max(t, 1)``) with rational parameters on rational tokens has rational
 outputs, so zero error and zero BOS weight are decided exactly:
 
 * :func:`verify_stack_exact` runs the stack in :class:`fractions.Fraction` arithmetic on
-  every prefix of a finite paper task's family and compares with the exact targets.
-* :func:`verify_paper_relu_symbolic` decides the same for **every** length ``L`` and
+  every prefix of a finite task's family (``task.prefix_blocks``,
+  ``task.token_features_exact``) and compares with its exact targets
+  (``task.exact_prefix_target``).
+* :func:`verify_stack_relu_symbolic` decides the same for **every** length ``L`` and
   **every** content: the tokens are BOS ``e_0``, a content token ``[0, 0, c, 1]`` and a
   trigger ``[0, 1, q, 0]`` with free real symbols ``c, q``.  If every first-layer score
   depends only on the kinds of query and key (checked), a head's output at a query is
@@ -29,6 +32,7 @@ import numpy as np
 import sympy
 
 from ..stack import StackModel
+from ..tasks.protocol import require
 from .theorem4 import Identity, _decide
 
 EXACT_MAPS = ("relu", "relu_length")
@@ -183,8 +187,9 @@ def verify_stack_exact(model: StackModel) -> ExactStackCheck:
 # ---------------------------------------------------------------------- symbolic
 
 @dataclass(frozen=True)
-class PaperReluVerification:
-    """The symbolic check of a ReLU-family stack on the paper's task: every identity with
+class StackReluVerification:
+    """The symbolic check of a ReLU-family stack on a single-trigger task without
+    positions (the paper's): every identity with
     its case, by group (see ``GROUPS``); ``holds`` when every group holds, which means
     zero error and zero first-layer BOS weight at every position, for every length and
     every content.  The hypotheses (content-free first-layer scores, inactive later
@@ -212,7 +217,7 @@ class PaperReluVerification:
 
     def __repr__(self) -> str:
         flags = ", ".join(f"{g}={self.group(g)}" for g in GROUPS)
-        return (f"PaperReluVerification(n={self.n}, residual={self.residual}, "
+        return (f"{type(self).__name__}(n={self.n}, residual={self.residual}, "
                 f"holds={self.holds}: {flags}; {len(self.identities)} identities)")
 
 
@@ -220,13 +225,15 @@ def _rational_matrix(a: np.ndarray) -> sympy.Matrix:
     return sympy.Matrix([[sympy.Rational(Fraction(float(v))) for v in row] for row in a])
 
 
-def verify_paper_relu_symbolic(model: StackModel) -> PaperReluVerification:
+def verify_stack_relu_symbolic(model: StackModel) -> StackReluVerification:
     """Decide, symbolically in every position (hence every ``L``) and in the content,
-    that a ReLU-family stack on a paper task has zero error and zero BOS weight."""
+    that a ReLU-family stack has zero error and zero BOS weight on its task: one trigger
+    per sequence, no positional features, tokens BOS ``e_0``, content ``[0, 0, c, 1]`` and
+    trigger ``[0, 1, q, 0]`` (the paper's layout; the four cases of the module docstring)."""
     _check_exact_maps(model)
     task = model.task
-    if getattr(task, "setting", None) != "paper":
-        raise TypeError("the symbolic check is for a stack on a PaperTask")
+    require(task, "has_positions", "the symbolic stack check", value=False)
+    require(task, "single_trigger", "the symbolic stack check")
     n, k = task.n, task.n - 3
     u = sympy.Matrix(sympy.symbols(f"u1:{k + 1}", real=True))  # a query's content
     v = sympy.Matrix(sympy.symbols(f"v1:{k + 1}", real=True))  # a key's content
@@ -319,4 +326,10 @@ def verify_paper_relu_symbolic(model: StackModel) -> PaperReluVerification:
     case("after_trigger", "content query at t=b+3", "content", token("content", c), t,
          {"bos": bos, "content": token("content", R + c, t - 1),
           "trigger": token("trigger", q)}, zero)
-    return PaperReluVerification(n, res, tuple(ids))
+    return StackReluVerification(n, res, tuple(ids))
+
+
+PaperReluVerification = StackReluVerification
+"""The paper setting's name for :class:`StackReluVerification`."""
+verify_paper_relu_symbolic = verify_stack_relu_symbolic
+"""The paper setting's name for :func:`verify_stack_relu_symbolic`."""

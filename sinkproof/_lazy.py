@@ -1,0 +1,23 @@
+"""Names of a package that load their submodule on first use (PEP 562 ``__getattr__``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+from typing import Any
+
+
+def lazy_getattr(package: str, table: dict[str, str], namespace: dict[str, Any]
+                 ) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``package``: ``name`` in ``table`` is imported from the
+    submodule ``table[name]`` on first access and kept in ``namespace`` (the package's
+    globals), so later accesses cost nothing."""
+
+    def __getattr__(name: str) -> Any:
+        if name in table:
+            value = getattr(import_module(f"{package}.{table[name]}"), name)
+            namespace[name] = value
+            return value
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
