@@ -28,7 +28,7 @@ ROOT = Path(sinkproof.__file__).resolve().parent
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "interrupts"),
     ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats",
-     "tokens"),
+     "tokens", "work"),
     ("tables",),
     ("checker", "params"),           # checker TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),

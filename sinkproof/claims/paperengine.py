@@ -20,8 +20,8 @@ from typing import Any
 
 from .. import checker
 from ..bnb.paper import paper_targets, prove_paper
-from ..checker.paperwitness import n_prefixes
 from ..errors import CertificateError, Interrupted, SinkproofError, check_work
+from ..work import paper_prefixes as n_prefixes
 from .engine import best_so_far
 from .outcome import Proved
 from .paperclaim import PaperClaim

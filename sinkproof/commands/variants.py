@@ -114,8 +114,8 @@ def table_work(quick: bool, maps: tuple[str, ...] | None = None,
 
     names = maps or tuple(MAPS)
     if setting == "paper":
-        from ..checker.paperwitness import n_prefixes
         from ..variants.paper import default_paper_task
+        from ..work import paper_prefixes as n_prefixes
 
         paper = default_paper_task(quick)
         return (n_prefixes(paper.m, paper.L) + 1) * (1 + 4 * len(names))

@@ -24,6 +24,7 @@ from ..model import KINDS, AttentionModel
 from ..progress import Progress
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting
+from ..work import SEARCH_MAX_WORK, product, refuse_beyond
 from .objective import PrefixBatch, bos_measure_kind, prefix_batch, witness_measure
 from .restart import RestartOutcome, SearchSettings, pareto, run_restart
 from .result import SearchResult, TracePoint
@@ -110,6 +111,7 @@ def search(
     dps: int = 50,
     progress: bool | None = None,
     executor: Executor | None = None,
+    max_work: int | None = None,
 ) -> SearchResult:
     """Look for ``A`` (and ``U`` when ``values="learned"``) with error ``<= max_error``
     on the whole family and BOS mass ``<= max_bos_mass`` in every head at ``where``.
@@ -121,6 +123,8 @@ def search(
     ignored); the answer does not depend on where they run.  ``budget`` caps the
     wall-clock seconds.  ``found`` is true only after the trusted checker has confirmed both
     conditions on the whole family at ``dps`` digits.  Ctrl-C returns the best so far.
+    ``max_work``: the most head evaluations (restarts x maxiter x positions x heads)
+    before it refuses to start (default :data:`~sinkproof.work.SEARCH_MAX_WORK`).
     """
     require_setting(task, "trigger")
     choice("attention kind", kind, KINDS)
@@ -137,6 +141,8 @@ def search(
     dps = as_int("dps", dps, minimum=15)
     if budget is not None:
         budget = as_real("budget", budget, minimum=0.0, strict=True)
+    refuse_beyond("head evaluations of the search (restarts x steps x positions x heads)",
+                  product(restarts, maxiter, task.n_positions, heads), max_work, SEARCH_MAX_WORK)
     cores = available_cores() if processes is None else as_int("processes", processes, 1)
     processes = min(cores, restarts) if executor is None else executor.workers
     if not isinstance(where, str):

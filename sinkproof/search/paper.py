@@ -36,6 +36,7 @@ from ..attention import MAPS
 from ..autodiff import x64
 from ..tasks.paper import BOS, TRIGGER, PaperTask
 from ..tasks.protocol import require_setting
+from ..work import SEARCH_MAX_WORK, product, refuse_beyond
 
 MAX_FAMILY = 4096
 """Largest finite family trained on whole; beyond it a seeded sample is used."""
@@ -171,11 +172,14 @@ def _fixed(n: int) -> tuple[np.ndarray, np.ndarray]:
 def paper_search(task: PaperTask, kind: str, layers: int, heads: int, *, max_error: float,
                  max_bos_mass: float, values: str = "learned", restarts: int = 4,
                  steps: int = 1500, seed: int = 0, budget: float = 30.0, samples: int = 256,
-                 lr: float = 1e-2, init_std: float = 0.3) -> PaperSearchResult:
+                 lr: float = 1e-2, init_std: float = 0.3,
+                 max_work: int | None = None) -> PaperSearchResult:
     """Look for a paper model with error ``<= max_error`` and BOS weight ``< max_bos_mass``
     at every non-trigger position, in every head (see the module docstring); at most
     ``restarts`` seeded restarts of ``steps`` Adam steps, stopping after ``budget``
-    seconds.  ``values = "fixed"`` trains ``W_Q, W_K`` only (one head, one layer)."""
+    seconds.  ``values = "fixed"`` trains ``W_Q, W_K`` only (one head, one layer).
+    ``max_work``: the most head evaluations (restarts x steps x positions x layers x heads;
+    default :data:`~sinkproof.work.SEARCH_MAX_WORK`) before it refuses to start."""
     require_setting(task, "paper")
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
@@ -183,6 +187,9 @@ def paper_search(task: PaperTask, kind: str, layers: int, heads: int, *, max_err
     heads = as_int("heads", heads, minimum=1)
     restarts = as_int("restarts", restarts, minimum=1)
     steps = as_int("steps", steps, minimum=1)
+    refuse_beyond("head evaluations of the search (restarts x steps x positions x layers x "
+                  "heads)", product(restarts, steps, max(MAX_FAMILY, int(samples)), task.L,
+                                    layers, heads), max_work, SEARCH_MAX_WORK)
     eps = as_real("max_error", max_error, minimum=0.0, strict=True)
     b = as_real("max_bos_mass", max_bos_mass, minimum=0.0, strict=True)
     fixed = values == "fixed"
