@@ -8,7 +8,7 @@ closed-form estimate of its work with it (:func:`refuse_beyond`).  A refusal is 
 status 4) whose message names the quantity, the estimate, the limit and how to raise it::
 
     not started: about 12,938,341,329,476,838,285 (sequence, position) pairs to evaluate,
-    beyond the limit of 2,000,000 (raise it with max_work= N)
+    beyond the limit of 2,000,000 (raise it with max_work=N)
 
 Counts are computed in closed form and *saturate* at :data:`BEYOND` (a count no limit
 reaches), so that estimating a family of length ``T = 10**30`` costs microseconds, not
@@ -20,12 +20,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from .errors import WorkLimitError, check_work
+from .errors import WorkLimitError
 
 WorkLimitExceeded = WorkLimitError
 """The one error of a refused estimate (an alias: the CLI maps it to exit status 4)."""
 
-API_FLAG = "max_work="
+API_FLAG = "max_work=N"
 """How a Python caller raises a limit (the CLI says ``--max-work N``)."""
 
 BEYOND = 10**30
@@ -44,6 +44,21 @@ SEARCH_MAX_WORK = 100_000_000_000
 """Default limit on a search's head evaluations (restarts x steps x positions x heads x
 layers): the default search on p=2, T=4 makes about 7 million, a paper claim's 24 x 4000
 Adam steps on 20,000 positions of a 2-layer model about 4 billion."""
+
+
+EVALUATE_MAX_WORK = 2_000_000
+"""Default limit on the (sequence, position) pairs one evaluation covers (``evaluate``,
+``sinkproof report --max-work``)."""
+
+SITUATIONS_MAX_WORK = 100_000
+"""Default limit on the situations (sets of distinct tokens) of a family certificate
+(``convex.family_certificate``, ``sinkproof certify --max-work``)."""
+
+
+BNB_MAX_WORK = 1_000_000_000
+"""Default limit on a branch and bound's tree nodes x family positions (each node's
+relaxation ranges over the family): ``bnb.prove`` at its 200 nodes per tree refuses
+from about five million positions."""
 
 
 def model_weights(layers: int, heads: int, dim: int) -> int:
@@ -67,7 +82,9 @@ def refuse_beyond(what: str, estimate: int, max_work: int | None, default: int) 
     """Raise :class:`WorkLimitExceeded` when ``estimate`` units of ``what`` exceed the
     limit (``max_work``, default ``default``); return the limit otherwise."""
     bound = limit(max_work, default)
-    check_work(what, estimate, bound, flag=API_FLAG)
+    if estimate > bound:  # the CLI's format (errors.check_work), with the API's keyword
+        raise WorkLimitError(f"not started: about {estimate:,} {what}, beyond the limit "
+                             f"of {bound:,} (raise it with {API_FLAG})")
     return bound
 
 
@@ -123,5 +140,6 @@ def require_entries(what: str, *shape: int, limit: int = MAX_ENTRIES) -> None:
 
 
 __all__ = ["API_FLAG", "BEYOND", "MAX_ENTRIES", "MAX_MODEL_WEIGHTS", "SEARCH_MAX_WORK",
+           "EVALUATE_MAX_WORK", "SITUATIONS_MAX_WORK", "BNB_MAX_WORK",
            "model_weights", "WorkLimitExceeded", "limit", "power",
            "paper_prefixes", "product", "refuse_beyond", "require_entries", "total"]

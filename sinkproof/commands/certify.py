@@ -25,8 +25,9 @@ from ..cli_common import (
 )
 from ..errors import EXIT_INTERRUPTED, InputError, Interrupted, check_work
 from ..tokens import SYNTAX
+from ..work import SITUATIONS_MAX_WORK
 
-MAX_SITUATIONS = 100_000
+MAX_SITUATIONS = SITUATIONS_MAX_WORK
 """Default limit on the situations (sets of distinct tokens) a family certificate solves."""
 
 JSON_KEYS = {"kind": "the certificate's kind (hull-family, hull or paper-hull-family)",
@@ -55,14 +56,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def situation_count(task: Any) -> int:
-    """Sets of distinct content tokens (each with and without a trigger) a family
-    certificate covers: ``sum over s <= min(k, T) of C(k, s)``, twice."""
-    from math import comb
-
-    return 2 * sum(comb(task.k, s) for s in range(1, min(task.k, task.T) + 1))
-
-
 def run(args: argparse.Namespace) -> int:
     quiet = reserve_stdio(args, outputs=("out", "json"), inputs=("values",))
     paper = require_setting_arg(args, "certify") == "paper"
@@ -86,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
 def _trigger(args: argparse.Namespace) -> Any:
     """Theorem 3's hull certificate on our task: the family, or one position."""
     from ..convex import family_certificate, position_certificate
+    from ..convex.family import situation_count
 
     task = task_from_args(args)
     values = values_from_arg(args.values, task, "certify")
@@ -93,7 +87,7 @@ def _trigger(args: argparse.Namespace) -> Any:
         if args.t is not None:
             raise InputError("--t needs --sequence")
         check_work("situations to certify", situation_count(task), args.max_work)
-        cert = family_certificate(task, args.eps, values)
+        cert = family_certificate(task, args.eps, values, max_work=args.max_work)
     else:
         if args.t is None:
             raise InputError("--sequence needs --t")

@@ -16,8 +16,10 @@ from typing import Any
 from ..checker.hull import occurring_situations
 from ..checker.instance import read_instance
 from ..checker.schema import format_rational
+from ..exact_numbers import error_level
 from ..tables import Tabular
 from ..task import TriggerTask
+from ..work import SITUATIONS_MAX_WORK, refuse_beyond
 from .certfile import CertificateMixin, envelope
 from .situations import Situation, solve_situations, token_label
 from .values import ValueTable, check_eps, value_table
@@ -128,14 +130,28 @@ def _trigger_positions(task: TriggerTask) -> int:
     return sum(n * k ** (n - 1) for n in range(1, task.T + 1))
 
 
-def family_certificate(task: TriggerTask, eps: Any, values: Any = "fixed") -> FamilyCertificate:
+def situation_count(task: TriggerTask) -> int:
+    """Sets of distinct content tokens (each with and without a trigger) a family
+    certificate covers: ``sum over s <= min(k, T) of C(k, s)``, twice."""
+    from math import comb
+
+    return 2 * sum(comb(task.k, s) for s in range(1, min(task.k, task.T) + 1))
+
+
+def family_certificate(task: TriggerTask, eps: Any, values: Any = "fixed", *,
+                       max_work: int | None = None) -> FamilyCertificate:
     """Certify Theorem 3 at every non-trigger position of the family of ``task``.
 
     ``values``: ``"fixed"`` (every model with ``U_fix``: bound ``1 - ε/d``), or a
     given ``U``/one-head model (bound ``1 - 2ε/d``, or ``1 - ε/d`` when ``v_b = 0``).
+    ``eps`` in ``(0, 1)`` (the CLI's rule: from 1 on every bound is vacuous);
+    ``max_work``: the most situations before it refuses to start (default
+    :data:`~sinkproof.work.SITUATIONS_MAX_WORK`, the limit of ``sinkproof certify``).
     """
     table = value_table(task, values)
-    eps = check_eps(eps)
+    eps = check_eps(error_level(eps, "eps", positive=True))
+    refuse_beyond("situations to certify", situation_count(task), max_work,
+                  SITUATIONS_MAX_WORK)
     inst = read_instance(table.instance(eps))  # the checker's own list of situations
     needed = occurring_situations(inst)
     solved = solve_situations(table, needed, eps)
