@@ -12,13 +12,22 @@ the reason "checker: ..." and are to be unmarked once that rewrite is merged.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.test_fuzz_files import _get, _nodes, _set, base_files
-from tests.test_fuzz_sizes import REFUSAL_CPU_SECONDS, SIZES, assert_decided, decided
+from tests.test_fuzz_sizes import (
+    REFUSAL_CPU_SECONDS,
+    ROOT,
+    SIZES,
+    assert_decided,
+    decided,
+)
 
 SCALE = max(1, settings.default.max_examples // 15)
 FEW = settings(max_examples=8 * SCALE, deadline=None,
@@ -54,12 +63,28 @@ def test_every_kind_has_size_fields():
         assert size_paths(json.loads(text)), name
 
 
+def verify_in_a_process(text: str, tmp_path) -> tuple[int, str]:
+    """``sinkproof verify`` in a subprocess with a timeout: a hang inside C code (a big
+    integer power, an allocation) does not let a signal watchdog fire."""
+    path = tmp_path / "resized.json"
+    path.write_text(text, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    try:
+        run = subprocess.run([sys.executable, "-m", "sinkproof", "verify", str(path)],
+                             capture_output=True, text=True, timeout=60, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail("hang: verify ran past 60 s")
+    return run.returncode, run.stderr
+
+
+@pytest.mark.slow
 @pytest.mark.xfail(strict=False, reason="checker: some size fields are still read by a "
-                   "loop or an allocation before the limit (see KNOWN below)")
+                   "loop or a big-integer power before the limit (see KNOWN below)")
 @FEW
 @given(case=resized_files())
 def test_resized_certificates_are_decided_or_refused_at_once(case, tmp_path):
-    assert_decided(*verify(case[1], tmp_path))
+    rc, err = verify_in_a_process(case[1], tmp_path)
+    assert rc in (0, 1, 2, 4) and "Traceback" not in err, (rc, err)
 
 
 def _resized(name: str, path: tuple, value: int) -> str:
@@ -68,24 +93,25 @@ def _resized(name: str, path: tuple, value: int) -> str:
     return json.dumps(doc)
 
 
-KNOWN = [  # (kind, field path, value): exact cases for the checker rewrite
-    ("hull-family", ("instance", "T"), 10**30),
-    ("hull-family", ("instance", "p"), 10**8),
-    ("sinkmap-socp", ("instance", "T"), 10**8),
-    ("witness-relu", ("instance", "T"), 10**8),
-    ("witness-relu", ("instance", "p"), 10**8),
-    ("bnb-heads", ("instance", "T"), 10**8),
-    ("paper-bnb-learned-values", ("instance", "L"), 10**8),
-    ("paper-bnb-learned-values", ("instance", "n"), 10**8),
+REFUSED = [  # (kind, field path, value): refused at once today
+    ("bnb-heads", ("instance", "task", "p"), 10**8),
+    ("bnb-heads", ("instance", "task", "p"), 10**30),
+]
+HOLES = [  # found by the fuzzer: the checker hangs (inside C code) instead of refusing
+    ("bnb-heads", ("instance", "task", "T"), 10**8),
 ]
 
 
-@pytest.mark.parametrize("kind, path, value", KNOWN,
-                         ids=[f"{k}:{'.'.join(map(str, p))}={v:.0e}" for k, p, v in KNOWN])
-def test_known_size_fields_are_refused_at_once(kind, path, value, tmp_path):
-    doc = json.loads(base_files()[kind])
-    if path[:-1] and not isinstance(_get(doc, path[:-1]), dict) or path not in size_paths(doc):
-        pytest.skip(f"{kind} has no integer field {path}")
+@pytest.mark.parametrize("kind, path, value", REFUSED)
+def test_size_fields_the_checker_refuses_at_once(kind, path, value, tmp_path):
     rc, cpu, err = verify(_resized(kind, path, value), tmp_path)
     assert_decided(rc, cpu, err)
-    assert rc in (2, 4) and cpu < REFUSAL_CPU_SECONDS, err
+    assert rc == 4 and cpu < REFUSAL_CPU_SECONDS, err
+
+
+@pytest.mark.xfail(strict=False, reason="checker: bnb-heads instance.task.T = 10^8 hangs "
+                   "in the checker instead of a refusal naming T")
+@pytest.mark.parametrize("kind, path, value", HOLES)
+def test_size_fields_the_checker_does_not_refuse_yet(kind, path, value, tmp_path):
+    rc, err = verify_in_a_process(_resized(kind, path, value), tmp_path)
+    assert rc in (2, 4) and err.count("\n") == 1, (rc, err)
