@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from . import certformat
 from .errors import WorkLimitError
 
 WorkLimitExceeded = WorkLimitError
@@ -118,14 +119,12 @@ def total(terms: Iterable[int]) -> int:
 
 
 def paper_prefixes(m: int, L: int) -> int:
-    """Distinct non-empty prefixes of the paper's family over ``m`` content vectors and
-    length ``L`` (without the trigger at depth ``t <= L-2``: ``m^t``; with it at one of
-    ``2..t``: ``(t-1) m^t``), in closed form for ``m = 1``, saturated at :data:`BEYOND`
-    (the checker's ``paperwitness.n_prefixes`` counts the same by a loop over ``t``)."""
-    if m == 1:  # (L - 2) prefixes without the trigger, sum_{t<L} (t - 1) with it
-        return min((L - 2) + (L - 2) * (L - 1) // 2, BEYOND)
-    return total((power(m, t) if t <= L - 2 else 0) + product(t - 1, power(m, t))
-                 for t in range(1, L))
+    """:func:`sinkproof.certformat.paper_prefixes` (the paper family's distinct prefixes,
+    in closed form) saturated at :data:`BEYOND`: its ``m ** (L + 1)`` is never computed
+    where it would exceed every limit (``L = 10**30``)."""
+    if m >= 2 and power(m, L + 1) >= BEYOND:
+        return BEYOND
+    return min(certformat.paper_prefixes(m, L), BEYOND)
 
 
 def require_entries(what: str, *shape: int, limit: int = MAX_ENTRIES) -> None:

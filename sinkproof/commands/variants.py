@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..checker.maps import MAP_NAMES
+from ..certformat import MAP_NAMES
 from ..cli_common import (
     add_json_option,
     add_setting_option,
