@@ -93,8 +93,8 @@ def power(base: int, exponent: int) -> int:
     """``base ** exponent`` for counts ``>= 0``, saturated at :data:`BEYOND`."""
     if base <= 1 or exponent <= 0:
         return base ** max(exponent, 0) if base >= 0 else 0
-    if exponent * math.log2(base) > math.log2(BEYOND) + 1:
-        return BEYOND
+    if exponent > 101 or exponent * math.log2(base) > math.log2(BEYOND) + 1:
+        return BEYOND  # base >= 2: 2**101 > BEYOND (and no float of a huge exponent)
     return min(base**exponent, BEYOND)
 
 

@@ -10,7 +10,8 @@ instances).  See docs/sinkmap.md.
 
 from __future__ import annotations
 
-from .core import SUBFAMILIES, parse_eps, sink_map
+from .core import SUBFAMILIES, parse_eps
+from .guarded import sink_map
 from .learned import LearnedSinkMap, learned_sink_map
 from .result import Entry, SinkMap
 from .work import sink_map_work

@@ -32,12 +32,11 @@ import numpy as np
 from .._validate import as_int, choice
 from ..checker.socp import Instance
 from ..convex.values import ValueTable, value_table
-from ..errors import SINK_MAP_MAX_WORK, Interrupted
+from ..errors import Interrupted
 from ..exact_numbers import error_level
 from ..progress import Progress
 from ..task import TRIG, TriggerTask
 from ..tasks.protocol import require_setting
-from ..work import refuse_beyond
 from .blocks import Block, build_block
 from .certify import (
     envelope,
@@ -353,7 +352,6 @@ def sink_map(
     all_triggers: bool = False,
     progress: bool | None = None,
     kind: str = "softmax",
-    max_work: int | None = None,
 ) -> SinkMap:
     """Certified least BOS mass of any eps-accurate single-head softmax model, per position
     (``kind``: the least sink measure of another attention map's head).
@@ -383,10 +381,6 @@ def sink_map(
     :mod:`.gated`), or "no bound" at every position shown by a sink-free head the
     checker verifies (sigmoid: BOS share; ReLU, ReLU/length: BOS weight).  Maps other than
     softmax take known values only; a null measure needs BOS to carry value 0.
-
-    ``max_work``: the most work units (:func:`sinkproof.sinkmap.work.estimate`, the count
-    of ``sinkproof sinkmap --max-work``; default
-    :data:`~sinkproof.errors.SINK_MAP_MAX_WORK`) before it refuses to start.
     """
     require_setting(task, "trigger")
     measure = sink_measure(kind)
@@ -394,12 +388,6 @@ def sink_map(
     if learned and kind != "softmax":
         raise ValueError(f"values='learned' sink maps exist for softmax only (the "
                          f"branch-and-bound engine); kind={kind!r} needs known values")
-    positions = None if positions is None else list(positions)
-    refuse_beyond("work units of the sink map", _estimate(
-        task, values, choice("subfamily", subfamily, SUBFAMILIES),
-        as_int("radius", radius, minimum=0),
-        None if positions is None else [t for _, t in positions], kind=kind, eps=eps),
-        max_work, SINK_MAP_MAX_WORK)
     if learned:  # bilinear: the bnb engine's route
         return learned_sink_map(task, eps, positions, family, progress=progress)
     eps_q = parse_eps(eps)
@@ -483,9 +471,3 @@ def sink_map(
 
 __all__ = ["SUBFAMILIES", "known_values", "parse_eps", "sink_map"]
 
-
-def _estimate(*args: Any, **kwargs: Any) -> int:
-    """:func:`sinkproof.sinkmap.work.estimate` (imported late: it reads this module)."""
-    from .work import estimate
-
-    return estimate(*args, **kwargs)
