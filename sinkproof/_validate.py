@@ -22,7 +22,11 @@ def as_real(name: str, value: Any, minimum: float | None = None, strict: bool = 
     """Return ``value`` as a finite float, or raise naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an integer or fraction beyond the float range: bad input
+        raise ValueError(f"{name} must be finite, got a number beyond the float range "
+                         "(about 1.8e308)") from None
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
     if minimum is not None and (value <= minimum if strict else value < minimum):

@@ -37,10 +37,12 @@ EXIT_CODES: dict[int, str] = {
     1: "refuted / not verified: the command completed and its claim fails "
        "(a verified counterexample, a failing inequality, a proved bound broken, a sweep "
        "job that failed)",
-    2: "bad input: an unknown option, a malformed file or a meaningless parameter",
+    2: "bad input: an unknown option, a malformed file or a meaningless parameter (a "
+       "number beyond the float range or with more digits than are read included)",
     3: "open: neither proved nor refuted within the budget (sinkmap: some position "
        "not certified)",
-    4: "refused: the estimated work is beyond the limit (raise it with --max-work)",
+    4: "refused: the estimated work or a table's size is beyond the limit, before any "
+       "work (raise it with --max-work; in Python, max_work=)",
     70: "internal error: a bug in sinkproof (run with --debug for the traceback)",
     130: "interrupted (Ctrl-C / SIGINT); the partial result is printed, marked interrupted",
 }

@@ -30,9 +30,10 @@ Exact = int | Fraction | decimal.Decimal | str | float
 
 MAX_DIGITS = 1000
 """Longest number text read (digits and exponent together)."""
-MAX_EXPONENT = 10_000
+MAX_EXPONENT = 4_000
 """Largest decimal exponent magnitude read: ``1e-400`` is fine, ``1e-99999999`` is refused
-(it would need a hundred-million-digit denominator)."""
+(it would need a hundred-million-digit denominator); below Python's 4300-digit limit on
+printing an integer, so that every number read can be shown in a message."""
 
 _DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _RATIO = re.compile(r"[+-]?\d+\s*/\s*\d+")

@@ -26,6 +26,7 @@ from .stackeval import StackEvaluation, evaluate_stack
 from .stats import Accumulator, SinkSummary, Stats
 from .task import TriggerTask, show_sequence
 from .treekernel import PrefixSummary, summarise, supports_tree, tree_summaries
+from .work import EVALUATE_MAX_WORK, refuse_beyond
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,7 @@ def evaluate(
     max_rows: int = 1 << 15,
     progress: bool | None = None,
     tree: bool | None = None,
+    max_work: int | None = None,
     **options: Any,
 ) -> Evaluation | StackEvaluation:
     """Evaluate ``model`` on ``sequences`` (default: exhaustively over the task's family).
@@ -178,7 +180,9 @@ def evaluate(
     ``tree``: over the whole family, carry per-key sums down the prefix tree
     (:mod:`sinkproof.treekernel`, ``O(heads × p)`` per prefix) instead of recomputing
     each prefix's row; default: wherever the map factorises over keys (not sparsemax,
-    entmax).
+    entmax).  ``max_work``: over the whole family, the most (sequence, position) pairs
+    before it refuses to start (:class:`~sinkproof.work.WorkLimitExceeded`; default
+    :data:`~sinkproof.work.EVALUATE_MAX_WORK`, the limit of ``sinkproof report``).
     One model type, two paths chosen by capability: a tabulated model (the one-layer
     :class:`~sinkproof.model.AttentionModel`: scores and values are table lookups) runs the
     prefix kernels (the tree-factorised one where the task and map allow); any other
@@ -197,6 +201,8 @@ def evaluate(
     max_rows = as_int("max_rows", max_rows, minimum=1)
     task, H = model.task, model.H
     if sequences is None:
+        refuse_beyond("(sequence, position) pairs to evaluate", task.n_positions, max_work,
+                      EVALUATE_MAX_WORK)
         blocks: Iterable[tuple[int, np.ndarray, object]] = family_prefix_blocks(task, max_rows)
         n_seq = task.n_sequences
         first_sequence = (0,)

@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("errors", "interrupts"),
     ("_version", "_validate", "_lazy", "_callable", "numerics", "progress", "exact_numbers",
      "executor", "stats", "tokens", "certformat", "shipped"),
-    ("tables",),
+    ("tables", "work"),
     ("checker", "params"),           # checker TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),
     ("attention",), ("models", "stack"), ("model", "adversary"),

@@ -32,6 +32,7 @@ from sinkproof.convex.crosscheck import (
 )
 from sinkproof.convex.values import value_table
 from sinkproof.numerics import stable_norm
+from sinkproof.work import WorkLimitExceeded
 
 EPS = Fraction(1, 100)
 
@@ -382,5 +383,8 @@ def test_many_content_vectors_with_short_sequences():
     task = sp.TriggerTask(p=3, T=2, content="gaussian", k=12, seed=3)
     cert = family_certificate(task, EPS)
     assert len(cert.situations) == 90 and cert.verify().ok
+    big = sp.TriggerTask(p=3, T=12, content="gaussian", k=30)
+    with pytest.raises(WorkLimitExceeded, match=r"situations.*max_work=N"):
+        family_certificate(big, EPS)  # the producer's estimate, before any work
     with pytest.raises(sp.checker.LimitExceeded, match=r"raise it with --max-situations"):
-        family_certificate(sp.TriggerTask(p=3, T=12, content="gaussian", k=30), EPS)
+        family_certificate(big, EPS, max_work=10**12)  # the checker's own limit behind it

@@ -313,6 +313,17 @@ def render_cli_reference() -> str:
         "finished (the positions settled, the runs or sections done), marked interrupted, "
         "and exits with status 130.",
         "",
+        "A refusal for size is one line naming the quantity, the estimate and the limit: "
+        "`sinkproof: refused: not started: about 12,938,341,329,476,838,285 prefixes to "
+        "enumerate (...), beyond the limit of 300,000 (raise it with --max-work N)`. Every "
+        "count is computed in closed form (a family of length `T = 10^30` is estimated in "
+        "microseconds, saturating at 10^30), and a table built from a size field (content "
+        "vectors, positions, a model's weights) is refused beyond its size before it is "
+        "allocated. The Python API refuses the same way: `evaluate`, `sink_map`, `search`, "
+        "`check`, `convex.family_certificate` and `bnb.prove` take `max_work=` (default: "
+        "the command's) and raise `sinkproof.work.WorkLimitExceeded` (the error behind "
+        "status 4) with the same message ending `(raise it with max_work=N)`.",
+        "",
         *_conventions(),
         "",
         "| command | what it does |",

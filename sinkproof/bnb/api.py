@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import checker
+from .._validate import as_int
 from ..errors import Interrupted
 from ..exact_numbers import bos_mass, error_level
 from ..task import TriggerTask
 from ..tasks.protocol import Task, require
+from ..work import BNB_MAX_WORK, product, refuse_beyond
 from .box import ValueBox
 from .dual import certificate_format, leaf_certificate, trusted_instance
 from .multihead import HeadsResult, prove_heads
@@ -87,7 +89,8 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
           progress: bool | None = None, parametrised: bool = True,
           some: bool | None = None, budget: float | None = None,
           heads: int | None = None, rounds: int = 2,
-          certify_misses: bool = True) -> BnbResult | HeadsResult:
+          certify_misses: bool = True,
+          max_work: int | None = None) -> BnbResult | HeadsResult:
     """Bound the least BOS mass of every accurate softmax model at each target.
 
     ``claim_or_task``: a claim file's path, its data (``task``/``model``/``hypothesis``/
@@ -115,6 +118,8 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     :func:`sinkproof.bnb.multihead.prove_heads` (``rounds`` lemma rounds; a
     :class:`~sinkproof.bnb.multihead.HeadsResult`, kind ``bnb-heads``); with learned
     values it proves nothing there (the other heads' outputs are unconstrained).
+    ``max_work``: the most tree nodes x family positions before it refuses to start
+    (default :data:`~sinkproof.work.BNB_MAX_WORK`).
     """
     quantifier = some
     some = False
@@ -160,6 +165,9 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     eps_q = error_level(eps, "eps", positive=True)
     goal_q = None if min_bos_mass is None else bos_mass(min_bos_mass, "min_bos_mass",
                                                          positive=True)
+    refuse_beyond("tree nodes x family positions of the branch and bound",
+                  product(as_int("max_nodes", max_nodes, minimum=1), task.n_positions),
+                  max_work, BNB_MAX_WORK)
     inst, kind, head = certificate_format(task, eps_q, values)
     trusted = trusted_instance(inst, kind)
     start = time.perf_counter()

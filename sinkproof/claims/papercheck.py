@@ -45,7 +45,6 @@ from typing import Any
 import numpy as np
 
 from ..attention import MAPS
-from ..certformat import paper_prefixes as n_prefixes
 from ..constructions import (
     POSITION_FREE,
     paper_pair_solution,
@@ -59,6 +58,7 @@ from ..errors import Interrupted, check_work
 from ..search.engine import search_stack
 from ..stack import StackModel, paper_model
 from ..stackeval import evaluate_stack
+from ..work import paper_prefixes as n_prefixes
 from .outcome import Open, Outcome, Proved, Refuted
 from .paperclaim import PaperClaim
 from .paperengine import prove_by_engine, proved_by_file

@@ -22,6 +22,7 @@ from .. import checker
 from ..bnb import paper_targets, prove_paper
 from ..certformat import paper_prefixes as n_prefixes
 from ..errors import CertificateError, Interrupted, SinkproofError, check_work
+from ..work import paper_prefixes as n_prefixes
 from .engine import best_so_far
 from .outcome import Proved
 from .paperclaim import PaperClaim

@@ -26,6 +26,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from .. import work
 from .._validate import choice
 from ..exact_numbers import bos_mass, error_level, exact, load_json, load_toml, show
 from ..modelclass import ModelClass
@@ -217,7 +218,7 @@ def claim_from_dict(data: Mapping[str, Any], source: str | None = None) -> Claim
     if not isinstance(data, Mapping):
         raise TypeError(f"a claim must be a table of sections, got {type(data).__name__}")
     if is_paper_claim_data(data):
-        return paper_claim_from_dict(data, source)
+        return refuse_oversized_model(paper_claim_from_dict(data, source))
     unknown = sorted(set(data) - {*SECTIONS, "title"})
     if unknown:
         raise ValueError(f"unknown section or field {unknown[0]!r} in the claim "
@@ -233,10 +234,27 @@ def claim_from_dict(data: Mapping[str, Any], source: str | None = None) -> Claim
     no_unknown("check", check, set(CheckOptions.__dataclass_fields__))
     if isinstance(check.get("budget"), (Decimal, Fraction, str)):  # seconds: a float is fine
         check["budget"] = float(exact(check["budget"], "check.budget"))
-    return Claim(task=task, model_class=model_class,
-                 hypothesis=_parse_hypothesis(section(data, "hypothesis")),
-                 conclusion=_parse_conclusion(section(data, "conclusion")),
-                 options=CheckOptions(**check), title=title, source=source)
+    return refuse_oversized_model(Claim(
+        task=task, model_class=model_class,
+        hypothesis=_parse_hypothesis(section(data, "hypothesis")),
+        conclusion=_parse_conclusion(section(data, "conclusion")),
+        options=CheckOptions(**check), title=title, source=source))
+
+
+def refuse_oversized_model(claim: Any) -> Any:
+    """``claim``, or a refusal (:class:`~sinkproof.work.WorkLimitExceeded`, exit 4) when
+    one model of its class (``heads`` x ``layers`` heads on rows of the task's dimension
+    ``D``) would hold more than :data:`~sinkproof.work.MAX_MODEL_WEIGHTS` weights: every
+    route that searches or checks a model builds one."""
+    heads = claim.model_class.heads or 1
+    layers = getattr(claim.model_class, "layers", 1)
+    weights = work.model_weights(layers, heads, claim.task.D)
+    if weights > work.MAX_MODEL_WEIGHTS:
+        raise work.WorkLimitExceeded(
+            f"not started: a model of {layers:,} layer(s) x {heads:,} head(s) on rows of "
+            f"dimension {claim.task.D:,} holds about {weights:,} weights, beyond the limit of "
+            f"{work.MAX_MODEL_WEIGHTS:,} (lower model.heads, model.layers or the task's size)")
+    return claim
 
 
 def load_claim(path: str | Path) -> Claim | PaperClaim:

@@ -23,8 +23,9 @@ from ..cli_common import (
 )
 from ..errors import EXIT_INTERRUPTED, InputError, Interrupted, check_work
 from ..tokens import SYNTAX
+from ..work import SITUATIONS_MAX_WORK
 
-MAX_SITUATIONS = 100_000
+MAX_SITUATIONS = SITUATIONS_MAX_WORK
 """Default limit on the situations (sets of distinct tokens) a family certificate solves."""
 
 JSON_KEYS = {"kind": "the certificate's kind (hull-family, hull or paper-hull-family)",

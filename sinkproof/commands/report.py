@@ -15,8 +15,9 @@ from ..cli_common import (
     task_from_args,
 )
 from ..errors import EXIT_INTERRUPTED, Interrupted, check_work
+from ..work import EVALUATE_MAX_WORK
 
-MAX_POSITIONS = 2_000_000
+MAX_POSITIONS = EVALUATE_MAX_WORK
 """Default limit on the (sequence, position) pairs the report evaluates exhaustively."""
 
 JSON_KEYS = {"task": "the task instance",

@@ -35,6 +35,7 @@ from ..exact_numbers import error_level
 from ..tables import Tabular
 from ..task import TriggerTask
 from ..tasks.protocol import Task, require
+from ..work import SITUATIONS_MAX_WORK, refuse_beyond
 from .certfile import CertificateMixin, envelope
 from .minnorm import min_norm_points
 from .rational import (
@@ -166,7 +167,8 @@ def situation_count(task: Any) -> int:
     return 2 * sum(comb(task.k, s) for s in range(1, min(task.k, task.T) + 1))
 
 
-def family_certificate(task: Any, eps: Any, values: Any = "fixed"
+def family_certificate(task: Any, eps: Any, values: Any = "fixed", *,
+                       max_work: int | None = None
                        ) -> FamilyCertificate | PaperFamilyCertificate:
     """Certify Theorem 3 at every non-trigger position of the family of ``task``.
 
@@ -174,14 +176,19 @@ def family_certificate(task: Any, eps: Any, values: Any = "fixed"
     given ``U``/one-head model (bound ``1 - 2ε/d``, or ``1 - ε/d`` when ``v_b = 0``).
     A task without positional features (the paper's setting) is read by token sets
     with its fixed values (:func:`token_set_certificate`, kind ``paper-hull-family``).
+    ``eps`` in ``(0, 1)`` (the CLI's rule: from 1 on every bound is vacuous);
+    ``max_work``: the most situations before it refuses to start (default
+    :data:`~sinkproof.work.SITUATIONS_MAX_WORK`, the limit of ``sinkproof certify``).
     """
+    refuse_beyond("situations to certify", situation_count(task), max_work,
+                  SITUATIONS_MAX_WORK)
     if isinstance(task, Task) and not task.has_positions:
         if not (isinstance(values, str) and values == "fixed"):
             raise ValueError("a task without positional features is certified with its "
                              "fixed values (values='fixed')")
         return token_set_certificate(task, eps)
     table = value_table(task, values)
-    eps = check_eps(eps)
+    eps = check_eps(error_level(eps, "eps", positive=True))
     inst = read_instance(table.instance(eps))  # the checker's own list of situations
     needed = occurring_situations(inst)
     solved = solve_situations(table, needed, eps)

@@ -33,6 +33,7 @@ from ..model import KINDS, AttentionModel
 from ..progress import Progress
 from ..task import TriggerTask
 from ..tasks.protocol import Task, require
+from ..work import SEARCH_MAX_WORK, product, refuse_beyond
 from .objective import PrefixBatch, bos_measure_kind, prefix_batch, witness_measure
 from .restart import RestartOutcome, SearchSettings, pareto, run_restart
 from .result import SearchResult, TracePoint
@@ -119,6 +120,7 @@ def search(
     dps: int = 50,
     progress: bool | None = None,
     executor: Executor | None = None,
+    max_work: int | None = None,
 ) -> SearchResult:
     """Look for ``A`` (and ``U`` when ``values="learned"``) with error ``<= max_error``
     on the whole family and BOS mass ``<= max_bos_mass`` in every head at ``where``.
@@ -132,6 +134,8 @@ def search(
     deterministic budget ``restarts`` × ``maxiter``, a witness or Ctrl-C ended the search).
     ``found`` is true only after the trusted checker has confirmed both
     conditions on the whole family at ``dps`` digits.  Ctrl-C returns the best so far.
+    ``max_work``: the most head evaluations (restarts x maxiter x positions x heads)
+    before it refuses to start (default :data:`~sinkproof.work.SEARCH_MAX_WORK`).
     """
     require(task, "has_positions", "the prefix search (sp.search)")
     choice("attention kind", kind, KINDS)
@@ -148,6 +152,8 @@ def search(
     dps = as_int("dps", dps, minimum=15)
     if budget is not None:
         budget = as_real("budget", budget, minimum=0.0, strict=True)
+    refuse_beyond("head evaluations of the search (restarts x steps x positions x heads)",
+                  product(restarts, maxiter, task.n_positions, heads), max_work, SEARCH_MAX_WORK)
     cores = available_cores() if processes is None else as_int("processes", processes, 1)
     processes = min(cores, restarts) if executor is None else executor.workers
     if not isinstance(where, str):
@@ -320,7 +326,8 @@ def _fixed(task: Task) -> tuple[np.ndarray, np.ndarray]:
 def search_stack(task: Task, kind: str, layers: int, heads: int, *, max_error: float,
                  max_bos_mass: float, values: str = "learned", restarts: int = 4,
                  steps: int = 1500, seed: int = 0, budget: float = 30.0, samples: int = 256,
-                 lr: float = 1e-2, init_std: float = 0.3) -> StackSearchResult:
+                 lr: float = 1e-2, init_std: float = 0.3,
+                 max_work: int | None = None) -> StackSearchResult:
     """Look for a stack (every head full width, as the paper's models) with error
     ``<= max_error`` and BOS weight ``< max_bos_mass`` at every non-trigger position, in
     every head; at most
@@ -329,7 +336,9 @@ def search_stack(task: Task, kind: str, layers: int, heads: int, *, max_error: f
     which then depends on the machine).  The objective: ``mean_t ||f_t - y_t||² / ε² +
     10 · mean_t max(0, ||f_t - y_t||²/ε² - 1/4) + 100 · mean max(0, BOS - b/2)²`` over
     non-trigger positions and heads, by Adam (float64, JAX, :func:`~sinkproof.autodiff.
-    stack_forward`).  ``values = "fixed"`` trains ``W_Q, W_K`` only (one head, one layer)."""
+    stack_forward`).  ``values = "fixed"`` trains ``W_Q, W_K`` only (one head, one layer).
+    ``max_work``: the most head evaluations (restarts x steps x positions x layers x heads;
+    default :data:`~sinkproof.work.SEARCH_MAX_WORK`) before it refuses to start."""
     require(task, "fixed_length", "the stack search")
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
@@ -337,6 +346,10 @@ def search_stack(task: Task, kind: str, layers: int, heads: int, *, max_error: f
     heads = as_int("heads", heads, minimum=1)
     restarts = as_int("restarts", restarts, minimum=1)
     steps = as_int("steps", steps, minimum=1)
+    refuse_beyond("head evaluations of the search (restarts x steps x positions x layers x "
+                  "heads)", product(restarts, steps, max(MAX_FAMILY, int(samples)),
+                                    task.max_depth + 1, layers, heads),
+                  max_work, SEARCH_MAX_WORK)
     eps = as_real("max_error", max_error, minimum=0.0, strict=True)
     b = as_real("max_bos_mass", max_bos_mass, minimum=0.0, strict=True)
     fixed = values == "fixed"

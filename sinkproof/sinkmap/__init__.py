@@ -11,7 +11,8 @@ sets (:class:`TokenSetSinkMap`).  See docs/sinkmap.md.
 
 from __future__ import annotations
 
-from .core import SUBFAMILIES, parse_eps, sink_map
+from .core import SUBFAMILIES, parse_eps
+from .guarded import sink_map
 from .learned import LearnedSinkMap, learned_sink_map
 from .result import Entry, PaperSinkMap, SinkMap, TokenSetSinkMap
 from .routes import situation_of, token_set_sink_map

@@ -480,3 +480,4 @@ def sink_map(
 
 
 __all__ = ["SUBFAMILIES", "known_values", "parse_eps", "sink_map"]
+

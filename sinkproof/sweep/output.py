@@ -80,6 +80,8 @@ def figure_name(axis: str) -> str:
 
 def _column_type(values: list[Any]) -> str:
     kinds = {type(v) for v in values if v is not None}
+    if any(type(v) is int and not -(2**63) <= v < 2**63 for v in values):
+        return "str"  # an absurd size field (T = 10**30): exact as text, not a C long
     if kinds <= {bool}:
         return "bool"
     if kinds <= {int}:

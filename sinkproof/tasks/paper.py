@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .. import work
 from .._validate import as_int, as_real_array, choice
 from ..errors import SinkproofError
 from .protocol import PrefixBlock, Task
@@ -84,7 +85,7 @@ class PaperTask(Task):
                 if self.grid is None:
                     raise ValueError("content='grid' needs grid=<points per coordinate>")
                 grid = as_int("grid", self.grid, minimum=2)
-                if grid ** (n - 3) > MAX_GRID_VECTORS:
+                if work.power(grid, n - 3) > MAX_GRID_VECTORS:
                     raise ValueError(
                         f"a grid of {grid} points in {n - 3} content coordinates has "
                         f"{grid}^{n - 3} vectors (> {MAX_GRID_VECTORS}): lower n or grid")

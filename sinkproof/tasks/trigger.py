@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .. import work
 from .._validate import as_int, as_real_array, choice
 from ..tokens import TRIG
 from .protocol import PrefixBlock, Task
@@ -34,7 +35,29 @@ def inverse_position_ratio(t: int) -> Fraction:
     return Fraction(1, t - 1)
 
 
+def family_count(k: int, T: int, multi: bool, n: int | None = None,
+                 positions: bool = False) -> int:
+    """Sequences of length ``n`` (every length ``1..T`` if ``None``; with ``positions``:
+    (sequence, position) pairs, position 0 included) over ``k`` content tokens, in closed
+    form where a loop over ``T`` would be long, saturated at :data:`sinkproof.work.BEYOND`."""
+    def one(m: int) -> int:
+        if multi:
+            return work.power(k + 1, m)
+        return work.total((work.power(k, m), work.product(m, work.power(k, m - 1))))
+
+    if n is not None:
+        return one(n)
+    if k == 1 and not multi:  # 1 + m sequences of length m: sums of m + 1 and (m + 1)^2
+        exact = ((T + 1) * (T + 2) * (2 * T + 3) // 6 - 1 if positions
+                 else T + T * (T + 1) // 2)
+        return min(exact, work.BEYOND)
+    # k >= 2 (or multi): the terms grow at least as 2^m, so the sum saturates within ~100
+    return work.total(work.product(one(m), m + 1) if positions else one(m)
+                      for m in range(1, T + 1))
+
+
 def _signed_basis(p: int) -> np.ndarray:
+    work.require_entries("signed content table (2p x p)", 2 * p, p)
     eye = np.eye(p)
     return np.concatenate([eye, -eye + 0.0], axis=0)  # + 0.0: no negative zeros
 
@@ -45,6 +68,7 @@ def show_sequence(seq: Sequence[int]) -> str:
 
 
 def _gaussian_content(p: int, k: int, seed: int) -> np.ndarray:
+    work.require_entries("gaussian content table (k x p)", k, p)
     rng = np.random.default_rng(seed)
     return rng.standard_normal((k, p)) / np.sqrt(p)
 
@@ -241,6 +265,8 @@ class TriggerTask(Task):
     @property
     def position_table(self) -> np.ndarray:
         """``π(t)`` for ``t = 0..T``, shape ``(T+1, position_dim)``."""
+        work.require_entries("position table ((T+1) x position_dim)", self.T + 1,
+                             self.position_dim)
         return np.stack([self.position_features(t) for t in range(self.T + 1)])
 
     def token_features_exact(self, code: int) -> list[Fraction]:
@@ -312,22 +338,19 @@ class TriggerTask(Task):
     # --------------------------------------------------------------- families
     def count_sequences(self, n: int | None = None) -> int:
         """Number of sequences of length ``n`` in the family (all lengths if ``None``)."""
-        if n is None:
-            return sum(self.count_sequences(m) for m in range(1, self.T + 1))
-        k = self.k
-        if self.triggers == "multi":
-            return (k + 1) ** n
-        return k**n + n * k ** (n - 1)
+        return family_count(self.k, self.T, self.triggers == "multi", n)
 
     @property
     def n_sequences(self) -> int:
-        """Size of the exhaustive family (``S_T`` or its multi-trigger variant)."""
+        """Size of the exhaustive family (``S_T`` or its multi-trigger variant), saturated
+        at :data:`sinkproof.work.BEYOND` (a count no enumeration reaches)."""
         return self.count_sequences()
 
     @property
     def n_positions(self) -> int:
-        """Number of (sequence, position) pairs in the family, position 0 included."""
-        return sum(self.count_sequences(n) * (n + 1) for n in range(1, self.T + 1))
+        """Number of (sequence, position) pairs in the family, position 0 included
+        (saturated like :attr:`n_sequences`)."""
+        return family_count(self.k, self.T, self.triggers == "multi", positions=True)
 
     def sequences(self, n: int | None = None) -> Iterator[tuple[int, ...]]:
         """Every sequence of the family (of length ``n``, or of every length 1..T)."""

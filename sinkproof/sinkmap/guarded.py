@@ -1,0 +1,40 @@
+"""The public :func:`sink_map`: :func:`sinkproof.sinkmap.core.sink_map` behind its work
+estimate (:func:`sinkproof.sinkmap.work.estimate`), so that the Python API refuses
+runaway work as ``sinkproof sinkmap --max-work`` does, before any program is built."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .._validate import as_int, choice
+from ..errors import SINK_MAP_MAX_WORK
+from ..task import TriggerTask
+from ..tasks.protocol import require_setting
+from ..work import refuse_beyond
+from . import core
+from .result import SinkMap
+from .work import estimate
+
+
+@functools.wraps(core.sink_map)
+def sink_map(task: TriggerTask, eps: Any, values: Any = "fixed",
+             positions: Iterable[tuple[Sequence[int], int]] | None = None,
+             family: Iterable[Sequence[int]] | None = None, *,
+             max_work: int | None = None, **options: Any) -> SinkMap:
+    require_setting(task, "trigger")
+    positions = None if positions is None else list(positions)
+    refuse_beyond("work units of the sink map", estimate(
+        task, values, choice("subfamily", options.get("subfamily", "auto"), core.SUBFAMILIES),
+        as_int("radius", options.get("radius", 2), minimum=0),
+        None if positions is None else [t for _, t in positions],
+        kind=options.get("kind", "softmax"), eps=eps), max_work, SINK_MAP_MAX_WORK)
+    return core.sink_map(task, eps, values, positions, family, **options)
+
+
+sink_map.__doc__ = (core.sink_map.__doc__ or "") + """
+    ``max_work``: the most work units (:func:`sinkproof.sinkmap.work.estimate`, the count
+    of ``sinkproof sinkmap --max-work``; default
+    :data:`~sinkproof.errors.SINK_MAP_MAX_WORK`) before it refuses to start.
+"""

@@ -1,0 +1,103 @@
+"""The Python API refuses runaway work as the CLI does: every entry point that can run long
+takes ``max_work=`` (default: the CLI's limit for the same work) and raises one
+:class:`~sinkproof.work.WorkLimitExceeded` naming the quantity and ``max_work=N`` before
+any work; the same validation of its arguments as the CLI's."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import sinkproof as sp
+from sinkproof import cli, work
+from sinkproof.bnb import prove
+from sinkproof.constructions import relu_solution
+from sinkproof.convex import family_certificate
+from sinkproof.errors import EXIT_BAD_INPUT, WorkLimitError
+
+RUNAWAY = sp.TriggerTask(p=2, T=30)
+"""The issue's typo: T=30 for T=3."""
+FORMAT = re.compile(r"not started: about [\d,]+ .+, beyond the limit of [\d,]+ "
+                    r"\(raise it with max_work=N\)")
+
+ENTRY_POINTS = {
+    "evaluate": lambda **kw: sp.evaluate(relu_solution(RUNAWAY), **kw),
+    "sink_map": lambda **kw: sp.sink_map(RUNAWAY, "1/10", **kw),
+    "sink_map learned": lambda **kw: sp.sink_map(RUNAWAY, "1/10", "learned", **kw),
+    "search": lambda **kw: sp.search(RUNAWAY, max_error=0.1, **kw),
+    "family_certificate": lambda **kw: family_certificate(sp.TriggerTask(p=20, T=30),
+                                                          "1/10", **kw),
+    "bnb.prove": lambda **kw: prove(RUNAWAY, eps="1/10", at="nontrigger", **kw),
+}
+
+
+@pytest.fixture
+def nothing_runs(monkeypatch):
+    """Fail if a refused call reaches the work: no solve, no forward pass, no restart."""
+    def never(*args, **kwargs):
+        raise AssertionError("the work started")
+
+    import sinkproof.convex.family as family
+    import sinkproof.measures as measures
+    import sinkproof.search.engine as engine
+    import sinkproof.sinkmap.core as core
+
+    monkeypatch.setattr(measures, "family_prefix_blocks", never)
+    monkeypatch.setattr(core, "_target_prefixes", never)
+    monkeypatch.setattr(core, "learned_sink_map", never)
+    monkeypatch.setattr(engine, "_outcomes", never)
+    monkeypatch.setattr(family, "read_instance", never)
+
+
+@pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
+def test_runaway_work_is_refused_before_it_starts(name, nothing_runs):
+    with pytest.raises(work.WorkLimitExceeded) as info:
+        ENTRY_POINTS[name]()
+    message = str(info.value)
+    assert FORMAT.fullmatch(message) and "\n" not in message, message
+    assert work.WorkLimitExceeded is WorkLimitError  # the CLI's exit-4 error
+
+
+@pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
+def test_max_work_is_checked_like_the_cli_option(name):
+    for bad, error in ((0, ValueError), (-5, ValueError), (1.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match="max_work"):
+            ENTRY_POINTS[name](max_work=bad)
+
+
+def test_a_small_instance_runs_under_the_default_and_is_refused_under_a_tiny_limit():
+    small = relu_solution(sp.TriggerTask(p=1, T=2))
+    assert sp.evaluate(small).max_error < 1e-9
+    with pytest.raises(work.WorkLimitExceeded, match=r"limit of 1 \(raise it with max_work"):
+        sp.evaluate(small, max_work=1)
+    assert sp.evaluate(small, max_work=10**6).max_error < 1e-9
+    with pytest.raises(work.WorkLimitExceeded, match="work units of the sink map"):
+        sp.sink_map(sp.TriggerTask(p=1, T=2), "1/10", max_work=1)
+
+
+def test_family_certificate_validates_eps_as_the_cli_does(capsys):
+    task = sp.TriggerTask(p=2, T=3)
+    for eps in ("1.5", "1", "0", "-1/10"):
+        with pytest.raises(ValueError, match=r"eps must be in \(0, 1\)"):
+            family_certificate(task, eps)
+        assert cli.main(["certify", "--p", "2", "--T", "3", "--eps", eps]) == EXIT_BAD_INPUT
+    assert "eps" in capsys.readouterr().err
+
+
+def test_the_saturated_counts_are_exact_below_the_cap_and_fast_above():
+    from sinkproof.certformat import paper_prefixes as n_prefixes
+
+    for m in range(1, 4):
+        for L in range(3, 10):
+            assert work.paper_prefixes(m, L) == n_prefixes(m, L)
+    assert work.paper_prefixes(2, 10**30) == work.BEYOND
+    assert work.paper_prefixes(1, 10**30) == work.BEYOND
+    assert sp.TriggerTask(p=2, T=10**30).n_positions == work.BEYOND
+    for T in range(1, 7):
+        for content in ("signed", [[1.0]]):
+            task = sp.TriggerTask(p=1, T=T, content=content)
+            assert task.n_sequences == sum(1 for _ in task.sequences())
+            assert task.n_positions == sum(len(s) + 1 for s in task.sequences())
+    assert work.power(3, 10**30) == work.BEYOND and work.power(3, 4) == 81
+    assert work.product(10**20, 10**20) == work.BEYOND and work.product(0, 10**40) == 0
