@@ -20,7 +20,6 @@ from typing import Any
 
 from .. import checker
 from ..bnb import paper_targets, prove_paper
-from ..certformat import paper_prefixes as n_prefixes
 from ..errors import CertificateError, Interrupted, SinkproofError, check_work
 from ..work import paper_prefixes as n_prefixes
 from .engine import best_so_far
