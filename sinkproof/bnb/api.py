@@ -166,7 +166,8 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     goal_q = None if min_bos_mass is None else bos_mass(min_bos_mass, "min_bos_mass",
                                                          positive=True)
     refuse_beyond("tree nodes x family positions of the branch and bound",
-                  product(as_int("max_nodes", max_nodes, minimum=1), task.n_positions),
+                  product(as_int("max_nodes", max_nodes, minimum=1),
+                          task.n_sequences, task.max_depth + 1),
                   max_work, BNB_MAX_WORK)
     inst, kind, head = certificate_format(task, eps_q, values)
     trusted = trusted_instance(inst, kind)

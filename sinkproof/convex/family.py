@@ -180,8 +180,9 @@ def family_certificate(task: Any, eps: Any, values: Any = "fixed", *,
     ``max_work``: the most situations before it refuses to start (default
     :data:`~sinkproof.work.SITUATIONS_MAX_WORK`, the limit of ``sinkproof certify``).
     """
-    refuse_beyond("situations to certify", situation_count(task), max_work,
-                  SITUATIONS_MAX_WORK)
+    if isinstance(task, Task):
+        refuse_beyond("situations to certify", situation_count(task), max_work,
+                      SITUATIONS_MAX_WORK)
     if isinstance(task, Task) and not task.has_positions:
         if not (isinstance(values, str) and values == "fixed"):
             raise ValueError("a task without positional features is certified with its "

@@ -11,11 +11,11 @@ from typing import Any
 from .._validate import as_int, choice
 from ..errors import SINK_MAP_MAX_WORK
 from ..task import TriggerTask
-from ..tasks.protocol import require_setting
+from ..tasks.protocol import Task, require
 from ..work import refuse_beyond
 from . import core
 from .result import SinkMap
-from .work import estimate
+from .work import estimate, token_set_work
 
 
 @functools.wraps(core.sink_map)
@@ -23,7 +23,12 @@ def sink_map(task: TriggerTask, eps: Any, values: Any = "fixed",
              positions: Iterable[tuple[Sequence[int], int]] | None = None,
              family: Iterable[Sequence[int]] | None = None, *,
              max_work: int | None = None, **options: Any) -> SinkMap:
-    require_setting(task, "trigger")
+    if isinstance(task, Task) and not task.has_positions:  # read by token sets
+        refuse_beyond("work units of the sink map",
+                      token_set_work(task, values if isinstance(values, str) else "fixed"),
+                      max_work, SINK_MAP_MAX_WORK)
+        return core.sink_map(task, eps, values, positions, family, **options)
+    require(task, "has_positions", "a logit-sharing sink map")
     positions = None if positions is None else list(positions)
     refuse_beyond("work units of the sink map", estimate(
         task, values, choice("subfamily", options.get("subfamily", "auto"), core.SUBFAMILIES),
