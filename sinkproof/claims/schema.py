@@ -30,7 +30,7 @@ from .._validate import choice
 from ..exact_numbers import bos_mass, error_level, exact, load_json, load_toml, show
 from ..modelclass import ModelClass
 from ..task import TRIG, TriggerTask
-from ..tasks.protocol import require_setting
+from ..tasks.protocol import require
 from .fields import no_unknown, section
 from .options import CheckOptions, ClaimParts
 from .paperclaim import PaperClaim, is_paper_claim_data, paper_claim_from_dict
@@ -148,7 +148,7 @@ class Claim(ClaimParts):
     source: str | None = None
 
     def __post_init__(self) -> None:
-        require_setting(self.task, "trigger", "claim task")
+        require(self.task, "has_positions", "a claim with position sets and hypothesis families")
         if not isinstance(self.model_class, ModelClass):
             raise TypeError("claim model_class must be a ModelClass")
         mc = self.model_class

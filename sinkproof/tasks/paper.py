@@ -121,6 +121,14 @@ class PaperTask(Task):
         """Targets of a residual model (``residual=True``)."""
         return self.residual
 
+    def fixed_value_floor(self) -> Any:
+        """``1/√2``: every non-BOS token has trigger + bias coordinates summing to 1, so
+        every convex combination of their fixed values lies on that hyperplane, at
+        distance ``1/√2`` from 0."""
+        import sympy
+
+        return 1 / sympy.sqrt(2)
+
     @property
     def out_dim(self) -> int:
         """Targets are whole token vectors: ``n``."""
