@@ -314,11 +314,10 @@ def _fresh(claim: PaperClaim, what: str) -> Path:
 
 
 def _witness_path(claim: PaperClaim, witness: str | Path | None) -> Path:
-    if witness is not None:
-        return Path(witness)
-    if claim.options.witness is not None:
-        return Path(claim.options.witness)
-    return _fresh(claim, "witness")
+    """Where a witness is made: the caller's path (``check`` passes one in its private
+    folder), else a fresh temporary folder; the claim's ``[check] witness`` is a
+    destination :func:`sinkproof.check` publishes to only on request."""
+    return Path(witness) if witness is not None else _fresh(claim, "witness")
 
 
 __all__ = ["check_paper", "constructions", "theorem_bound"]
