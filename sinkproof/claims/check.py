@@ -44,6 +44,7 @@ from typing import Any
 from ..errors import InputError, Interrupted, SinkproofError, check_work
 from .certified import NotImplied, certify_claim, prove_by_certificate
 from .engine import certify_by_engine
+from .options import check_model_size
 from .outcome import Open, Outcome, Proved, Refuted
 from .outputs import private_folder, publish_outcome
 from .papercheck import check_paper
@@ -146,6 +147,7 @@ def _check(claim: Claim, witness: Path, certificate_out: Path, search: bool, bnb
         if not search:
             return Open(claim, reasons=tuple(reasons),
                         spent={"seconds": round(time.perf_counter() - start, 2)})
+        check_model_size(claim.model_class.heads or 1, 1, claim.task.D)
         bound_at = theorem_bound(claim)
         refuted = _refute_by_constructions(claim, bound_at, witness, reasons)
         if refuted is not None:
@@ -160,9 +162,9 @@ def _check(claim: Claim, witness: Path, certificate_out: Path, search: bool, bnb
 def estimate_work(claim: Claim) -> int:
     """Prefixes the enumerating routes touch: the claimed positions and the hypothesis
     family's prefixes (each evaluated in high precision to confirm a refutation)."""
-    family = claim.hypothesis.family_sequences(claim.task)
-    n_family = claim.task.n_sequences if family is None else sum(len(s) for s in family)
-    return max(claim.conclusion.at.size_estimate(claim.task), n_family)
+    cap, task = claim.options.max_work, claim.task
+    return min(max(claim.conclusion.at.size_estimate(task, cap),
+                   claim.hypothesis.family_size(task, cap)), cap + 1)
 
 
 def _prove(claim: Claim, certificate_out: str | Path | None, reasons: list[str]

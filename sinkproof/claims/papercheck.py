@@ -45,7 +45,6 @@ import numpy as np
 import sympy
 
 from ..attention import MAPS
-from ..checker.paperwitness import n_prefixes
 from ..constructions import (
     POSITION_FREE,
     paper_pair_solution,
@@ -62,6 +61,7 @@ from ..stack import StackModel, paper_model
 from ..stackeval import evaluate_stack
 from ..tasks.paper import PaperTask
 from ..theorems.registry import THEOREMS
+from .options import check_model_size
 from .outcome import Open, Outcome, Proved, Refuted
 from .paperclaim import PaperClaim
 from .paperengine import prove_by_engine, proved_by_file
@@ -185,7 +185,8 @@ def _by_certificate(claim: PaperClaim, given: str | Path | None, out: str | Path
     task = claim.task
     if name is None:
         check_work("prefixes to enumerate (the token sets of the family)",
-                   n_prefixes(task.m, task.L), claim.options.max_work)
+                   task.n_prefixes_at_most(claim.options.max_work),
+                   claim.options.max_work)
         path = Path(out) if out is not None else _fresh(claim, "certificate")
         path.parent.mkdir(parents=True, exist_ok=True)
         paper_family_certificate(task, claim.hypothesis.max_error).save(path)
@@ -254,10 +255,12 @@ def constructions(claim: PaperClaim) -> list[tuple[str, StackModel]]:
 
 
 def _refute(claim: PaperClaim, witness: Path, reasons: list[str]) -> Refuted | Open:
-    task = claim.task
+    task, mc = claim.task, claim.model_class
+    check_model_size(mc.heads, mc.layers, task.n)
     if task.finite:
         check_work("prefixes to enumerate (the family, to verify a witness)",
-                   n_prefixes(task.m, task.L), claim.options.max_work)
+                   task.n_prefixes_at_most(claim.options.max_work),
+                   claim.options.max_work)
     for name, model in constructions(claim):
         if task.finite:
             found = write_witness(claim, model, witness)
@@ -265,7 +268,9 @@ def _refute(claim: PaperClaim, witness: Path, reasons: list[str]) -> Refuted | O
                 return Refuted(claim, model=model, error=found.error, violations=(found.where,),
                                witness=str(found.path),
                                detail=f"the construction: {name}; verified by the trusted "
-                                      f"checker over all {n_prefixes(task.m, task.L)} prefixes "
+                                      f"checker over all "
+                                      f"{task.n_prefixes_at_most(claim.options.max_work)} "
+                                      f"prefixes "
                                       f"(sha256:{found.digest})")
             reasons.append(f"construction ({name}): does not refute the claim")
         else:

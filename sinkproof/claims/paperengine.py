@@ -20,7 +20,6 @@ from typing import Any
 
 from .. import checker
 from ..bnb.paper import paper_targets, prove_paper
-from ..checker.paperwitness import n_prefixes
 from ..errors import CertificateError, Interrupted, SinkproofError, check_work
 from .engine import best_so_far
 from .outcome import Proved
@@ -52,7 +51,8 @@ def prove_by_engine(claim: PaperClaim, out: Path, reasons: list[str],
         return None
     task, budget = claim.task, claim.options.budget
     check_work("prefixes to enumerate (the family, for the engine's programs)",
-               n_prefixes(task.m, task.L), claim.options.max_work)
+               task.n_prefixes_at_most(claim.options.max_work),
+                   claim.options.max_work)
     some = claim.conclusion.positions == "some"
     try:
         result = prove_paper(task, claim.hypothesis.max_error,

@@ -140,7 +140,8 @@ def _covered(needs: tuple[Target, ...], family: set[tuple[int, ...]] | None) -> 
 
 def _claimed(claim: Claim) -> list[Target]:
     task = claim.task
-    check_work("claimed positions to enumerate", claim.conclusion.at.size_estimate(task),
+    check_work("claimed positions to enumerate",
+               claim.conclusion.at.size_estimate(task, claim.options.max_work),
                claim.options.max_work)
     return [(s[:t], t) for s, t in claim.conclusion.at.pair_list(task)]
 
