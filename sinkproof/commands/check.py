@@ -85,10 +85,9 @@ def run(args: argparse.Namespace) -> int:
     stem = "stdin" if args.claim == STDIO else Path(args.claim).stem
     with contextlib.ExitStack() as stack:
         claim = load_claim(stack.enter_context(input_path(args.claim)))
-        setting = getattr(claim, "setting", "trigger")
-        if args.setting is not None and require_setting_arg(args, "check") != setting:
+        if args.setting is not None and require_setting_arg(args, "check") != claim.task.setting:
             raise InputError(f"--setting {args.setting}: {args.claim} is a claim in the "
-                             f"{setting!r} setting (its [task] says so)")
+                             f"{claim.task.setting!r} setting (its [task] says so)")
         certificate = (None if args.certificate is None
                        else stack.enter_context(input_path(args.certificate, ".json")))
         named = claim.options.witness if args.write_witness else None
