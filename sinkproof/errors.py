@@ -31,7 +31,8 @@ class Interrupted(KeyboardInterrupt):
 EXIT_CODES: dict[int, str] = {
     0: "proved / verified / done: the command completed and its claim holds",
     1: "refuted / not verified: the command completed and its claim fails "
-       "(a verified counterexample, a failing inequality, a proved bound broken)",
+       "(a verified counterexample, a failing inequality, a proved bound broken, a sweep "
+       "job that failed)",
     2: "bad input: an unknown option, a malformed file or a meaningless parameter",
     3: "open: neither proved nor refuted within the budget (sinkmap: some position "
        "not certified)",

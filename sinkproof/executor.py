@@ -11,27 +11,33 @@ Worker processes limit their BLAS and XLA threads to one each, so ``n`` workers 
 ``n`` cores run ``n`` computations side by side instead of ``n`` times as many threads
 time-slicing (``benchmarks/bench_restarts.py`` counts the threads that compute).  They
 are not pinned to cores: on a machine shared with other work a pinned worker stays on
-its core however busy it is (measured slower).  They are forked from a clean fork
-server, never from the caller: forking a process whose JAX runtime has started threads
-can deadlock.  They ignore Ctrl-C; the parent stops them.
+its core however busy it is (measured slower).  They are started by loky as fresh
+interpreters, never forked from the caller (forking a process whose JAX runtime has
+started threads can deadlock) and never importing the caller's main module (so a script
+without a main guard works).  They ignore Ctrl-C; the parent stops them, and every pool
+is shut down when this process exits (:func:`shutdown_all`).
 """
 
 from __future__ import annotations
 
 import atexit
-import itertools
-import multiprocessing as mp
+import contextlib
+import importlib
 import os
 import pickle
+import shutil
 import sys
+import tempfile
 import threading
 import time
 import traceback
 import uuid
+import weakref
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .interrupts import ignore_in_worker
@@ -50,10 +56,11 @@ computation was split over one thread per core, whatever ``XLA_FLAGS`` said: 4-5
 computed in each "one-thread" worker."""
 
 PRELOAD = ["sinkproof.search.engine", "sinkproof.experiment.runner"]
-"""Modules the fork server imports once, so that each worker starts without importing them."""
+"""Modules every worker process imports when it starts (after limiting its threads), so
+that its first job does not wait for them."""
 
-RING = 256
-"""Cancellation flags of a process pool: run ``r`` uses flag ``r % RING``."""
+FLAG_POLL = 0.05
+"""Seconds between two looks of a pool worker's job at its run's cancellation file."""
 
 DASK_POLL = 0.5
 """Seconds between two looks of a Dask job at its run's cancellation event."""
@@ -78,7 +85,7 @@ def limit_threads() -> None:
     worker's), and leave Ctrl-C to the parent, which stops the workers.  XLA reads its
     settings when its runtime starts: call this before the first JAX computation.
 
-    Where JAX is already imported (a pool worker: the fork server preloads it), its
+    Where JAX is already imported (a pool worker: it imports :data:`PRELOAD` at start), its
     computations also run on the calling thread instead of a dispatch thread of their
     own, so exactly one thread computes (one hand-over fewer per evaluation)."""
     ignore_in_worker()
@@ -101,18 +108,33 @@ def limit_threads() -> None:
 _JOB = threading.local()
 """The cancellation token of the job running in this thread (``call_job`` sets it)."""
 
-_FLAGS: Any = None
-"""In a pool worker: the pool's shared cancellation flags (set by the initialiser)."""
-
-
 class _PoolFlag:
-    """Run ``slot`` of a process pool was stopped: its shared flag is set."""
+    """A process-pool run was stopped: its flag file exists (looked at every
+    :data:`FLAG_POLL` s).  A file, not shared memory: loky's workers are fresh
+    interpreters that receive their arguments pickled, and a path travels anywhere."""
 
-    def __init__(self, slot: int) -> None:
-        self.slot = slot
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._seen = False
+        self._next = 0.0
 
     def cancelled(self) -> bool:
-        return _FLAGS is not None and bool(_FLAGS[self.slot])
+        now = time.monotonic()
+        if not self._seen and now >= self._next:
+            self._next = now + FLAG_POLL
+            self._seen = os.path.exists(self.path)
+        return self._seen
+
+    def set(self) -> None:
+        """Mark the run stopped."""
+        with contextlib.suppress(OSError):  # the folder is gone: this process is exiting
+            Path(self.path).touch()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"])  # type: ignore[misc]
 
 
 class _DaskFlag:
@@ -209,6 +231,10 @@ class Executor:
         finally:
             run.close()
 
+    def describe(self) -> str:
+        """One line: where the jobs run and on how many workers."""
+        return "serial: every job in this process"
+
     def close(self) -> None:
         """Release workers."""
 
@@ -230,14 +256,28 @@ class SerialExecutor(Executor):
     """Every job in this process, one after another."""
 
 
-def start_context() -> Any:
-    """``forkserver`` where available (a clean server process that has imported
-    :data:`PRELOAD` but started no JAX runtime forks each worker), else ``spawn``."""
-    if "forkserver" in mp.get_all_start_methods():
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(PRELOAD)
-        return ctx
-    return mp.get_context("spawn")
+def _loky() -> Any:
+    """The ``loky`` package (a core dependency; joblib's vendored copy where only joblib
+    is installed), or ``None``."""
+    try:
+        import loky
+    except ImportError:
+        try:
+            from joblib.externals import loky
+        except ImportError:
+            return None
+    return loky
+
+
+_FLAG_DIR: list[str] = []
+"""The folder of this process's cancellation files (made on first use, removed at exit)."""
+
+
+def _new_flag() -> _PoolFlag:
+    """A fresh cancellation flag for one process-pool run."""
+    if not _FLAG_DIR:
+        _FLAG_DIR.append(tempfile.mkdtemp(prefix="sinkproof-runs-"))
+    return _PoolFlag(os.path.join(_FLAG_DIR[0], uuid.uuid4().hex))
 
 
 def available_cores() -> int:
@@ -253,17 +293,25 @@ def core_set() -> list[int]:
         return list(range(os.cpu_count() or 1))
 
 
-def _start_worker(flags: Any) -> None:
-    """Pool worker initialiser: keep the pool's cancellation flags, leave Ctrl-C to the
-    parent and limit every thread pool to one thread."""
-    global _FLAGS
-    _FLAGS = flags
+def _start_worker() -> None:
+    """Pool worker initialiser: leave Ctrl-C to the parent, limit every thread pool to
+    one thread (before JAX starts), import :data:`PRELOAD`, and then let JAX compute on
+    the calling thread."""
+    limit_threads()
+    for name in PRELOAD:
+        importlib.import_module(name)
     limit_threads()
 
 
 class ProcessExecutor(Executor):
-    """Local worker processes (``concurrent.futures``), each limited to one BLAS and XLA
-    thread.
+    """Local worker processes (:mod:`loky`), each limited to one BLAS and XLA thread.
+
+    loky starts each worker as a fresh interpreter that never imports the caller's main
+    module, and sends functions with cloudpickle: a script without an
+    ``if __name__ == "__main__":`` guard, code read from standard input, ``python -c``
+    and an interactive session all work (the standard library's pools re-run the main
+    script in every worker, which then dies).  Without loky the jobs run in this
+    process, with one line on stderr saying why.
 
     A worker that dies (a crash, the out-of-memory killer) takes no other job with it:
     the pool is restarted, the jobs that may have been running are run again one at a
@@ -273,27 +321,39 @@ class ProcessExecutor(Executor):
 
     def __init__(self, workers: int) -> None:
         self.workers = max(int(workers), 1)
-        self._context = start_context()
-        self._flags = self._context.Array("b", RING, lock=False)
-        self._runs = itertools.count()
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: Any = None
         self.persistent = False
+        _LIVE.add(self)
 
-    def _ensure_pool(self) -> ProcessPoolExecutor:
+    def _ensure_pool(self) -> Any:
+        loky = _loky()
+        if loky is None:
+            return None
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=self._context, initializer=_start_worker,
-                initargs=(self._flags,))
+            kwargs = dict(max_workers=self.workers, initializer=_start_worker,
+                          timeout=IDLE_TIMEOUT)
+            if self.persistent:  # loky's one reusable pool, resized to fit
+                self._pool = loky.get_reusable_executor(**kwargs, reuse=True)
+            else:
+                self._pool = loky.ProcessPoolExecutor(**kwargs)
         return self._pool
 
     def pids(self) -> list[int]:
         """Process ids of the running workers (none before the first run)."""
         return [] if self._pool is None else list(self._pool._processes or {})
 
+    def describe(self) -> str:
+        if _loky() is None:
+            return "serial: every job in this process (loky is not installed)"
+        return f"local worker processes (loky): {self.workers} workers"
+
     def run(self, fn: Callable[[Any], Any], args: Sequence[Any]) -> Iterator[tuple[int, JobResult]]:
-        slot = next(self._runs) % RING
-        self._flags[slot] = 0
-        token = _PoolFlag(slot)
+        if self._ensure_pool() is None:
+            _say_once("sinkproof: loky is not installed (pip install loky): "
+                      f"running {len(args)} jobs in this process")
+            yield from SerialExecutor().run(fn, args)
+            return
+        token = _new_flag()
         todo = dict.fromkeys(range(len(args)))  # jobs without a result, in order
         alone = 0  # after a worker died: how many of the next jobs run one at a time
         try:
@@ -328,24 +388,21 @@ class ProcessExecutor(Executor):
                 else:  # one of the jobs in flight (the first workers + 1 left) did it
                     alone = min(self.workers + 1, len(todo))
         except KeyboardInterrupt:  # stop the workers now, not after their current job
-            self._flags[slot] = 1
+            token.set()
             self.stop()
             raise
         finally:
             # done, or the caller stopped early: running jobs may stop and queued ones
             # never start.  No future is cancelled: a pool killed later (Ctrl-C) would
             # fail marking a cancelled future broken, with a traceback on stderr.
-            self._flags[slot] = 1
+            token.set()
 
     def stop(self) -> None:
         """Stop every worker now, not after its current job (Ctrl-C); the next run
         starts a fresh pool."""
         pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        for proc in list((pool._processes or {}).values()):  # before shutdown clears it
-            proc.terminate()
-        pool.shutdown(wait=False)
+        if pool is not None:
+            pool.shutdown(wait=False, kill_workers=True)
 
     def close(self) -> None:
         if not self.persistent:
@@ -354,7 +411,7 @@ class ProcessExecutor(Executor):
     def _shutdown(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.shutdown(wait=False, kill_workers=True)
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
         if self.persistent:
@@ -370,13 +427,28 @@ class ProcessExecutor(Executor):
         return f"ProcessExecutor(workers={self.workers})"
 
 
+IDLE_TIMEOUT = 300
+"""Seconds a worker of a kept pool waits idle before it exits (loky's own default)."""
+
+_LIVE: weakref.WeakSet[ProcessExecutor] = weakref.WeakSet()
+"""Every process executor of this process, so that :func:`shutdown_all` finds them."""
+
+_SAID: set[str] = set()
+
+
+def _say_once(line: str) -> None:
+    if line not in _SAID:
+        _SAID.add(line)
+        print(line, file=sys.stderr)
+
+
 _SHARED: dict[int, ProcessExecutor] = {}
 
 
 def shared_processes(workers: int) -> ProcessExecutor:
     """A process pool kept for the life of this process (closing it does nothing), so
-    that later runs skip the workers' start-up and JAX compilation.  Stopped before
-    interpreter teardown."""
+    that later runs skip the workers' start-up and JAX compilation: loky's reusable
+    executor, resized to ``workers``.  Stopped before interpreter teardown."""
     key = max(int(workers), 1)
     if key not in _SHARED:
         ex = ProcessExecutor(key)
@@ -386,12 +458,50 @@ def shared_processes(workers: int) -> ProcessExecutor:
 
 
 @atexit.register
-def _stop_shared() -> None:
-    """Stop the kept pools before interpreter teardown (whose finalisers would print
-    ignored exceptions on the user's terminal)."""
-    for ex in _SHARED.values():
+def shutdown_all() -> None:
+    """Stop every worker process this process started (kept pools included), now.  Runs
+    at exit (before interpreter teardown, whose finalisers would print ignored exceptions
+    on the user's terminal); the test suite also calls it when its session finishes."""
+    for ex in list(_LIVE):
         ex.stop()
     _SHARED.clear()
+    for folder in _FLAG_DIR:
+        shutil.rmtree(folder, ignore_errors=True)
+    _FLAG_DIR.clear()
+    loky = _loky()
+    if loky is not None:  # the reusable pool, if something else started it
+        kept = getattr(loky.reusable_executor, "_executor", None)
+        if kept is not None:
+            kept.shutdown(wait=False, kill_workers=True)
+
+
+_stop_shared = shutdown_all
+"""The earlier name of :func:`shutdown_all`."""
+
+
+@contextlib.contextmanager
+def _main_not_rerun() -> Iterator[None]:
+    """While worker processes start by ``spawn`` (Dask's nannies do), hide the caller's
+    main script from them: ``multiprocessing`` would run it again in every worker, and a
+    script without an ``if __name__ == "__main__":`` guard (or code read from stdin)
+    would start a sweep there and kill the worker.  Jobs travel by cloudpickle, so the
+    workers need nothing from it.  A main module run with ``-m`` is left as it is."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(getattr(main, "__spec__", None), "name", None) is not None:
+        yield
+        return
+    missing = object()
+    saved = {name: main.__dict__.get(name, missing) for name in ("__file__", "__spec__")}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is missing:
+                main.__dict__.pop(name, None)
+            else:
+                main.__dict__[name] = value
 
 
 class DaskExecutor(Executor):
@@ -415,12 +525,20 @@ class DaskExecutor(Executor):
             self.workers = max(len(self._client.scheduler_info().get("workers", {})), 1)
         else:
             n = available_cores() if workers is None else max(int(workers), 1)
-            self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
-                                         dashboard_address=None, silence_logs=50)
+            with _main_not_rerun():
+                self._cluster = LocalCluster(n_workers=n, threads_per_worker=1,
+                                             processes=processes, dashboard_address=None,
+                                             silence_logs=50)
             self._client = Client(self._cluster)
             self.workers = n
+        self._scheduler = scheduler
         if processes or scheduler is not None:
             self._client.run(limit_threads)
+
+    def describe(self) -> str:
+        if self._scheduler is not None:
+            return f"Dask cluster at {self._scheduler}: {self.workers} workers"
+        return f"Dask LocalCluster: {self.workers} workers"
 
     def run(self, fn: Callable[[Any], Any], args: Sequence[Any]) -> Iterator[tuple[int, JobResult]]:
         from distributed import Event, as_completed

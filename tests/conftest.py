@@ -40,3 +40,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stop every worker pool this test process started (kept search pools included), so
+    that the suite leaves no process behind, whatever way its workers exit."""
+    from sinkproof.executor import shutdown_all
+
+    shutdown_all()

@@ -28,7 +28,7 @@ ROOT = Path(sinkproof.__file__).resolve().parent
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "interrupts"),
     ("_version", "_validate", "numerics", "progress", "exact_numbers", "executor", "stats",
-     "tokens"),
+     "tokens", "certformat"),
     ("tables",),
     ("checker", "params"),           # checker TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),
@@ -55,6 +55,8 @@ TRUSTED = ("sinkproof.checker", "sinkproof.errors")
 LAZY_ALLOWED = {
     "sinkproof.theorems.theorem6": "the sink map needs CVXPY: loaded when Theorem 6 is used",
     "sinkproof.sweep.jobs": "a job kind loads its own layer, in the worker that runs it",
+    "sinkproof.sweep.evidence": "a cached verdict is checked by its job kind's layer (claims, "
+                                "convex), loaded only when such an entry is read",
     "sinkproof.cli_common": "verify and --help stay light: the task and model layers load "
                             "when a command that builds a task registers or runs",
     "sinkproof.pytest_plugin": "pytest loads the plugin in every run of the environment: "
@@ -366,3 +368,95 @@ def test_verify_loads_no_numerical_layer(certificates, kind):
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("verified"), run.stdout
     assert _loaded(run) == [], f"sinkproof verify ({kind}) loaded {_loaded(run)}"
+
+
+# ------------------------------------------------------------ the checker's face
+FACE = frozenset({"verify", "verify_file", "load", "Verdict", "Limits", "LimitExceeded",
+                  "CertificateError"})
+"""What a producer may take from ``sinkproof.checker``: the rest is the trusted kernel's
+inside, free to change (and kept out of the producers' utility library)."""
+INTERNALS_DEBT = {
+    "sinkproof.bnb.dual": "prunes leaves with the checker's bnb leaf check",
+    "sinkproof.bnb.heads": "prunes steps with the checker's bnb-heads step check",
+    "sinkproof.bnb.paper": "builds its instance with the checker's paperbnb reader",
+    "sinkproof.convex.certfile": "reads the instance back with the checker's reader",
+    "sinkproof.convex.family": "enumerates situations and reads instances as the checker does",
+    "sinkproof.convex.paperfamily": "takes the paper hull's situations from the checker",
+    "sinkproof.convex.values": "reads the instance with the checker's reader",
+    "sinkproof.search.realise": "the sink-map instance type of the checker",
+    "sinkproof.search.verify": "measures a witness with the checker's evaluator",
+    "sinkproof.search.witnessfile": "parses a witness file with the checker's reader",
+    "sinkproof.sinkmap.certify": "checks bounds and rays with the checker's socp rules",
+    "sinkproof.sinkmap.core": "the sink-map instance type of the checker",
+    "sinkproof.sinkmap.gated": "the gate split bound of the checker",
+    "sinkproof.variants.paper": "measures a paper witness with the checker's evaluator",
+    "sinkproof.variants.verify": "the checker's interval weights",
+}
+"""Producer modules that still import the checker's inside (issue 23, item 4), and why.  The
+list may only shrink: a module that no longer needs its entry fails the test below."""
+
+
+def _checker_imports(name: str, path: Path) -> set[str]:
+    """What ``name`` takes from the checker: ``sinkproof.checker.X`` for a submodule or name
+    imported, ``checker.X`` for an attribute used on an imported ``checker`` package."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    taken, aliases = set(), set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        base = base[: len(base) - (node.level - 1)] if node.level else []
+        target = ".".join(base + ([node.module] if node.module else [])) if node.level \
+            else node.module or ""
+        for alias in node.names:
+            if target == "sinkproof" and alias.name == "checker":
+                aliases.add(alias.asname or "checker")
+            elif target == "sinkproof.checker":
+                taken.add(f"sinkproof.checker.{alias.name}")
+            elif target.startswith("sinkproof.checker."):
+                taken.add(target)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in aliases):
+            taken.add(f"sinkproof.checker.{node.attr}")
+    return taken
+
+
+def test_producers_import_only_the_checkers_face():
+    allowed = {f"sinkproof.checker.{n}" for n in FACE}
+    inside = {}
+    for name, path in modules().items():
+        if name.startswith(TRUSTED):
+            continue
+        extra = _checker_imports(name, path) - allowed
+        if extra:
+            inside[name] = sorted(extra)
+    new = {m: used for m, used in inside.items() if m not in INTERNALS_DEBT}
+    assert not new, f"producers reaching into the checker (import only {sorted(FACE)}): {new}"
+    done = sorted(set(INTERNALS_DEBT) - set(inside))
+    assert not done, f"no longer import checker internals: remove from INTERNALS_DEBT: {done}"
+
+
+def test_the_producers_copy_of_the_format_agrees_with_the_checker():
+    """``sinkproof.certformat`` is the producers' own copy of what the checker reads."""
+    from sinkproof import attention, certformat
+    from sinkproof.checker import instance, maps, schema
+
+    assert (certformat.FORMAT, certformat.VERSION) == (schema.FORMAT, schema.VERSION)
+    assert certformat.TRIGGER == instance.TRIGGER
+    assert tuple(attention.MAPS) == certformat.MAP_NAMES
+    assert set(certformat.MAP_NAMES) <= set(maps.MAP_NAMES)
+
+
+CHECKER_LINE_BUDGET = 4650
+"""Lines of ``sinkproof/checker`` (``cat sinkproof/checker/*.py sinkproof/checker/*/*.py |
+wc -l``) not to be exceeded; the goal of issue 23 is under 2,500."""
+
+
+def test_checker_line_count_is_reported_and_within_budget(capsys):
+    files = sorted((ROOT / "checker").rglob("*.py"))
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in files)
+    with capsys.disabled():
+        print(f"\ntrusted checker: {lines} lines in {len(files)} files "
+              f"(budget {CHECKER_LINE_BUDGET})")
+    assert lines <= CHECKER_LINE_BUDGET

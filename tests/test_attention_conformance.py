@@ -33,7 +33,7 @@ NAMES = list(MAPS)
 def test_registry_is_the_documented_list():
     assert NAMES == DOCUMENTED
     assert all(MAPS[n].name == n for n in NAMES)
-    assert list(exact.MAP_NAMES) == DOCUMENTED  # the checker knows the same maps
+    assert set(DOCUMENTED) <= set(exact.MAP_NAMES)  # the checker has a rule for each map
     table = [line.split()[0] for line in attention.__doc__.splitlines()
              if line and line.split()[0] in MAPS]
     assert table == DOCUMENTED  # the module's table lists each map once, in order

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from fractions import Fraction
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 from hypothesis import given, settings
@@ -129,7 +130,7 @@ def test_registry_plugs_in_a_kind(tmp_path, monkeypatch):
         "    check_leq(x, Fraction(1), 'data.x <= 1')\n"
         "    return Verdict(True, cert['kind'], f'x = {x} <= 1')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(checker.KIND_MODULES, "toy", "toy_kind")
+    with_kind(monkeypatch, "toy", "toy_kind")
     cert = {"format": "sinkproof-certificate", "version": 1, "kind": "toy",
             "instance": {}, "claim": {"statement": "x is small"}, "data": {"x": "1/2"}}
     assert checker.verify(cert).claim == "x = 1/2 <= 1"
@@ -141,15 +142,23 @@ def test_registry_plugs_in_a_kind(tmp_path, monkeypatch):
         checker.verify(cert)
 
 
-def test_register_kind_validates():
+def with_kind(monkeypatch, kind: str, module: str) -> None:
+    """Give the checker a fake kind for one test (the registry itself is read-only)."""
+    monkeypatch.setattr(checker, "KIND_MODULES",
+                        MappingProxyType({**checker.KIND_MODULES, kind: module}))
+
+
+def test_the_kind_registry_is_closed():
+    """No imported module adds trusted code at run time: the mapping is read-only and there
+    is no register function."""
     with pytest.raises(TypeError):
-        checker.register_kind("", "m")
-    with pytest.raises(TypeError):
-        checker.register_kind("k", 3)
+        checker.KIND_MODULES["toy"] = "toy_kind"  # type: ignore[index]
+    assert not hasattr(checker, "register_kind")
+    assert all(m.startswith("sinkproof.checker.") for m in checker.KIND_MODULES.values())
 
 
 def test_missing_checker_module_is_a_certificate_error(monkeypatch):
-    monkeypatch.setitem(checker.KIND_MODULES, "ghost", "sinkproof.checker.no_such_module")
+    with_kind(monkeypatch, "ghost", "sinkproof.checker.no_such_module")
     cert = family_cert()
     cert["kind"] = "ghost"
     with pytest.raises(CertificateError, match="no checker available"):
@@ -340,3 +349,53 @@ def test_undecided_entries_claim_nothing():
     fam["claim"]["bounded"] = 1
     verdict = checker.verify(fam)
     assert verdict.ok and verdict.details["undecided"] == 1 and "undecided" in verdict.claim
+
+
+# ------------------------------------------------- huge rationals in a failure
+HUGE_HULL = {"format": "sinkproof-certificate", "version": 1, "kind": "hull",
+             "instance": {"task": {"T": 1, "content": "signed", "p": 1, "positions": "inverse",
+                                   "triggers": "single"},
+                          "eps": "1/10", "sequence": [0], "t": 1, "values": "fixed"},
+             "claim": {"bound": "1/2", "statement": "BOS mass at t=1 of (0,) >= 1/2"},
+             "data": {"bound": "1/2", "d": "1" * 1999, "tokens": [0],
+                      "w": ["7" * 1000]}}
+
+
+def test_a_failed_inequality_between_huge_rationals_is_a_failure_not_malformed(tmp_path,
+                                                                                capsys):
+    """``d²·||w||²`` has about 6,000 digits, past Python's int-to-text limit: the message
+    is built without ``str`` or ``float`` of it, so the verdict is a failed inequality
+    (exit 1), never a malformed file (exit 2)."""
+    verdict = checker.verify(HUGE_HULL)
+    assert not verdict.ok and "characters)" in verdict.failure
+    assert len(verdict.failure) < 400
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(HUGE_HULL))
+    assert main(["verify", str(path)]) == 1
+    assert "NOT verified" in capsys.readouterr().out
+
+
+@given(st.integers(-10**80, 10**80), st.integers(1, 10**80))
+def test_show_of_a_rational_starts_with_its_file_form(num, den):
+    from sinkproof.checker.exact import show
+
+    x = Fraction(num, den)
+    text = format_rational(x)
+    shown = show(x)
+    assert shown.startswith(text if len(text) <= 60 else text[:24] + "...")
+    if len(text) > 60:
+        assert f"({len(text)} characters)" in shown
+
+
+def test_show_of_a_rational_past_the_int_to_text_limit():
+    from sinkproof.checker.exact import show
+
+    x = Fraction(-(3**30000), 7**3000)
+    shown = show(x)
+    limit = sys.get_int_max_str_digits()
+    try:
+        sys.set_int_max_str_digits(0)
+        text = format_rational(x)
+    finally:
+        sys.set_int_max_str_digits(limit)
+    assert shown.startswith(text[:24] + f"...({len(text)} characters) (~-2.2055")

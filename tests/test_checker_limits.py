@@ -216,14 +216,16 @@ def test_unknown_witness_and_sink_map_fields(witness):
 def test_a_registered_kind_without_a_statement(tmp_path, capsys, monkeypatch):
     import sys
     import types
+    from types import MappingProxyType
 
-    from sinkproof.checker import KIND_MODULES, Verdict, register_kind
+    from sinkproof import checker
+    from sinkproof.checker import Verdict
 
     module = types.ModuleType("sinkproof_test_kind")
     module.verify = lambda cert: Verdict(True, "toy", "a toy claim")
     monkeypatch.setitem(sys.modules, "sinkproof_test_kind", module)
-    monkeypatch.setitem(KIND_MODULES, "toy", "sinkproof_test_kind")
-    register_kind("toy", "sinkproof_test_kind")
+    monkeypatch.setattr(checker, "KIND_MODULES",
+                        MappingProxyType({**checker.KIND_MODULES, "toy": "sinkproof_test_kind"}))
     path = tmp_path / "toy.json"
     path.write_text(json.dumps({"format": "sinkproof-certificate", "version": 1, "kind": "toy",
                                 "instance": {}, "claim": {}, "data": {}}))

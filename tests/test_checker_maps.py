@@ -27,7 +27,8 @@ def test_imports_only_the_standard_library_and_mpmath():
         else:
             continue
         for mod in mods:
-            assert mod.split(".")[0] in {"__future__", "fractions", "collections", "mpmath"}, mod
+            assert mod.split(".")[0] in {"__future__", "fractions", "collections", "dataclasses",
+                                            "mpmath"}, mod
 
 
 def test_known_values():
@@ -114,3 +115,45 @@ def test_bad_input_is_named():
         cm.interval_weights("sigmoid", [F(0)], 0)
     with pytest.raises(ValueError, match="digits"):
         cm.interval_weights("softmax", [F(0)], 0, digits=3)
+
+
+def _mp(q: F) -> mpmath.mpf:
+    return mpmath.mpf(q.numerator) / q.denominator
+
+
+@given(st.lists(rationals, min_size=1, max_size=7))
+def test_stick_breaking_intervals_hold_an_independent_high_precision_evaluation(s):
+    """``α_k = σ(s_k) Π_{k<l<=t} (1 - σ(s_l))`` and the null ``Π_{l<=t} (1 - σ(s_l))``,
+    written here at 80 digits as the definition reads (products, not the checker's
+    stick loop): each inside the checker's interval, and weights plus null sum to 1."""
+    t = len(s) - 1
+    weights = cm.interval_weights("stick_breaking", s, t, digits=20)
+    null = cm.null_slot_interval("stick_breaking", s, t, digits=20)
+    with mpmath.workdps(80):
+        sig = [1 / (1 + mpmath.exp(-_mp(q))) for q in s]
+        ref = [sig[k] * mpmath.fprod(1 - sig[m] for m in range(k + 1, t + 1))
+               for k in range(t + 1)]
+        ref_null = mpmath.fprod(1 - x for x in sig)
+        for (lo, hi), r in zip(weights, ref):
+            assert _mp(lo) <= r <= _mp(hi) and hi - lo < F(1, 10**15)
+        assert _mp(null[0]) <= ref_null <= _mp(null[1])
+    assert sum(lo for lo, _ in weights) + null[0] <= 1 <= sum(hi for _, hi in weights) + null[1]
+    assert all(lo >= 0 for lo, _ in weights)
+
+
+def test_stick_breaking_known_values_and_recency():
+    """At zero scores each key takes half of what the later keys left: the last key 1/2,
+    the one before 1/4, ..., the null 2^-(t+1)."""
+    weights = cm.interval_weights("stick_breaking", [F(0)] * 4, 3, digits=30)
+    for (lo, hi), want in zip(weights, [F(1, 16), F(1, 8), F(1, 4), F(1, 2)]):
+        assert lo <= want <= hi and hi - lo < F(1, 10**25)
+    lo, hi = cm.null_slot_interval("stick_breaking", [F(0)] * 4, 3, digits=30)
+    assert lo <= F(1, 16) <= hi
+
+
+def test_the_rule_table_has_one_row_per_map_and_the_null_maps_have_a_null():
+    assert set(cm.RULES) == set(cm.MAP_NAMES)
+    for name, rule in cm.RULES.items():
+        assert (rule.exact is None) != (rule.interval is None), name
+        assert (rule.null is not None) == (name in cm.NULL_MAPS), name
+    assert set(cm.RATIONAL_MAPS) == {n for n, r in cm.RULES.items() if r.exact}

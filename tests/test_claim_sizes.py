@@ -73,7 +73,7 @@ def test_capped_counts_agree_with_the_exact_ones_and_stop_at_the_cap():
         assert task.n_sequences_at_most(exact) == exact
         assert task.n_sequences_at_most(exact - 1) == exact
     paper = PaperTask(n=4, L=6, content=[[1.0], [0.5], [-1.0]])
-    from sinkproof.checker.paperwitness import n_prefixes  # the trusted count, to compare
+    from sinkproof.certformat import paper_prefixes as n_prefixes  # the checker's count
 
     exact = n_prefixes(paper.m, paper.L)
     assert paper.n_prefixes_at_most(exact) == exact

@@ -127,3 +127,88 @@ def test_a_job_that_kills_dask_workers_is_recorded_and_the_others_finish():
     assert not results[1].ok and "no result from the cluster" in results[1].error
     assert results[3].error == "ValueError: bad job"
     assert all(results[i].ok for i in (0, 2, 4))
+
+
+# ----------------------------------------------------------- the plainest script
+PLAIN = """import sinkproof as sp
+r = sp.search(sp.TriggerTask(p=1, T=2), kind="relu", values="fixed", max_error=0.05,
+              max_bos_mass=0.0, restarts=2, seed=3, processes=2, maxiter=30, progress=False)
+print("found", r.found, "workers", *sp.executor.shared_processes(2).pids())
+"""
+"""Three lines, no ``if __name__ == "__main__":`` guard, worker processes (the
+standard library's pools re-run such a script in every worker, which dies)."""
+
+
+def _left_behind(mark: str) -> list[str]:
+    """Processes (other than this one) whose environment holds ``mark``."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes()
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if mark.encode() in environ:
+            out.append(f"{proc.name}: {cmdline[:120]}")
+    return out
+
+
+def _run_plain(code, way, tmp_path):
+    """Run ``code`` as a script file, on stdin, with -c or interactively; return the
+    finished process and the marker its environment (and its children's) carries."""
+    import subprocess
+    import sys
+    import uuid
+
+    script = tmp_path / "plain.py"
+    script.write_text(code)
+    mark = uuid.uuid4().hex
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+           "SINKPROOF_TEST_MARK": mark}
+    argv, stdin = {"script": ([str(script)], None), "stdin": (["-"], code),
+                   "-c": (["-c", code], None), "interactive": (["-i"], code)}[way]
+    proc = subprocess.run([sys.executable, *argv], input=stdin, capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    return proc, mark
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+@pytest.mark.parametrize("way", [
+    "script",
+    pytest.param("stdin", marks=pytest.mark.slow),
+    pytest.param("-c", marks=pytest.mark.slow),
+    pytest.param("interactive", marks=pytest.mark.slow),
+])
+def test_a_plain_script_runs_on_worker_processes_and_leaves_no_process_behind(way, tmp_path):
+    proc, mark = _run_plain(PLAIN, way, tmp_path)
+    line = next(x for x in proc.stdout.splitlines() if "found" in x)
+    found, workers = line.split("workers")
+    assert "True" in found and len(workers.split()) == 2  # it ran on two workers
+    deadline = time.time() + 30  # killed at exit; give the kernel a moment to reap them
+    while _left_behind(mark) and time.time() < deadline:
+        time.sleep(0.2)
+    assert _left_behind(mark) == []
+
+
+PLAIN_SWEEP = """import sinkproof as sp
+r = sp.sweep({"kind": "certify", "base": {"p": 1, "eps": "1/20"}, "grid": {"T": [2, 3]}}, workers=2)
+print(r.summary_line())
+"""
+"""A sweep on its default executor (a Dask LocalCluster, whose nannies spawn workers),
+no main guard."""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+@pytest.mark.parametrize("way", ["script", "stdin"])
+def test_a_plain_sweep_script_runs_on_a_dask_local_cluster(way, tmp_path):
+    proc, mark = _run_plain(PLAIN_SWEEP, way, tmp_path)
+    assert "2 computed, 0 from cache, 0 failed" in proc.stdout
+    deadline = time.time() + 30
+    while _left_behind(mark) and time.time() < deadline:
+        time.sleep(0.2)
+    assert _left_behind(mark) == []

@@ -246,3 +246,221 @@ def test_sigint_stops_a_sweep_on_worker_processes_keeping_every_finished_job(tmp
 @pytest.mark.slow
 def test_sigint_stops_a_sweep_on_a_dask_cluster_keeping_every_finished_job(tmp_path):
     _interrupt_a_sweep(tmp_path, "dask")
+
+
+# ------------------------------------------------- the cache never reports a stale verdict
+CLAIMS = {
+    # Theorem 1: Proved (no document; derived again on reading)
+    "theorem": ('[task]\np = 1\nT = 2\n[model]\nkind = "softmax"\nheads = 1\nvalues = "fixed"\n'
+                '[hypothesis]\nmax_error = 0.05\n[conclusion]\nmin_bos_mass = 0.9\n'
+                'at = "homogeneous"\n'),
+    # the Theorem 6 sink map certifies (BOS, +e1, -e1), where Theorem 3 is silent
+    "certificate": ('[task]\np = 1\nT = 2\n[model]\nkind = "softmax"\nheads = 1\n'
+                    'values = "fixed"\n[hypothesis]\nmax_error = 0.05\n[conclusion]\n'
+                    'min_bos_mass = 0.5\nat = [{sequence = [0, 1], position = 2}]\n'),
+    # a sink-free ReLU construction refutes it (a witness)
+    "witness": ('[task]\np = 1\nT = 2\n[model]\nkind = "relu"\nheads = 1\nvalues = "fixed"\n'
+                '[hypothesis]\nmax_error = 0.05\n[conclusion]\nmin_bos_mass = 0.5\n'
+                'at = "nontrigger"\n'),
+}
+
+
+def _check_sweep(tmp_path, name, **base):
+    claim = tmp_path / f"{name}.toml"
+    if not claim.exists():
+        claim.write_text(CLAIMS[name])
+    spec = tmp_path / "sweep.toml"
+    settings = "".join(f"{k} = {json.dumps(v)}\n" for k, v in {"claim": claim.name, **base}.items())
+    spec.write_text(f'kind = "check"\n[base]\n{settings}[grid]\n"check.seed" = [0]\n')
+    return run_sweep(spec, tmp_path / "out", executor="serial", figures=False)
+
+
+def _same_rows(a, b):
+    """Equal rows but for timing (NaN equal to NaN)."""
+    return json.dumps(_strip(a), sort_keys=True) == json.dumps(_strip(b), sort_keys=True)
+
+
+def _entry(tmp_path):
+    (path,) = (tmp_path / "out" / "cache").glob("*.json")
+    return path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("name, verdict", [("theorem", "Proved"), ("witness", "Refuted")])
+def test_editing_the_claim_file_between_two_sweeps_runs_the_job_again(tmp_path, name, verdict):
+    first = _check_sweep(tmp_path, name)
+    assert first.rows[0]["outcome"] == verdict and first.computed == 1
+    assert _check_sweep(tmp_path, name).cached == 1  # unchanged: from the cache
+    claim = tmp_path / f"{name}.toml"  # the same path, other bytes: a stronger claim
+    claim.write_text(claim.read_text().replace("min_bos_mass = 0.", "min_bos_mass = 0.99"))
+    again = _check_sweep(tmp_path, name)
+    assert (again.computed, again.cached) == (1, 0)
+    assert again.rows[0]["outcome"] != "Proved"  # never the old verdict
+
+
+def test_editing_a_certificate_the_claim_names_runs_the_job_again(tmp_path):
+    first = _check_sweep(tmp_path, "certificate")
+    row = first.rows[0]
+    assert row["outcome"] == "Proved" and row["by"].startswith("certificate"), row
+    cert = tmp_path / "given.json"  # the certificate, named by the claim
+    cert.write_text(json.dumps(_entry(tmp_path)[1]["evidence"]["certificate"]))
+    claim = tmp_path / "certificate.toml"
+    claim.write_text(CLAIMS["certificate"] + '[check]\ncertificate = "given.json"\n')
+    named = _check_sweep(tmp_path, "certificate")
+    assert named.computed == 1 and named.rows[0]["outcome"] == "Proved"
+    assert _check_sweep(tmp_path, "certificate").cached == 1
+    cert.write_text(cert.read_text() + "\n")  # the same certificate, other bytes
+    assert _check_sweep(tmp_path, "certificate").computed == 1
+
+
+def test_another_package_version_or_setting_runs_the_job_again(tmp_path, monkeypatch):
+    assert _check_sweep(tmp_path, "theorem", search=False).computed == 1
+    assert _check_sweep(tmp_path, "theorem", search=True).computed == 1
+    monkeypatch.setattr("sinkproof.sweep.cache.__version__", "0.0.0-other")
+    assert _check_sweep(tmp_path, "theorem", search=True).computed == 1
+
+
+def _tamper(tmp_path, edit):
+    path, data = _entry(tmp_path)
+    edit(data)
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("name, edit", [
+    ("theorem", lambda d: d["outcome"].update(bound=0.999)),
+    ("theorem", lambda d: d["outcome"].update(by="theorem2")),
+    ("witness", lambda d: d["outcome"].update(outcome="Proved", by="theorem1", bound=0.99)),
+    ("witness", lambda d: d["evidence"]["witness"]["claim"]["model_class"].update(
+        kind="softmax")),
+    ("witness", lambda d: d.update(evidence={})),
+    ("certificate", lambda d: d["outcome"].update(bound=0.99)),
+    ("certificate", lambda d: d["evidence"].update(digest="0" * 64)),
+    ("certificate", lambda d: d["evidence"]["certificate"]["instance"].update(eps="1/2")),
+])
+def test_a_hand_edited_cache_entry_is_never_reported(tmp_path, name, edit):
+    """A verdict is reported from the cache only if its evidence verifies again and
+    supports this claim with the stored bound (or, with no document, a Proved is derived
+    again the same)."""
+    honest = _check_sweep(tmp_path, name).rows[0]
+    _tamper(tmp_path, edit)
+    again = _check_sweep(tmp_path, name)
+    assert (again.computed, again.cached) == (1, 0) and len(again.rechecks) == 1
+    assert "did not verify again" in again.rechecks[0]
+    assert _same_rows(again.rows, [honest])
+    assert _check_sweep(tmp_path, name).cached == 1  # the entry was written again, honest
+
+
+def test_an_open_entry_flipped_to_proved_is_not_reported(tmp_path):
+    claim = tmp_path / "theorem.toml"
+    claim.write_text(CLAIMS["theorem"].replace("0.9", "0.99"))
+    assert _check_sweep(tmp_path, "theorem", search=False).rows[0]["outcome"] == "Open"
+    _tamper(tmp_path, lambda d: d["outcome"].update(outcome="Proved", by="theorem1",
+                                                    bound=0.995))
+    again = _check_sweep(tmp_path, "theorem", search=False)
+    assert again.rows[0]["outcome"] == "Open" and again.computed == 1
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["outcome"].update(min_bound_exact="99/100", min_bound=0.99),
+    lambda d: d["evidence"]["certificate"]["instance"].update(eps="1/40"),
+    lambda d: d.update(evidence={}),
+    lambda d: d["settings"].update(eps="1/40"),
+])
+def test_a_hand_edited_certify_entry_is_never_reported(tmp_path, edit):
+    spec = {"kind": "certify", "base": {"p": 1, "T": 2}, "grid": {"eps": ["1/20"]}}
+    honest = run_sweep(spec, tmp_path / "out", executor="serial", figures=False).rows
+    _tamper(tmp_path, edit)
+    again = run_sweep(spec, tmp_path / "out", executor="serial", figures=False)
+    assert again.computed == 1 and _same_rows(again.rows, honest)
+
+
+# ---------------------------------- paths relative to the sweep file; loud failures
+def test_example_check_sweep_runs_from_another_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # not the repository: claim paths are the file's
+    out = tmp_path / "out"
+    status = main(["sweep", str(ROOT / "examples/sweeps/check.toml"), "--out", str(out),
+                   "--executor", "serial", "--no-figures"])
+    captured = capsys.readouterr()
+    assert status == 0, captured
+    assert captured.out.strip().endswith("3 computed, 0 from cache, 0 failed")
+    assert "serial: every job in this process" in captured.err  # the executor, in one line
+    with (out / "results.csv").open() as fh:
+        assert [r["outcome"] for r in csv.DictReader(fh)] == ["Proved"] * 3
+
+
+def test_a_sweep_with_a_failed_job_exits_1(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text('kind = "check"\n[base]\nclaim = "nowhere.toml"\n[grid]\n"check.seed" = [0]\n')
+    assert main(["sweep", str(path), "--out", str(tmp_path / "o"), "--executor", "serial",
+                 "--no-figures"]) == 1
+    out = capsys.readouterr().out
+    assert "job 0 failed" in out and out.strip().endswith("1 failed")
+
+
+def test_outputs_never_overwrite_a_file_no_sweep_wrote(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text('kind = "certify"\n[base]\np = 1\nT = 2\n[grid]\neps = ["1/20"]\n')
+    out = tmp_path / "o"
+    out.mkdir()
+    mine = out / "results.csv"
+    mine.write_text("my own table\n")
+    args = ["sweep", str(path), "--out", str(out), "--executor", "serial", "--no-figures"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "not overwritten" in err
+    assert mine.read_text() == "my own table\n" and not (out / "cache").exists()
+    mine.unlink()
+    assert main(args) == 0 and main(args) == 0  # its own files: written again
+    assert not [p for p in out.rglob("*.tmp*")]  # nothing half-written left
+
+
+def test_a_claims_witness_path_is_never_written_by_a_sweep(tmp_path):
+    victim = tmp_path / "precious.json"
+    victim.write_text("keep me")
+    claim = tmp_path / "witness.toml"
+    claim.write_text(CLAIMS["witness"] + f'[check]\nwitness = "{victim}"\n')
+    for out in (tmp_path / "out", None):
+        spec = {"kind": "check", "base": {"claim": str(claim)}, "grid": {"check.seed": [0]}}
+        assert run_sweep(spec, out, executor="serial", figures=False).rows[0][
+            "outcome"] == "Refuted"
+        assert victim.read_text() == "keep me"
+
+
+def test_an_axis_name_never_names_a_file_outside_the_output_folder():
+    from sinkproof.sweep.output import figure_name
+
+    assert figure_name("hypothesis.max_error") == "figures/hypothesis.max_error.png"
+    for hostile in ("task./../../etc/x", "../x", "/abs", ".hidden"):
+        name = figure_name(hostile)
+        assert name.count("/") == 1 and ".." not in name.split("/")[1][:2]
+        assert not name.split("/")[1].startswith(".")
+
+
+def test_numeric_axes_are_plotted_as_numbers_eps_on_a_log_axis(tmp_path):
+    pytest.importorskip("matplotlib")
+    from sinkproof.sweep.output import log_scale, numeric_axis
+
+    assert numeric_axis(["1/100", "0.05", 0.1]) == [0.01, 0.05, 0.1]
+    assert numeric_axis(["softmax", "relu"]) is None and numeric_axis([True]) is None
+    assert log_scale("eps", [0.01, 0.1]) and log_scale("hypothesis.max_error", [0.05])
+    assert not log_scale("T", [2, 3]) and not log_scale("eps", [0.0, 0.1])
+    spec = {"kind": "certify", "base": {"p": 1, "T": 2}, "grid": {"eps": ["1/10", "1/100"]}}
+    result = run_sweep(spec, tmp_path, executor="serial", figures=True)
+    assert (tmp_path / "figures" / "eps.png").stat().st_size > 0
+    assert result.failed == 0
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["outcome"].update(min_bound=0.99),
+    lambda d: d["outcome"].update(n_bounded=99),
+    lambda d: d["evidence"]["certificate"]["instance"].update(eps="1/40"),
+    lambda d: d.update(evidence={}),
+])
+def test_a_hand_edited_sinkmap_entry_is_never_reported(tmp_path, edit):
+    spec = {"kind": "sinkmap", "base": {"p": 1, "T": 2}, "grid": {"eps": ["1/20"]}}
+    honest = run_sweep(spec, tmp_path / "out", executor="serial", figures=False).rows
+    assert honest[0]["n_bounded"] > 0
+    _tamper(tmp_path, edit)
+    again = run_sweep(spec, tmp_path / "out", executor="serial", figures=False)
+    assert again.computed == 1 and len(again.rechecks) == 1 and _same_rows(again.rows, honest)
+    third = run_sweep(spec, tmp_path / "out", executor="serial", figures=False)
+    assert (third.cached, third.rechecks) == (1, [])  # an honest entry verifies again

@@ -206,6 +206,6 @@ def test_the_hull_certificate_behind_the_sink_cells_is_rejected_when_tampered(ta
 
 
 def test_the_cli_choices_are_the_registry():
-    from sinkproof.checker.maps import MAP_NAMES
+    from sinkproof.certformat import MAP_NAMES
 
     assert tuple(MAPS) == MAP_NAMES

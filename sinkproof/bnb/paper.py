@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from ..certformat import format_rational
 from ..checker.paperbnb import KIND, PaperInstance
-from ..checker.schema import format_rational
 from ..convex.paperfamily import require_one_layer_finite
 from ..errors import Interrupted
 from ..exact_numbers import bos_mass, error_level

@@ -4,9 +4,9 @@ It imports only the standard library (``fractions``, ``json``) and its own
 modules — never the code that produced a certificate (no CVXPY, no numpy in a
 decision, no ``sinkproof.convex``/``search``/``sinkmap``).  Each certificate
 *kind* has its own checker module exposing ``verify(cert) -> Verdict``; the
-registry :data:`KIND_MODULES` maps kinds to modules, imported on first use.  Sizes are bounded by
-:class:`~sinkproof.checker.limits.Limits` (each check refuses before it starts
-when its estimated work is beyond them).
+read-only registry :data:`KIND_MODULES` maps kinds to modules, imported on first
+use.  Sizes are bounded by :class:`~sinkproof.checker.limits.Limits` (each check
+refuses before it starts when its estimated work is beyond them).
 
 >>> from sinkproof.checker import verify_file            # doctest: +SKIP
 >>> verify_file("cert.json")                             # doctest: +SKIP
@@ -18,8 +18,10 @@ The file format is documented in ``docs/certificates.md``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import import_module
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..errors import CertificateError
@@ -31,7 +33,7 @@ from .limits import LimitExceeded, Limits, using
 from .schema import FORMAT, VERSION, check_envelope
 from .verdict import Verdict
 
-KIND_MODULES: dict[str, str] = {
+KIND_MODULES: Mapping[str, str] = MappingProxyType({
     "hull": "sinkproof.checker.hull",
     "hull-family": "sinkproof.checker.hull",
     "paper-hull-family": "sinkproof.checker.paperhull",
@@ -42,17 +44,10 @@ KIND_MODULES: dict[str, str] = {
     "bnb-learned-values": "sinkproof.checker.bnb",
     "bnb-heads": "sinkproof.checker.bnbheads",
     "paper-bnb-learned-values": "sinkproof.checker.paperbnb",
-}
-"""Certificate kind -> module (with ``verify(cert) -> Verdict``) that checks it."""
-
-
-def register_kind(kind: str, module: str) -> None:
-    """Register the checker module (dotted path) for a new certificate kind."""
-    if not isinstance(kind, str) or not kind:
-        raise TypeError("a certificate kind must be a non-empty string")
-    if not isinstance(module, str) or not module:
-        raise TypeError("a checker module must be given by its dotted import path")
-    KIND_MODULES[kind] = module
+})
+"""Certificate kind -> module (with ``verify(cert) -> Verdict``) that checks it.  Read-only:
+the trusted code is what this package holds, and no imported module adds to it at run time
+(a test that needs a fake kind replaces the mapping with ``monkeypatch``)."""
 
 
 def _checker(kind: str) -> Any:
@@ -119,4 +114,4 @@ def verify_file(path: str | Path, limits: Limits | None = None) -> Verdict:
 
 
 __all__ = ["FORMAT", "KIND_MODULES", "VERSION", "CertificateError", "LimitExceeded", "Limits",
-           "Verdict", "load", "register_kind", "verify", "verify_file"]
+           "Verdict", "load", "verify", "verify_file"]

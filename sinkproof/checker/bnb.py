@@ -82,15 +82,20 @@ class Instance:
         self.base = read_instance({**inst, "values": "fixed"})
         self.p, self.T, self.k = self.base.p, self.base.T, self.base.k
         self.positions = self.base.description.get("positions", "inverse")
-        # π(t) exactly, as the witness checker computes it (the positional scheme is
-        # validated by read_instance: inverse, onehot or none)
-        self.pi = [tuple(_position_features(self.positions, self.T, t))
-                   for t in range(self.T + 1)]
+        self._pi: dict[int, tuple[Fraction, ...]] = {}
         self.family = need_str(inst, "family", "instance", ("S_T",))
         self.eps = need_rational(inst, "eps", "instance")
         if self.eps <= 0:
             raise CertificateError(f"instance.eps: must be > 0, got {show(self.eps)}")
         self.tokens = [*range(self.k), TRIGGER]
+
+    def pi(self, t: int) -> tuple[Fraction, ...]:
+        """π(t) exactly, as the witness checker computes it (the positional scheme is
+        validated by read_instance: inverse, onehot or none); built for the positions a
+        certificate names, never a table of every ``t <= T``."""
+        if t not in self._pi:
+            self._pi[t] = tuple(_position_features(self.positions, self.T, t))
+        return self._pi[t]
 
     def prefix(self, value: Any, path: str) -> tuple[int, ...]:
         """A prefix ``x_1..x_t`` of ``S_T`` (tokens, length, trigger count checked)."""
@@ -105,7 +110,7 @@ class Instance:
         t, q = len(prefix), prefix[-1]
         out: dict[tuple, int] = {}
         for j, tok in enumerate(prefix, start=1):
-            key = (q, self.pi[t], tok, self.pi[j])
+            key = (q, self.pi(t), tok, self.pi(j))
             out[key] = out.get(key, 0) + 1
         return out
 

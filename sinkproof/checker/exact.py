@@ -6,6 +6,8 @@ import math
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
+from mpmath import libmp
+
 from .limits import FLAGS, LimitExceeded, current
 from .schema import format_rational
 
@@ -46,16 +48,55 @@ def norm_sq(u: Vector) -> Fraction:
 
 
 def show(x: Fraction) -> str:
-    """A rational with its decimal value, for messages: ``"99/100 (0.99)"``."""
+    """A rational with its decimal value, for messages: ``"99/100 (0.99)"``.
+
+    Never converts through ``float`` or ``str`` of a huge integer (either can raise on a
+    number of thousands of digits, which would turn a failed inequality into a malformed
+    file): the text is cut by digit count and the value comes from mpmath's arbitrary
+    exponent."""
     x = Fraction(x)
-    text = format_rational(x)
-    if len(text) > 60:  # a long rational is shown by its value only
-        text = f"{text[:24]}...({len(text)} characters)"
+    length = _length(x)
+    if length > 60:  # a long rational is shown by its value only
+        text = f"{format_rational(x)[:24] if length < 4000 else _lead(x)}...({length} characters)"
+    else:
+        text = format_rational(x)
+    if x.denominator == 1:
+        return text
+    return f"{text} (~{approx(x)})"
+
+
+def approx(x: Fraction) -> str:
+    """``x`` to 6 significant digits (``%.6g``), also beyond the range of a double (from
+    mpmath's unbounded exponent), for messages."""
     try:
-        approx = f"{float(x):.6g}"
+        return f"{float(x):.6g}"
     except OverflowError:
-        approx = "beyond a double"
-    return text if x.denominator == 1 else f"{text} (~{approx})"
+        return libmp.to_str(libmp.from_rational(x.numerator, x.denominator, 53,
+                                                libmp.round_nearest), 6)
+
+
+def _digits(n: int) -> int:
+    """Decimal digits of ``|n|``, exactly, without ``str`` of a huge ``n``."""
+    n = abs(n)
+    if n < 10**4000:
+        return len(str(n))
+    guess = int(n.bit_length() * 0.30102999566398120)
+    return guess + (n >= 10**guess)
+
+
+def _length(x: Fraction) -> int:
+    """Characters of :func:`format_rational` of ``x``."""
+    sign = x.numerator < 0
+    if x.denominator == 1:
+        return sign + _digits(x.numerator)
+    return sign + _digits(x.numerator) + 1 + _digits(x.denominator)
+
+
+def _lead(x: Fraction) -> str:
+    """The first 24 characters of :func:`format_rational` of a huge ``x``."""
+    n = abs(x.numerator)
+    head = str(n // 10 ** max(0, _digits(n) - 24))
+    return ("-" if x.numerator < 0 else "") + head[: 24 - (x.numerator < 0)]
 
 
 def check_leq(lhs: Fraction, rhs: Fraction, what: str) -> None:

@@ -55,6 +55,11 @@ class Limits:
             raise ValueError(f"limit digits: at most {python_cap} (Python's own limit on "
                              f"converting integers from text), got {self.digits}")
 
+    @staticmethod
+    def flags() -> dict[str, str]:
+        """Limit name -> the ``sinkproof verify`` option that raises it."""
+        return dict(FLAGS)
+
     def replace(self, **changes: int | None) -> Limits:
         """A copy with the limits given (not ``None``) changed."""
         values = {f.name: getattr(self, f.name) for f in fields(self)}

@@ -17,7 +17,13 @@ with nothing but the standard library and mpmath:
   ``α_j = max(0, s_j/2 - τ)^2`` with ``Σ_j α_j = 1``, where the support and
   ``τ = m - sqrt((1 - q)/|S|)`` (``m`` the support's mean of ``s_j/2``, ``q`` its
   sum of squared deviations) are decided exactly and only the square root is
-  enclosed; :func:`gate_interval` encloses a gate ``σ(z)``.
+  enclosed; ``stick_breaking`` with keys taken from ``t`` down to 0,
+  ``α_k = σ(s_k) Π_{k<l<=t} (1 - σ(s_l))`` (``σ`` the logistic sigmoid), its remainder
+  ``Π_{l<=t} (1 - σ(s_l))`` a zero-valued null (the weights lie under the simplex and
+  weights plus null sum to 1); :func:`gate_interval` encloses a gate ``σ(z)``.
+
+Each map is one row of :data:`RULES` (its parameters, its exact form if any, its interval
+form, its null mass): the checker looks a map up by name and never branches on it.
 
 The support of sparsemax and entmax-1.5 is found by the sort-based rule and then
 confirmed exactly: every key in the support lies at or above ``τ`` and every
@@ -28,7 +34,8 @@ code; it imports nothing of it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 from mpmath import libmp
@@ -37,6 +44,9 @@ __all__ = [
     "INTERVAL_MAPS",
     "MAP_NAMES",
     "MAP_PARAMETERS",
+    "NULL_MAPS",
+    "RULES",
+    "MapRule",
     "RATIONAL_MAPS",
     "Interval",
     "exact_entmax15_weights",
@@ -50,12 +60,15 @@ Interval = tuple[Fraction, Fraction]
 """A closed interval ``[lo, hi]`` of rationals."""
 
 MAP_NAMES = ("softmax", "sink_logit", "softmax1", "sparsemax", "entmax15", "sigmoid", "relu",
-             "relu_length", "gated_softmax")
+             "relu_length", "gated_softmax", "stick_breaking")
 RATIONAL_MAPS = ("relu", "relu_length", "sparsemax")
 """Maps whose weights at rational scores are rational (computed exactly)."""
 INTERVAL_MAPS = tuple(m for m in MAP_NAMES if m not in RATIONAL_MAPS)
 MAP_PARAMETERS = {"sink_logit": ("b",), "sigmoid": ("b",)}
 """Per-head parameters of each map (maps not listed have none)."""
+NULL_MAPS = ("sink_logit", "softmax1", "stick_breaking")
+"""Maps whose weights lie under the simplex with the remainder a zero-valued null: their
+"null mass" is the mass on zero-valued keys plus the null (:func:`null_slot_interval`)."""
 
 DEFAULT_DIGITS = 50
 
@@ -142,14 +155,23 @@ def _tau_side_ok(xj: Fraction, mean: Fraction, delta: Fraction, k: int, power: i
 def exact_weights(name: str, scores: Sequence[object], t: int,
                   params: Sequence[object] = ()) -> list[Fraction]:
     """Exact weights of a rational map (``relu``, ``relu_length``, ``sparsemax``)."""
-    s, _ = _inputs(name, scores, t, params)
-    if name not in RATIONAL_MAPS:
+    s, p = _inputs(name, scores, t, params)
+    exact = RULES[name].exact
+    if exact is None:
         raise ValueError(f"the {name} map is not rational: use interval_weights")
-    if name == "relu":
-        return [max(v, Fraction(0)) for v in s]
-    if name == "relu_length":
-        length = max(t, 1)
-        return [max(v, Fraction(0)) / length for v in s]
+    return exact(s, t, p)
+
+
+def _relu(s: list[Fraction], t: int, p: list[Fraction]) -> list[Fraction]:
+    return [max(v, Fraction(0)) for v in s]
+
+
+def _relu_length(s: list[Fraction], t: int, p: list[Fraction]) -> list[Fraction]:
+    length = max(t, 1)
+    return [max(v, Fraction(0)) / length for v in s]
+
+
+def _sparsemax(s: list[Fraction], t: int, p: list[Fraction]) -> list[Fraction]:
     support, mean, _ = _threshold_support(s, 1)
     tau = mean - Fraction(1, len(support))
     return [s[j] - tau if j in support else Fraction(0) for j in range(len(s))]
@@ -232,39 +254,104 @@ def interval_weights(name: str, scores: Sequence[object], t: int,
     """
     s, p = _inputs(name, scores, t, params)
     prec = _prec(digits)
-    if name in RATIONAL_MAPS:
-        return [(w, w) for w in exact_weights(name, s, t, p)]
-    if name in ("softmax", "gated_softmax"):
-        return [_to_interval(_inverse_sum_of_exps([sk - sj for sk in s], prec)) for sj in s]
-    if name in ("sink_logit", "softmax1"):
-        b = p[0] if p else Fraction(0)
-        return [_to_interval(_inverse_sum_of_exps([b - sj] + [sk - sj for sk in s], prec))
-                for sj in s]
-    if name == "sigmoid":
-        return [_to_interval(_sigmoid(sj + p[0], prec)) for sj in s]
-    # entmax15 on x = s/2: α_j = (x_j - τ)^2 on the support, τ = m - sqrt(δ)
+    rule = RULES[name]
+    if rule.exact is not None:
+        return [(w, w) for w in rule.exact(s, t, p)]
+    return [_to_interval(a) for a in rule.interval(s, p, prec)]
+
+
+def _softmax(s: list[Fraction], p: list[Fraction], prec: int) -> list[_Mpi]:
+    return [_inverse_sum_of_exps([sk - sj for sk in s], prec) for sj in s]
+
+
+def _slot_logit(p: list[Fraction]) -> Fraction:
+    return p[0] if p else Fraction(0)  # sink_logit's b; softmax1's slot has logit 0
+
+
+def _sink_logit(s: list[Fraction], p: list[Fraction], prec: int) -> list[_Mpi]:
+    b = _slot_logit(p)
+    return [_inverse_sum_of_exps([b - sj] + [sk - sj for sk in s], prec) for sj in s]
+
+
+def _sink_null(s: list[Fraction], p: list[Fraction], prec: int) -> _Mpi:
+    b = _slot_logit(p)
+    return _inverse_sum_of_exps([Fraction(0)] + [sk - b for sk in s], prec)
+
+
+def _sigmoid_map(s: list[Fraction], p: list[Fraction], prec: int) -> list[_Mpi]:
+    return [_sigmoid(sj + p[0], prec) for sj in s]
+
+
+def _entmax15(s: list[Fraction], p: list[Fraction], prec: int) -> list[_Mpi]:
+    """On ``x = s/2``: ``α_j = (x_j - τ)^2`` on the support, ``τ = m - sqrt(δ)``."""
     x = [v / 2 for v in s]
     support, mean, delta = _threshold_support(x, 2)
     root = libmp.mpi_sqrt(_point(delta, prec), prec)
-    out: list[Interval] = []
+    zero = _point(Fraction(0), prec)
+    out: list[_Mpi] = []
     for j, xj in enumerate(x):
         if j not in support:
-            out.append((Fraction(0), Fraction(0)))
+            out.append(zero)
             continue
         gap = libmp.mpi_add(_point(xj - mean, prec), root, prec)  # x_j - τ >= 0
-        lo, hi = _to_interval(libmp.mpi_mul(gap, gap, prec))
-        out.append((max(lo, Fraction(0)), hi))
+        lo, hi = libmp.mpi_mul(gap, gap, prec)
+        out.append((lo if libmp.mpf_sign(lo) >= 0 else libmp.fzero, hi))
     return out
+
+
+def _sticks(s: list[Fraction], prec: int) -> tuple[list[_Mpi], _Mpi]:
+    """Stick-breaking from key ``t`` down to 0: each key takes ``σ(s_k)`` of what the keys
+    after it left; returns the weights (in key order) and the remainder, the null."""
+    left = _point(Fraction(1), prec)
+    out: list[_Mpi] = [left] * len(s)
+    for k in range(len(s) - 1, -1, -1):
+        out[k] = libmp.mpi_mul(_sigmoid(s[k], prec), left, prec)
+        left = libmp.mpi_mul(_sigmoid(-s[k], prec), left, prec)  # 1 - σ(s) = σ(-s)
+    return out, left
+
+
+def _stick_breaking(s: list[Fraction], p: list[Fraction], prec: int) -> list[_Mpi]:
+    return _sticks(s, prec)[0]
+
+
+def _stick_null(s: list[Fraction], p: list[Fraction], prec: int) -> _Mpi:
+    return _sticks(s, prec)[1]
+
+
+@dataclass(frozen=True)
+class MapRule:
+    """One attention map as the checker evaluates it: ``exact`` weights at rational scores
+    (rational maps), else outward-rounded ``interval`` weights; ``null``: the mass of the
+    zero-valued null (maps under the simplex), else ``None`` (no null)."""
+
+    exact: Callable[[list[Fraction], int, list[Fraction]], list[Fraction]] | None = None
+    interval: Callable[[list[Fraction], list[Fraction], int], list[_Mpi]] | None = None
+    null: Callable[[list[Fraction], list[Fraction], int], _Mpi] | None = None
+
+
+RULES: dict[str, MapRule] = {
+    "softmax": MapRule(interval=_softmax),
+    "gated_softmax": MapRule(interval=_softmax),  # the head multiplies by its gate
+    "sink_logit": MapRule(interval=_sink_logit, null=_sink_null),
+    "softmax1": MapRule(interval=_sink_logit, null=_sink_null),
+    "sigmoid": MapRule(interval=_sigmoid_map),
+    "entmax15": MapRule(interval=_entmax15),
+    "relu": MapRule(exact=_relu),
+    "relu_length": MapRule(exact=_relu_length),
+    "sparsemax": MapRule(exact=_sparsemax),
+    "stick_breaking": MapRule(interval=_stick_breaking, null=_stick_null),
+}
+"""The map-rule table: one row per map, looked up by name."""
 
 
 def null_slot_interval(name: str, scores: Sequence[object], t: int,
                        params: Sequence[object] = (), digits: int = DEFAULT_DIGITS
                        ) -> Interval:
-    """The mass of the zero-valued virtual slot, ``1 / (1 + Σ_k exp(s_k - b))``
-    (``sink_logit``; ``softmax1`` at ``b = 0``); ``(0, 0)`` for maps without one."""
+    """The mass of the zero-valued null: ``1 / (1 + Σ_k exp(s_k - b))`` (``sink_logit``;
+    ``softmax1`` at ``b = 0``), ``Π_{l<=t} (1 - σ(s_l))`` (``stick_breaking``); ``(0, 0)``
+    for maps without one."""
     s, p = _inputs(name, scores, t, params)
-    if name not in ("sink_logit", "softmax1"):
+    null = RULES[name].null
+    if null is None:
         return Fraction(0), Fraction(0)
-    b = p[0] if p else Fraction(0)
-    return _to_interval(_inverse_sum_of_exps([Fraction(0)] + [sk - b for sk in s],
-                                             _prec(digits)))
+    return _to_interval(null(s, p, _prec(digits)))

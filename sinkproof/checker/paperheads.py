@@ -118,6 +118,11 @@ def head_extras(data: dict[str, Any], kind: str) -> tuple[tuple[str, ...], bool]
 
 
 # ---------------------------------------------------------------- weights
+CORNER_MAPS = ("sparsemax", "entmax15", "stick_breaking")
+"""Maps whose weight ``α_j`` increases with ``s_j`` and does not increase with any other
+score (stick-breaking: it decreases with the later keys' scores and ignores the earlier
+ones), so that on a box of scores its extremes sit at the two corners used below."""
+
 def _iv_sum_exp_inverse(gaps: list[Any]) -> Any:
     return 1 / sum((iv.exp(g) for g in gaps), iv.mpf(0))
 
@@ -144,7 +149,9 @@ def _iv_weights(kind: str, s: list[Any], t: int, params: list[Fraction]) -> list
     if kind == "sigmoid":
         b = ivq(params[0])
         return [1 / (1 + iv.exp(-(x + b))) for x in s]
-    # sparsemax, entmax15: corners of the score box (see the module docstring)
+    if kind not in CORNER_MAPS:
+        raise CertificateError(f"the {kind} map has no interval rule in the paper checker")
+    # corners of the score box (see the module docstring)
     lo_s, hi_s = [lower(x) for x in s], [upper(x) for x in s]
     out = []
     for j in range(len(s)):

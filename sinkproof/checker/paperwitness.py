@@ -46,8 +46,8 @@ from typing import Any
 from mpmath import iv
 
 from ..errors import CertificateError
-from .exact import show
-from .limits import require
+from .exact import approx, show
+from .limits import current, require
 from .maps import MAP_NAMES
 from .paperheads import (
     HeadOutput,
@@ -203,6 +203,7 @@ def read_witness(cert: dict[str, Any]) -> PaperWitness:
     content = rational_matrix(raw, "instance.content_vectors", columns=n - 3, min_rows=1)
     if len({tuple(c) for c in content}) != len(content):
         raise CertificateError("instance.content_vectors: repeated content vector")
+    _require_prefixes(len(content), L)
     claim = check_fields(need_dict(cert, "claim", ""), "claim",
                          ("statement", "model_class", "max_error", "max_bos_mass", "where",
                           "bos_measure"))
@@ -262,13 +263,30 @@ def _gate_bias(data: dict[str, Any], layers: int, heads: int) -> list[list[Fract
 
 
 # ---------------------------------------------------------------- family
-def n_prefixes(m: int, L: int) -> int:
+def n_prefixes(m: int, L: int, cap: int | None = None) -> int:
     """Distinct non-empty prefixes of the family: without the trigger at depth ``t <= L-2``
-    (``m^t``), with the trigger at one of ``2..t`` (``(t-1) m^t``)."""
-    total = 0
-    for t in range(1, L):
-        total += (m**t if t <= L - 2 else 0) + (t - 1) * m**t
-    return total
+    (``m^t``), with the trigger at one of ``2..t`` (``(t-1) m^t``), for ``1 <= t <= L-1``.
+
+    In closed form, never a loop over ``L``; with ``cap``, a count past it is returned as
+    ``cap + 1`` as soon as ``m^(L-2)`` alone passes it (no integer of ``L·log m`` bits is
+    built for a file that says ``L = 10^6``)."""
+    if L < 3:
+        return 0
+    if cap is not None and m >= 2 and (L - 2) * (m.bit_length() - 1) > cap.bit_length():
+        return cap + 1
+    if m == 1:
+        return (L - 2) + (L - 2) * (L - 1) // 2
+    geometric = (m ** (L - 1) - m) // (m - 1)  # Σ_{t=1}^{L-2} m^t
+    weighted = ((L - 2) * m ** (L + 1) - (L - 1) * m**L + m**2) // (m - 1) ** 2
+    return geometric + weighted  # Σ_{t=1}^{L-1} (t-1) m^t
+
+
+def _require_prefixes(m: int, L: int) -> int:
+    """The family's prefix count, refused past the ``prefixes`` limit (before any table)."""
+    cap = current().prefixes
+    count = n_prefixes(m, L, cap)
+    require("prefixes", count, f"instance: prefixes of m={m}, L={L}", partial=count > cap)
+    return count
 
 
 def _children(prefix: Prefix, m: int, L: int) -> Iterator[Prefix]:
@@ -428,8 +446,7 @@ def _fixed_values_ok(w: PaperWitness) -> None:
 def verify(cert: dict[str, Any]) -> Verdict:
     """Kind ``paper-witness``: the model's error and BOS weights on the whole family."""
     w = read_witness(cert)
-    count = n_prefixes(w.m, w.L)
-    require("prefixes", count, f"instance: prefixes of m={w.m}, L={w.L}")
+    count = _require_prefixes(w.m, w.L)
     per = w.layers * w.heads * (3 * w.n * w.n + 2 * w.L * w.n) + w.layers * w.n * w.heads * w.n
     require("work", count * per * 4, f"instance: interval operations of {count} prefixes")
     if w.fixed:
@@ -437,11 +454,11 @@ def verify(cert: dict[str, Any]) -> Verdict:
     fig = measure(w)
     what = _measure_text(w)
     if fig.error_sq > w.max_error**2:
-        return _fail(w, f"error² {float(fig.error_sq):.6g} > max_error² = "
+        return _fail(w, f"error² {approx(fig.error_sq)} > max_error² = "
                         f"{show(w.max_error**2)} at prefix {list(fig.error_at[0])}")
     if fig.bos_at is not None and fig.bos > w.max_bos_mass:
         prefix, layer, h = fig.bos_at
-        return _fail(w, f"{what} {float(fig.bos):.6g} > max_bos_mass = "
+        return _fail(w, f"{what} {approx(fig.bos)} > max_bos_mass = "
                         f"{show(w.max_bos_mass)} (layer {layer}, head {h}, prefix {list(prefix)})")
     if fig.n_constrained == 0:
         return _fail(w, "claim.where names no non-trigger position of the family")

@@ -50,6 +50,10 @@ class Verdict:
         """SHA-256 of the canonical verified statement (``None`` without one)."""
         return digest_of(self.statement) if self.ok and self.statement else None
 
+    def canonical_statement(self) -> str:
+        """The verified statement as the one text its digest hashes (:func:`canonical_json`)."""
+        return canonical_json(self.statement)
+
     def __repr__(self) -> str:
         if self.ok:
             head, body = f"Verdict(verified, kind={self.kind!r})", self.claim

@@ -38,7 +38,7 @@ from typing import Any
 
 from .._validate import as_int, choice
 from ..attention import MAPS
-from ..checker.schema import format_rational
+from ..certformat import format_rational
 from ..exact_numbers import bos_mass, error_level, exact, show
 from ..modelclass import ModelClass
 from ..tasks.paper import PaperTask

@@ -23,8 +23,8 @@ import numpy as np
 
 from .. import checker
 from ..attention import MAPS
-from ..checker.schema import format_rational
-from ..checker.verdict import Verdict
+from ..certformat import format_rational
+from ..checker import Verdict
 from ..convex.certfile import envelope, save_json
 from ..search.paper import bos_measure
 from ..stack import StackModel, paper_model

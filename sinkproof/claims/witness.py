@@ -21,8 +21,8 @@ from typing import Any
 
 from .. import search as search_module
 from ..attention import MAPS
+from ..certformat import format_rational
 from ..checker import verify_file
-from ..checker.schema import format_rational
 from ..convex.certfile import instance_difference, save_json, task_instance
 from ..errors import CertificateError
 from ..modelclass import ModelClass

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..checker.maps import MAP_NAMES
+from ..certformat import MAP_NAMES
 from ..cli_common import (
     add_figures_option,
     add_json_option,

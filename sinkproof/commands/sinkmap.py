@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 
-from ..checker.maps import MAP_NAMES
+from ..certformat import MAP_NAMES
 from ..cli_common import (
     add_json_option,
     add_paper_task_options,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from ..cli_common import (
     add_figures_option,
@@ -20,7 +22,8 @@ JSON_KEYS = {"rows": "one object per job: its settings, outcome fields and statu
              "computed": "jobs computed now", "cached": "jobs taken from the cache",
              "failed": "jobs that failed (recorded with their error)",
              "interrupted": "true when stopped by Ctrl-C (finished jobs kept)",
-             "files": "the files written under --out"}
+             "files": "the files written under --out",
+             "rechecks": "cached results that did not verify again (computed again)"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "OUT/results.parquet, OUT/results.csv, OUT/summary.md and a plot per "
                     "swept axis.  A failed job is recorded with its error; the sweep goes on. "
                     "The last line says how many jobs were computed and how many came from "
-                    "the cache.")
+                    "the cache. Paths in SWEEP.toml are relative to it (stdin: to the current "
+                    "folder); files are written only under --out, never over a file no sweep "
+                    "wrote there. Exit status 0: every job finished; 1: some job failed "
+                    "(as pytest with a failed test); 2: a bad sweep file; 130: interrupted.")
     p.add_argument("sweep", metavar="SWEEP.toml", help="the sweep file ('-' = stdin)")
     p.add_argument("--out", required=True, metavar="DIR",
                    help="results, figures and the job cache go here")
@@ -55,16 +61,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     require_setting_arg(args, "sweep")
-    from ..errors import EXIT_INTERRUPTED
+    from ..errors import EXIT_FAILS, EXIT_INTERRUPTED, EXIT_OK
     from ..sweep import MAX_JOBS, load_sweep, run_sweep
 
     quiet = reserve_stdio(args, outputs=("json",), inputs=("sweep",))
     with input_path(args.sweep, ".toml") as path:
-        sweep = load_sweep(path, max_jobs=args.max_jobs or MAX_JOBS)
+        root = Path.cwd() if args.sweep == "-" else None  # paths: relative to the file
+        sweep = load_sweep(path, max_jobs=args.max_jobs or MAX_JOBS, root=root)
     result = run_sweep(sweep, args.out, executor=args.executor, workers=args.workers,
                        scheduler=args.scheduler, figures=figures_wanted(args),
-                       progress=args.progress)
+                       progress=args.progress,
+                       announce=None if quiet else lambda line: print(line, file=sys.stderr))
     if not quiet:
+        for line in result.rechecks:
+            print(line)
         for row in result.rows:
             if row["status"] == "failed":
                 print(f"job {row['job']} failed: {row['failure']}")
@@ -72,5 +82,7 @@ def run(args: argparse.Namespace) -> int:
         print(result.summary_line())
     data = {"rows": result.rows, "computed": result.computed, "cached": result.cached,
             "failed": result.failed, "interrupted": result.interrupted,
-            "files": list(result.files)}
-    return emit_json(args, data, EXIT_INTERRUPTED if result.interrupted else 0)
+            "files": list(result.files), "rechecks": list(result.rechecks)}
+    status = (EXIT_INTERRUPTED if result.interrupted else EXIT_FAILS if result.failed
+              else EXIT_OK)
+    return emit_json(args, data, status)

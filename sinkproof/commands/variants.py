@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..checker.maps import MAP_NAMES
+from ..certformat import MAP_NAMES
 from ..cli_common import (
     add_json_option,
     add_setting_option,
@@ -114,7 +114,7 @@ def table_work(quick: bool, maps: tuple[str, ...] | None = None,
 
     names = maps or tuple(MAPS)
     if setting == "paper":
-        from ..checker.paperwitness import n_prefixes
+        from ..certformat import paper_prefixes as n_prefixes
         from ..variants.paper import default_paper_task
 
         paper = default_paper_task(quick)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..checker.limits import DEFAULT, FLAGS, Limits
+from ..checker import Limits
 from ..cli_common import (
     add_json_option,
     count,
@@ -60,16 +60,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also write the verified statement as canonical JSON ('-' = stdout)")
     add_json_option(p, JSON_KEYS)
     g = p.add_argument_group("limits (refused at once beyond them)")
-    for name, flag in FLAGS.items():
+    for name, flag in Limits.flags().items():
         rule = param_arg(f"max_{name}") if f"max_{name}" in INTEGERS else count(1)
         g.add_argument(flag, dest=f"max_{name}", type=rule, default=None, metavar="N",
-                       help=f"{_HELP[name]} (default {getattr(DEFAULT, name)})")
+                       help=f"{_HELP[name]} (default {getattr(Limits(), name)})")
     p.set_defaults(func=run)
 
 
 def limits_from_args(args: argparse.Namespace) -> Limits:
     """The :class:`Limits` named by the ``--max-*`` options (defaults elsewhere)."""
-    return DEFAULT.replace(**{name: getattr(args, f"max_{name}") for name in FLAGS})
+    return Limits().replace(**{name: getattr(args, f"max_{name}") for name in Limits.flags()})
 
 
 def _confirm_content(instance: dict) -> str:
@@ -84,7 +84,6 @@ def _confirm_content(instance: dict) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..checker import verify_file
-    from ..checker.verdict import canonical_json
 
     quiet = reserve_stdio(args, outputs=("statement", "json"), inputs=("file",)) or args.quiet
     with input_path(args.file, ".json") as path:
@@ -106,5 +105,5 @@ def run(args: argparse.Namespace) -> int:
             content = data["content"]
             print(f"statement sha256:{verdict.digest}" + (f" ({content})" if content else ""))
     if args.statement:
-        write_text(canonical_json(verdict.statement) + "\n", args.statement)
+        write_text(verdict.canonical_statement() + "\n", args.statement)
     return emit_json(args, data, 0)

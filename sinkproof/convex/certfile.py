@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import checker
+from ..certformat import FORMAT, VERSION, format_rational
 from ..checker.instance import read_instance
-from ..checker.schema import FORMAT, VERSION, format_rational
 from ..errors import CertificateError
 from ..task import TriggerTask
 from ..tasks.protocol import require_setting

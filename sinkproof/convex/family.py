@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from ..certformat import format_rational
 from ..checker.hull import occurring_situations
 from ..checker.instance import read_instance
-from ..checker.schema import format_rational
 from ..tables import Tabular
 from ..task import TriggerTask
 from .certfile import CertificateMixin, envelope

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_real_array
-from ..checker.exact import dot, norm_sq
+from ..certformat import dot, norm_sq
 from ..task import TriggerTask
 from . import interruptible
 from .minnorm import SOLVER, min_norm_point

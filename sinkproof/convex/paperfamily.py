@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ..certformat import format_rational
 from ..checker.paperhull import KIND, Situation, entry, occurring, paper_values
-from ..checker.schema import format_rational
 from ..errors import SinkproofError
 from ..exact_numbers import error_level
 from ..tasks.paper import PaperTask

@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from .._validate import as_int
-from ..checker.schema import format_rational
+from ..certformat import format_rational
 from ..task import TRIG, TriggerTask
 from .certfile import CertificateMixin, envelope
 from .situations import Situation, solve_situations

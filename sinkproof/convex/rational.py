@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..checker.exact import dot, norm_sq
+from ..certformat import dot, norm_sq
 from ..numerics import stable_norm
 
 Vector = list[Fraction]

@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
-from ..checker.instance import TRIGGER
-from ..checker.schema import format_rational
+from ..certformat import TRIGGER, format_rational
 from ..errors import Interrupted
 from ..numerics import stable_norm
 from ..progress import Progress

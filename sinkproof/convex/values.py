@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_real_array
+from ..certformat import format_rational
 from ..checker.instance import TRIGGER, read_instance
-from ..checker.schema import format_rational
 from ..exact_numbers import bounded
 from ..model import AttentionModel, fixed_values
 from ..task import TriggerTask

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_int, as_real
+from ..certformat import FORMAT, VERSION, format_rational
 from ..checker.exact import InequalityFailed
-from ..checker.schema import FORMAT, VERSION, format_rational
 from ..checker.witness import decide, read_witness
 from ..checker.witness import measure as checker_measure
 from ..errors import CertificateError

@@ -15,9 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..checker import FORMAT, VERSION
+from ..certformat import FORMAT, VERSION, format_rational
 from ..checker.exact import InequalityFailed
-from ..checker.schema import format_rational
 from ..checker.socp import Instance, check_bound, check_ray
 from ..convex.values import ValueTable
 from ..task import TRIG, TriggerTask

@@ -27,8 +27,8 @@ from fractions import Fraction
 from typing import Any
 
 from .. import checker
+from ..certformat import FORMAT, VERSION, format_rational
 from ..checker.gatedsink import gate_split_bound
-from ..checker.schema import FORMAT, VERSION, format_rational
 from ..convex import family_certificate
 from ..convex.values import ValueTable
 from ..errors import Interrupted

@@ -18,7 +18,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .. import checker
-from ..checker.schema import format_rational
+from ..certformat import format_rational
 from ..convex import family_certificate
 from ..convex.values import ValueTable
 from ..errors import CertificateError

@@ -27,7 +27,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from ..checker.schema import FORMAT, VERSION, format_rational
+from ..certformat import FORMAT, VERSION, format_rational
 from ..constructions import feature_index
 from ..task import TriggerTask
 from .kinds import sink_measure

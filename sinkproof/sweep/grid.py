@@ -52,6 +52,9 @@ class Sweep:
     grid: Mapping[str, tuple[Any, ...]]
     zipped: Mapping[str, tuple[Any, ...]]
     name: str = "sweep"
+    root: Path | None = None
+    """The folder input paths are relative to: the sweep file's (``None``: the current
+    folder, for a sweep written in Python)."""
 
     @property
     def axes(self) -> tuple[str, ...]:
@@ -88,8 +91,10 @@ def _axis(section: str, name: str, values: Any) -> tuple[Any, ...]:
     return tuple(plain(v) for v in values)
 
 
-def sweep_from_dict(data: Mapping[str, Any], max_jobs: int = MAX_JOBS) -> Sweep:
-    """A :class:`Sweep` from the parsed file (or a dict written in Python)."""
+def sweep_from_dict(data: Mapping[str, Any], max_jobs: int = MAX_JOBS,
+                    root: str | Path | None = None) -> Sweep:
+    """A :class:`Sweep` from the parsed file (or a dict written in Python); ``root``: the
+    folder its input paths are relative to (the file's; default: the current folder)."""
     if not isinstance(data, Mapping):
         raise SweepError("a sweep must be a table with 'kind' and [base]/[grid]/[zip]")
     unknown = set(data) - _TOP_LEVEL
@@ -114,7 +119,8 @@ def sweep_from_dict(data: Mapping[str, Any], max_jobs: int = MAX_JOBS) -> Sweep:
         lengths = ", ".join(f"{n}: {len(v)}" for n, v in zipped.items())
         raise SweepError(f"[zip] axes must have equal lengths ({lengths})")
     base = {n: plain(v) for n, v in sections["base"].items()}
-    sweep = Sweep(kind, base, grid, zipped, name=str(data.get("name", kind)))
+    sweep = Sweep(kind, base, grid, zipped, name=str(data.get("name", kind)),
+                  root=None if root is None else Path(root).resolve())
     if sweep.n_jobs > max_jobs:
         raise SweepError(f"the sweep expands to {sweep.n_jobs} jobs, above the limit of "
                          f"{max_jobs} (raise it with --max-jobs)")
@@ -134,8 +140,10 @@ def sweep_from_dict(data: Mapping[str, Any], max_jobs: int = MAX_JOBS) -> Sweep:
     return sweep
 
 
-def load_sweep(path: str | Path, max_jobs: int = MAX_JOBS) -> Sweep:
-    """Read a sweep TOML file (numbers exactly as written)."""
+def load_sweep(path: str | Path, max_jobs: int = MAX_JOBS, root: str | Path | None = None
+               ) -> Sweep:
+    """Read a sweep TOML file (numbers exactly as written); its input paths are relative
+    to ``root`` (default: the file's folder)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -145,4 +153,4 @@ def load_sweep(path: str | Path, max_jobs: int = MAX_JOBS) -> Sweep:
         data = load_toml(text)
     except ValueError as exc:
         raise SweepError(f"{path}: not valid TOML ({exc})") from None
-    return sweep_from_dict(data, max_jobs=max_jobs)
+    return sweep_from_dict(data, max_jobs=max_jobs, root=path.parent if root is None else root)

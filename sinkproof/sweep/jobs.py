@@ -8,12 +8,14 @@ its result is the same on any executor and any worker.  Outcome fields are scala
 from __future__ import annotations
 
 import statistics
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import SINK_MAP_MAX_WORK, InputError, check_work
+from .documents import EVIDENCE, certificate_evidence, check_evidence
 
 TASK_SETTINGS = {"p": 2, "T": 4, "content": "signed", "positions": "inverse",
                  "triggers": "single", "k": None, "content_seed": 0}
@@ -76,6 +78,10 @@ def _task(s: Mapping[str, Any]) -> Any:
     return TriggerTask(**kwargs)
 
 
+job_task = _task
+"""The trigger task of a job's settings."""
+
+
 def _exact_text(q: Any) -> str:
     from ..exact_numbers import show
 
@@ -93,8 +99,19 @@ def _set_dotted(data: dict[str, Any], name: str, value: Any) -> None:
     table[key] = value
 
 
-def run_check(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
-    """``sinkproof check`` on a claim file with dotted overrides (``task.T = 4``)."""
+def claim_data(s: Mapping[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """A claim file's tables ``data`` with the job's dotted overrides (``task.T = 4``)."""
+    for name, value in s.items():
+        if "." in name:
+            _set_dotted(data, name, value)
+    return data
+
+
+def run_check(s: dict[str, Any], workdir: Path | None, engine: bool = True) -> dict[str, Any]:
+    """``sinkproof check`` on a claim file with dotted overrides (``task.T = 4``).  The
+    witness and the certificate it writes go to ``workdir`` (a fresh temporary folder
+    without one), never to a path written in the claim file.  ``engine=False`` skips the
+    branch-and-bound engine."""
     from ..claims import check
     from ..claims.schema import claim_from_dict
     from ..exact_numbers import load_toml
@@ -102,27 +119,24 @@ def run_check(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
     data: dict[str, Any] = {}
     if s.get("claim"):
         data = load_toml(Path(s["claim"]).read_text(encoding="utf-8"))
-    for name, value in s.items():
-        if "." in name:
-            _set_dotted(data, name, value)
-    claim = claim_from_dict(data, source=s.get("claim"))
-    kwargs: dict[str, Any] = {"search": bool(s["search"]), "progress": False}
-    if workdir is not None:
-        kwargs["witness"] = workdir / "witness.json"
-        kwargs["certificate_out"] = workdir / "certificate.json"
-    outcome = check(claim, **kwargs)
+    claim = claim_from_dict(claim_data(s, data), source=s.get("claim"))
+    with tempfile.TemporaryDirectory(prefix="sinkproof-job-") as scratch:
+        folder = Path(scratch) if workdir is None else workdir
+        outcome = check(claim, search=bool(s["search"]), progress=False, bnb=engine,
+                        witness=folder / "witness.json",
+                        certificate_out=folder / "certificate.json")
+        evidence = check_evidence(outcome)
     bound = getattr(outcome, "bound", None)
     return {"outcome": type(outcome).__name__, "by": getattr(outcome, "by", ""),
             "bound": float("nan") if bound is None else float(bound),
             "witness_error": float(getattr(outcome, "error", float("nan"))),
-            "interrupted": bool(getattr(outcome, "interrupted", False))}
+            "interrupted": bool(getattr(outcome, "interrupted", False)), EVIDENCE: evidence}
 
 
 # ------------------------------------------------------------------- certify
 def run_certify(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
     """Theorem 3's family certificate at ``eps`` (fixed values), re-verified exactly."""
     from ..convex import family_certificate
-
     cert = family_certificate(_task(s), s["eps"], values=s["values"])
     report = cert.verify()
     if workdir is not None:
@@ -130,7 +144,7 @@ def run_certify(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
     bound = cert.min_bound
     return {"min_bound": float("nan") if bound is None else float(bound),
             "min_bound_exact": "" if bound is None else _exact_text(bound),
-            "verified": bool(report.ok)}
+            "verified": bool(report.ok), EVIDENCE: certificate_evidence(cert.to_dict())}
 
 
 # ------------------------------------------------------------------- sinkmap
@@ -151,7 +165,8 @@ def run_sinkmap(s: dict[str, Any], workdir: Path | None) -> dict[str, Any]:
     return {"n_positions": len(result.entries), "n_bounded": len(bounds),
             "min_bound": min(bounds) if bounds else float("nan"),
             "mean_bound": statistics.fmean(bounds) if bounds else float("nan"),
-            "verified": verified}
+            "verified": verified,
+            EVIDENCE: certificate_evidence(result.certificate) if certified else {}}
 
 
 # -------------------------------------------------------------------- search

@@ -1,13 +1,81 @@
-"""A sweep's files: the tidy table (Parquet and CSV), a summary per axis, a plot per axis."""
+"""A sweep's files: the tidy table (Parquet and CSV), a summary per axis, a plot per axis.
+
+Every file is written under the folder the command line names (``--out``), to a
+temporary name first and then renamed, so a crash never leaves half a file.  The folder
+keeps a list of the files sweeps wrote there (:data:`MANIFEST`): a file of the same name
+that a sweep did not write is never overwritten (the sweep refuses, exit status 2).
+No name comes from a path written in the sweep file: a plot is named after its axis
+with every character but letters, digits, ``_``, ``-`` and ``.`` replaced.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import os
+import re
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..exact_numbers import exact
+from .grid import SweepError
 from .jobs import JOB_KINDS
+
+MANIFEST = ".sinkproof-sweep.json"
+"""The list, in the output folder, of the files sweeps wrote there."""
+
+LOG_AXES = ("eps", "max_error", "max_bos_mass", "lr")
+"""Axes (the last part of a dotted name) plotted on a log scale when all are positive."""
+
+
+class OutputFolder:
+    """The folder a sweep writes to: files written atomically, never over a file that
+    no sweep wrote."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._manifest = root / MANIFEST
+        try:
+            owned = json.loads(self._manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            owned = []
+        self.owned = {str(x) for x in owned} if isinstance(owned, list) else set()
+
+    def check(self, names: list[str]) -> None:
+        """Refuse before anything is written if a file of these names exists that no
+        sweep wrote."""
+        for name in names:
+            if (self.root / name).exists() and name not in self.owned:
+                raise SweepError(f"{self.root / name} exists and was not written by a sweep: "
+                                 "it is not overwritten (choose another --out)")
+
+    def write(self, name: str, writer: Callable[[Path], Any]) -> Path:
+        """Write ``root/name`` through ``writer(temporary path)``, then rename it."""
+        self.check([name])
+        target = self.root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.stem}.{os.getpid()}.tmp{target.suffix}")
+        try:
+            writer(tmp)
+            os.replace(tmp, target)
+        finally:
+            if tmp.exists():  # the writer failed: remove only the file this call made
+                tmp.unlink()
+        if name not in self.owned:
+            self.owned.add(name)
+            text = json.dumps(sorted(self.owned), indent=1)
+            tmp = self._manifest.with_name(f"{MANIFEST}.{os.getpid()}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, self._manifest)
+        return target
+
+
+def figure_name(axis: str) -> str:
+    """``figures/AXIS.png`` with a safe file name (no folder, nothing hidden)."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", axis).lstrip(".") or "axis"
+    return f"figures/{safe}.png"
 
 
 def _column_type(values: list[Any]) -> str:
@@ -36,18 +104,17 @@ def _typed_columns(result: Any) -> dict[str, list[Any]]:
     return columns
 
 
-def write_table(result: Any, out: Path) -> list[Path]:
+def write_table(result: Any, out: Path | OutputFolder) -> list[Path]:
     """``results.csv`` always (:meth:`~sinkproof.tables.Tabular.to_csv`); ``results.parquet``
     through pyarrow."""
-    csv_path = out / "results.csv"
-    result.to_csv(csv_path)
-    columns = _typed_columns(result)
+    folder = out if isinstance(out, OutputFolder) else OutputFolder(out)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    columns = _typed_columns(result)
     table = pa.table({n: pa.array(v) for n, v in columns.items()})
-    pq_path = out / "results.parquet"
-    pq.write_table(table, pq_path)
+    pq_path = folder.write("results.parquet", lambda path: pq.write_table(table, path))
+    csv_path = folder.write("results.csv", result.to_csv)
     return [pq_path, csv_path]
 
 
@@ -87,7 +154,30 @@ def _markdown(result: Any) -> str:
     return "\n".join(parts)
 
 
-def _plots(result: Any, out: Path) -> list[Path]:
+def numeric_axis(values: list[Any]) -> list[float] | None:
+    """The values of an axis as numbers (exact text such as ``"1/20"`` included), in
+    the same order, or ``None`` when one of them is not a finite number."""
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            return None
+        try:
+            x = float(exact(v))
+        except (TypeError, ValueError, ArithmeticError):
+            return None
+        if not math.isfinite(x):
+            return None
+        out.append(x)
+    return out
+
+
+def log_scale(axis: str, xs: list[float]) -> bool:
+    """Whether an axis is plotted on a log scale: an error level (or learning rate)
+    whose values are all positive."""
+    return axis.rsplit(".", 1)[-1] in LOG_AXES and all(x > 0 for x in xs)
+
+
+def _plots(result: Any, folder: OutputFolder) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -96,27 +186,32 @@ def _plots(result: Any, out: Path) -> list[Path]:
     metric = JOB_KINDS[result.sweep.kind].metric
     paths = []
     for axis, lines in axis_summary(result).items():
-        xs = [str(line[axis]) for line in lines]
+        numbers = numeric_axis([line[axis] for line in lines])
+        if numbers is not None:  # a numeric axis: plotted at its values, in order
+            order = sorted(range(len(lines)), key=numbers.__getitem__)
+            lines = [lines[i] for i in order]
+            pos: Any = [numbers[i] for i in order]
+        else:
+            pos = list(range(len(lines)))
         fig, ax = plt.subplots(figsize=(5, 3.2))
         lo = [line[f"{metric} min"] for line in lines]
         hi = [line[f"{metric} max"] for line in lines]
         mean = [line[f"{metric} mean"] for line in lines]
-        pos = range(len(xs))
         ax.plot(pos, [m if m is not None else float("nan") for m in mean], "o-", label="mean")
         ax.fill_between(pos, [v if v is not None else float("nan") for v in lo],
                         [v if v is not None else float("nan") for v in hi], alpha=0.25,
                         label="min-max")
-        ax.set_xticks(list(pos), xs)
+        if numbers is None:
+            ax.set_xticks(pos, [str(line[axis]) for line in lines])
+        elif log_scale(axis, pos):
+            ax.set_xscale("log")
         ax.set_xlabel(axis)
         ax.set_ylabel(metric)
         ax.set_title(f"{result.sweep.name}: {metric} by {axis}")
         ax.legend(fontsize=8)
         fig.tight_layout()
-        path = out / "figures" / f"{axis}.png"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=110)
+        paths.append(folder.write(figure_name(axis), lambda path, f=fig: f.savefig(path, dpi=110)))
         plt.close(fig)
-        paths.append(path)
     return paths
 
 
@@ -124,14 +219,21 @@ def write_outputs(result: Any, out: Path, figures: bool = True) -> list[str]:
     """Write every file of the sweep under ``out``; returns their paths.  Without
     matplotlib, the plots are skipped with a one-line note in ``summary.md``."""
     out.mkdir(parents=True, exist_ok=True)
-    files = write_table(result, out)
+    folder = OutputFolder(out)
+    folder.check(output_names(result.sweep, figures))  # refuse before writing anything
+    files = write_table(result, folder)
     text = _markdown(result)
     if figures:
         try:
-            files += _plots(result, out)
+            files += _plots(result, folder)
         except ImportError:
             text += "\nPlots skipped: matplotlib is not installed (pip install matplotlib).\n"
-    summary = out / "summary.md"
-    summary.write_text(text, encoding="utf-8")
-    files.append(summary)
+    files.append(folder.write("summary.md",
+                              lambda path: path.write_text(text, encoding="utf-8")))
     return [str(f) for f in files]
+
+
+def output_names(sweep: Any, figures: bool = True) -> list[str]:
+    """The files a sweep writes under its folder (relative names)."""
+    names = ["results.parquet", "results.csv", "summary.md"]
+    return names + ([figure_name(a) for a in sweep.axes] if figures else [])

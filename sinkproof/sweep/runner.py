@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,9 +14,12 @@ from ..executor import Executor, JobResult, make_executor
 from ..progress import Progress
 from ..tables import Tabular
 from .cache import Cache, job_key
+from .documents import EVIDENCE
+from .evidence import recheck
 from .grid import Sweep, SweepError, load_sweep, sweep_from_dict
+from .inputs import job_inputs, pin_certificate, resolve_paths
 from .jobs import JOB_KINDS
-from .output import write_outputs
+from .output import OutputFolder, output_names, write_outputs
 
 
 @dataclass
@@ -32,6 +35,8 @@ class SweepResult(Tabular):
     interrupted: bool = False
     seconds: float = 0.0
     files: list[str] = field(default_factory=list)
+    rechecks: list[str] = field(default_factory=list)
+    """One line per cached result that did not verify again (and was computed again)."""
 
     @property
     def columns(self) -> list[str]:
@@ -90,10 +95,18 @@ def _job(arg: tuple[str, dict[str, Any], str | None]) -> dict[str, Any]:
     return JOB_KINDS[kind].run(dict(settings), folder)
 
 
+def _split(value: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A job's outcome fields and its evidence (:data:`~.evidence.EVIDENCE`)."""
+    outcome = dict(value)
+    evidence = outcome.pop(EVIDENCE, None)
+    return outcome, evidence if isinstance(evidence, dict) else {}
+
+
 def run_sweep(spec: Sweep | Mapping[str, Any] | str | Path, out: str | Path | None = None, *,
               executor: Executor | str = "dask", workers: int | None = None,
               scheduler: str | None = None, figures: bool = True,
-              progress: bool | None = None) -> SweepResult:
+              progress: bool | None = None,
+              announce: Callable[[str], None] | None = None) -> SweepResult:
     """Run every job of ``spec`` (a :class:`Sweep`, its dict, or a sweep file).
 
     With ``out``, finished jobs are cached in ``out/cache`` (a rerun computes only what
@@ -104,6 +117,9 @@ def run_sweep(spec: Sweep | Mapping[str, Any] | str | Path, out: str | Path | No
     ``"processes"``, ``"serial"``, or an :class:`~sinkproof.executor.Executor`.
     Results are the same whatever runs them.  A failed job is recorded with its error
     and the sweep goes on; Ctrl-C keeps every finished job and marks the result.
+    Input paths are relative to the sweep file (a dict: to the current folder); files
+    are written only under ``out``, never over a file no sweep wrote there.
+    ``announce`` receives one line naming the executor before the first job runs.
     """
     if isinstance(spec, Sweep):
         sweep = spec
@@ -115,35 +131,48 @@ def run_sweep(spec: Sweep | Mapping[str, Any] | str | Path, out: str | Path | No
         raise SweepError(f"a sweep is a Sweep, a dict or a file path, not {type(spec).__name__}")
     kind = JOB_KINDS[sweep.kind]
     out_dir = None if out is None else Path(out)
+    if out_dir is not None:  # refuse before any work, not after it
+        OutputFolder(out_dir).check(output_names(sweep, figures))
     cache = Cache(None if out_dir is None else out_dir / "cache")
     start = time.perf_counter()
 
-    jobs = [kind.full(s) for s in sweep.jobs()]
-    keys = [job_key(sweep.kind, s) for s in jobs]
+    jobs = [kind.full(s) for s in sweep.jobs()]  # as written: the table shows these
+    runs = [pin_certificate(resolve_paths(s, sweep.root)) if sweep.kind == "check"
+            else resolve_paths(s, sweep.root) for s in jobs]  # what each job reads
+    keyed = [job_inputs(sweep.kind, s) for s in runs]
+    keys = [job_key(sweep.kind, s) for s in keyed]
     rows: list[dict[str, Any] | None] = [None] * len(jobs)
     todo: list[int] = []
-    for i, (s, key) in enumerate(zip(jobs, keys)):
-        hit = cache.get(key, sweep.kind, s)
-        if hit is None:
+    rechecks: list[str] = []
+    for i, key in enumerate(keys):
+        hit = cache.get(key, sweep.kind, keyed[i])
+        why = None if hit is None else recheck(sweep.kind, runs[i], hit[0], hit[2])
+        if hit is None or why is not None:
+            if why is not None:
+                rechecks.append(f"job {i}: the cached result did not verify again ({why}); "
+                                "computed again")
             todo.append(i)
         else:
-            rows[i] = _row(i, key, s, None, hit[0], cached=True, seconds=hit[1])
-    result = SweepResult(sweep, [], cached=len(jobs) - len(todo))
+            rows[i] = _row(i, key, jobs[i], None, hit[0], cached=True, seconds=hit[1])
+    result = SweepResult(sweep, [], cached=len(jobs) - len(todo), rechecks=rechecks)
 
     if todo:
         own = isinstance(executor, str)
         ex = make_executor(executor, workers, scheduler) if own else executor
         assert isinstance(ex, Executor)
-        args = [(sweep.kind, jobs[i],
+        if announce is not None:
+            announce(ex.describe())
+        args = [(sweep.kind, runs[i],
                  None if out_dir is None else str(out_dir / "jobs" / keys[i][:16]))
                 for i in todo]
         try:
             with Progress(len(todo), f"sweep {sweep.name}", progress, threshold=0) as bar:
                 for j, res in ex.run(_job, args):
                     i = todo[j]
-                    outcome = res.value if res.ok else None
+                    outcome, evidence = _split(res.value) if res.ok else (None, {})
                     if res.ok:
-                        cache.put(keys[i], sweep.kind, jobs[i], outcome, res.seconds)
+                        cache.put(keys[i], sweep.kind, keyed[i], outcome, res.seconds,
+                                  evidence)
                         result.computed += 1
                     else:
                         result.failed += 1

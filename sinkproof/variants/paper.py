@@ -31,8 +31,8 @@ from typing import Any
 from mpmath import iv
 
 from ..attention import MAPS
+from ..certformat import format_rational
 from ..checker import paperwitness
-from ..checker.schema import format_rational
 from ..constructions import (
     PAPER_VARIANT_LEVEL,
     POSITION_FREE,
