@@ -184,12 +184,15 @@ def add_task_options(parser: argparse.ArgumentParser, p: int = DEFAULT_P,
                    help="seed of the gaussian content set")
 
 
-def task_from_args(args: argparse.Namespace) -> Any:
-    """The :class:`~sinkproof.TriggerTask` named by :func:`add_task_options`."""
-    from .task import TriggerTask
+def task_from_args(args: argparse.Namespace, setting: str | None = None) -> Any:
+    """The task the command line names: ``setting`` (default ``--setting``, else
+    ``trigger``) and its options (:func:`add_task_options`, :func:`add_paper_task_options`),
+    through :func:`sinkproof.tasks.task_from_options`, the one place a setting name
+    becomes a task."""
+    from .tasks import task_from_options
 
-    return TriggerTask(p=args.p, T=args.T, content=args.content, positions=args.positions,
-                       triggers=args.triggers, k=args.k, seed=args.seed)
+    return task_from_options(setting or getattr(args, "setting", None) or "trigger",
+                             **vars(args))
 
 
 # ------------------------------------------------------------------ the setting
@@ -261,9 +264,7 @@ def add_paper_task_options(parser: argparse.ArgumentParser) -> None:
 
 def paper_task_from_args(args: argparse.Namespace) -> Any:
     """The :class:`~sinkproof.tasks.paper.PaperTask` named by :func:`add_paper_task_options`."""
-    from .tasks.paper import PaperTask
-
-    return PaperTask(n=args.n, L=args.L, content="grid", grid=args.grid)
+    return task_from_args(args, "paper")
 
 
 def setting_task_from_args(args: argparse.Namespace, command: str) -> Any:

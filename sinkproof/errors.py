@@ -61,7 +61,9 @@ one per symmetry image of a target; ``sinkproof sinkmap --max-work``): p=2, T=8 
 
 
 def check_work(what: str, estimate: int, limit: int, flag: str = "--max-work") -> None:
-    """Refuse (:class:`WorkLimitError`) when ``estimate`` units of ``what`` exceed ``limit``."""
+    """Refuse (:class:`WorkLimitError`) when ``estimate`` units of ``what`` exceed ``limit``
+    (an estimate of exactly ``limit + 1`` is read as a capped count: "more than")."""
     if estimate > limit:
-        raise WorkLimitError(f"not started: about {estimate:,} {what}, beyond the limit "
+        about = f"more than {limit:,}" if estimate == limit + 1 else f"about {estimate:,}"
+        raise WorkLimitError(f"not started: {about} {what}, beyond the limit "
                              f"of {limit:,} (raise it with {flag} N)")

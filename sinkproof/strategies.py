@@ -48,7 +48,7 @@ from .model import AttentionModel
 from .modelclass import ModelClass
 from .task import POSITION_SCHEMES, TRIG, TRIGGER_FAMILIES, TriggerTask
 from .tasks import PaperTask
-from .tasks.protocol import require_setting
+from .tasks.protocol import require
 
 __all__ = [
     "CONTENT_OPTIONS",
@@ -79,7 +79,7 @@ def _task(draw: st.DrawFn, task: Any) -> TriggerTask:
     if isinstance(task, st.SearchStrategy):
         task = draw(task)
     if not isinstance(task, TriggerTask):
-        require_setting(task, "trigger")
+        require(task, "has_positions", "sinkproof.strategies (sequences of a trigger task)")
     return task
 
 CLASSIC_KINDS = ("softmax", "relu")
@@ -189,7 +189,7 @@ def sequences(
         cap = None if max_length is None else min(as_int("max_length", max_length, minimum=1),
                                                   drawn.T)
         return drawn, draw(sequences(drawn, min(min_length, drawn.T), cap, trigger))
-    require_setting(task, "trigger")
+    require(task, "has_positions", "sinkproof.strategies (sequences of a trigger task)")
     lo = as_int("min_length", min_length, minimum=1)
     hi = task.T if max_length is None else as_int("max_length", max_length, minimum=1)
     if not lo <= hi <= task.T:

@@ -65,7 +65,7 @@ def test_fixed_values_theorem_decides_exactly_at_the_boundary():
                                  conclusion={"min_bos_mass": "0.8585786438"},
                                  task={"content": "uniform", "n": 16, "L": 16}))
     out = check(above, search=False)
-    assert isinstance(out, Open) and "1 - √2 ε" in out.render()
+    assert isinstance(out, Open) and "theorem3 gives α_t0 >= 1 - ε/d (d >= 1/√2)" in out.render()
 
 
 def test_certificate_route_beats_the_universal_bound(tmp_path):

@@ -9,6 +9,7 @@ import sympy
 import sinkproof as sp
 from sinkproof.constructions import relu_solution, softmax_solution
 from sinkproof.modelclass import ModelClass
+from sinkproof.tasks import PaperTask
 from sinkproof.theorems import THEOREMS, theorem
 
 TASK = sp.TriggerTask(2, 4)  # signed basis: 0 = e1, 1 = e2, 2 = -e1, 3 = -e2
@@ -126,8 +127,10 @@ def test_theorem5_instance():
 def test_bad_instantiation_input():
     with pytest.raises(ValueError, match="eps must be >= 0"):
         THEOREMS["theorem1"].instantiate(TASK, -0.1)
-    with pytest.raises(TypeError, match="TriggerTask"):
+    with pytest.raises(TypeError, match="Theorem 1 needs a task, got str"):
         THEOREMS["theorem1"].instantiate("task", 0.1)
+    with pytest.raises(TypeError, match="Theorem 1 needs a task with a finite vocabulary"):
+        THEOREMS["theorem1"].instantiate(PaperTask(), 0.1)
     with pytest.raises(ValueError, match="lengths"):
         THEOREMS["theorem1"].instantiate(TASK, 0.1, lengths=[9])
     inst = THEOREMS["theorem1"].instantiate(TASK, 0.1)
@@ -158,3 +161,19 @@ def test_theorem6_delegates_to_the_sink_map_and_agrees_with_theorems_1_and_3():
         # its certificate pays (rationalised multipliers: ~1e-8 here)
         assert smap.bound(seq, t) >= t3.bound_at(seq, t).value - 1e-6
         assert smap.bound(seq, t) >= t1.bound_at(seq, t).value - 1e-6
+
+
+def test_theorem3_on_the_paper_task_is_the_papers_fixed_value_bound():
+    # the registry's Theorem 3 on PaperTask: the fixed-value floor 1/√2 gives 1 - √2 ε at
+    # every non-trigger position, continuous content included; exactly, not in floats
+    import sympy
+
+    for task in (PaperTask(), PaperTask(n=4, L=5, content=[[0.5], [-1.0]])):
+        inst = THEOREMS["theorem3"].instantiate(task, sympy.Rational(1, 20))
+        assert inst.everywhere is not None and inst.items == ()
+        assert sympy.simplify(inst.everywhere.bound - (1 - sympy.sqrt(2) / 20)) == 0
+        assert inst.everywhere.value < 1 - 2**0.5 / 20 + 1e-15
+    with pytest.raises(TypeError, match="residual model"):
+        THEOREMS["theorem3"].instantiate(PaperTask(residual=True), 0.05)
+    with pytest.raises(TypeError, match="needs a task with a finite vocabulary"):
+        THEOREMS["theorem3"].instantiate(PaperTask(), 0.05, values="learned")

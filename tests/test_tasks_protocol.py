@@ -289,3 +289,13 @@ def test_paper_names_are_exported_lazily():
     assert sp.PaperTask is PaperTask and "PaperTask" in sp.__all__
     assert callable(sp.paper_model) and "paper_model" in sp.__all__
     assert sp.PaperTask(n=16, L=16).describe()["content"] == "uniform"
+
+
+def test_task_from_options_is_the_one_place_a_setting_name_becomes_a_task():
+    from sinkproof.tasks import PaperTask, TriggerTask, task_from_options
+
+    assert task_from_options("trigger", p=2, T=3, n=99, setting="x") == TriggerTask(p=2, T=3)
+    assert task_from_options("paper", n=4, L=5, grid=2, p=7) == PaperTask(
+        n=4, L=5, content="grid", grid=2)
+    with pytest.raises(ValueError, match="unknown task setting"):
+        task_from_options("nope")

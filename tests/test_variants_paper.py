@@ -429,10 +429,8 @@ def test_a_simplex_map_claim_is_proved_by_the_fixed_value_theorem():
 @pytest.mark.parametrize("kind, values", [("sink_logit", "fixed"), ("softmax1", "learned"),
                                           ("gated_softmax", "learned")])
 def test_a_slot_map_bos_claim_is_refuted_by_a_verified_slot_witness(kind, values, tmp_path):
-    from sinkproof.claims.papercheck import check_paper
-
-    claim = _claim(kind, values, witness=str(tmp_path / "w.json"))
-    out = check_paper(claim)
+    claim = _claim(kind, values)
+    out = sp.check(claim, witness=tmp_path / "w.json")  # a path named by the caller
     assert out.status == "refuted" and "BOS share" in out.violations[0]
     verdict = checker.verify_file(tmp_path / "w.json")
     assert verdict.ok and verdict.statement["bos_measure"] == "share"

@@ -35,22 +35,23 @@ during a check returns :class:`Open` marked ``interrupted`` with what was found 
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import Interrupted, SinkproofError, check_work
+from ..errors import InputError, Interrupted, SinkproofError, check_work
 from .certified import NotImplied, certify_claim, prove_by_certificate
 from .engine import certify_by_engine
+from .options import check_model_size
 from .outcome import Open, Outcome, Proved, Refuted
+from .outputs import private_folder, publish_outcome
 from .papercheck import check_paper
 from .paperclaim import PaperClaim
 from .refute import refutes
 from .schema import Claim, claim_from_dict, load_claim
-from .theorems import prove_by_theorem, proved_positions, theorem_bound, theorem_witnesses
+from .theorems import constructions, prove_by_theorem, proved_positions, theorem_bound
 from .witness import SearchRecord, search_witness, write_witness
 
 
@@ -79,6 +80,8 @@ def check(
     progress: bool | None = None,
     max_work: int | None = None,
     bnb: bool = True,
+    write_witness: bool = False,
+    force: bool = False,
 ) -> Outcome:
     """Check ``claim``: :class:`Proved`, :class:`Refuted` or :class:`Open`.
 
@@ -86,10 +89,15 @@ def check(
     options; ``certificate`` names a certificate file to try; without one, a claim about
     one ``U_fix`` head is certified on the spot by the sink map and the file saved at
     ``certificate_out``; ``witness`` is where a refuting model is saved (both default to
-    a fresh temporary folder).  When neither proves the claim, the branch-and-bound
-    engine tries (``bnb=False`` skips it; it runs for at most ``budget`` seconds) and
-    saves its certificate at ``certificate_out`` too.  ``search=False`` skips the
-    counterexample search (the answer is then Proved or Open; the engine still runs).
+    a fresh temporary folder; a claim's own ``[check] witness`` path is used only with
+    ``write_witness=True``).  Every file is made in a private folder of the run and copied
+    to its destination (a temporary name there, then renamed) only once it holds the
+    verified proof or refutation; an existing destination is refused
+    (:class:`~sinkproof.claims.outputs.OutputExistsError`) unless ``force=True``.
+    When neither proves the claim, the branch-and-bound engine tries (``bnb=False`` skips
+    it; it runs for at most ``budget`` seconds) and saves its certificate at
+    ``certificate_out`` too.  ``search=False`` skips the counterexample search (the
+    answer is then Proved or Open; the engine still runs).
     ``max_work`` overrides ``[check] max_work``: the most prefixes a route may enumerate.
     A claim in the paper's setting (``[task] setting = "paper"``) is settled by
     :func:`sinkproof.claims.papercheck.check_paper` (theorem, certificate, engine,
@@ -106,11 +114,28 @@ def check(
         changes["certificate"] = str(certificate)
     if changes:
         claim = claim.with_options(**changes)
+    folder = private_folder()
+    stem = Path(claim.source).stem if claim.source else "claim"
+    made_witness, made_cert = (folder / f"{stem}.witness.json",
+                               folder / f"{stem}.certificate.json")
+    if witness is None and write_witness:
+        if claim.options.witness is None:
+            raise InputError("write_witness: the claim names no [check] witness path")
+        witness = claim.options.witness
     if isinstance(claim, PaperClaim):
-        return check_paper(claim, certificate=certificate, witness=witness,
-                           certificate_out=certificate_out, search=search, bnb=bnb,
-                           progress=progress)
+        outcome = check_paper(claim, certificate=certificate, witness=made_witness,
+                              certificate_out=made_cert, search=search, bnb=bnb,
+                              progress=progress)
+    else:
+        outcome = _check(claim, made_witness, made_cert, search, bnb, progress)
+    return publish_outcome(outcome, folder, None if witness is None else Path(witness),
+                           None if certificate_out is None else Path(certificate_out), force)
 
+
+def _check(claim: Claim, witness: Path, certificate_out: Path, search: bool, bnb: bool,
+           progress: bool | None) -> Outcome:
+    """The routes in order (see the module docstring); files are made at ``witness`` and
+    ``certificate_out``, in the run's private folder."""
     reasons: list[str] = []
     start = time.perf_counter()
     try:
@@ -122,6 +147,7 @@ def check(
         if not search:
             return Open(claim, reasons=tuple(reasons),
                         spent={"seconds": round(time.perf_counter() - start, 2)})
+        check_model_size(claim.model_class.heads or 1, 1, claim.task.D)
         bound_at = theorem_bound(claim)
         refuted = _refute_by_constructions(claim, bound_at, witness, reasons)
         if refuted is not None:
@@ -136,9 +162,9 @@ def check(
 def estimate_work(claim: Claim) -> int:
     """Prefixes the enumerating routes touch: the claimed positions and the hypothesis
     family's prefixes (each evaluated in high precision to confirm a refutation)."""
-    family = claim.hypothesis.family_sequences(claim.task)
-    n_family = claim.task.n_sequences if family is None else sum(len(s) for s in family)
-    return max(claim.conclusion.at.size_estimate(claim.task), n_family)
+    cap, task = claim.options.max_work, claim.task
+    return min(max(claim.conclusion.at.size_estimate(task, cap),
+                   claim.hypothesis.family_size(task, cap)), cap + 1)
 
 
 def _prove(claim: Claim, certificate_out: str | Path | None, reasons: list[str]
@@ -161,15 +187,16 @@ def _prove(claim: Claim, certificate_out: str | Path | None, reasons: list[str]
                   certificate=str(cert_path))
 
 
-def _refute_by_constructions(claim: Claim, bound_at: Any, witness: str | Path | None,
+def _refute_by_constructions(claim: Claim, bound_at: Any, witness: Path,
                              reasons: list[str]) -> Refuted | None:
-    """The registry's constructions (Theorem 4) as candidate counterexamples."""
-    for name, model in theorem_witnesses(claim):
+    """Explicit constructions (the registry's witnesses, the cancelling pair) as candidate
+    counterexamples, each verified exactly like a search result."""
+    for name, model in constructions(claim):
         ref = refutes(model, claim, bound_at)
         if ref is None:
             reasons.append(f"{name}: its construction does not refute the claim")
             continue
-        path = write_witness(SearchRecord(refutation=ref), claim, _witness_path(claim, witness))
+        path = write_witness(SearchRecord(refutation=ref), claim, witness)
         if path is not None:  # its verified statement refutes the claim exactly
             return Refuted(claim, model=model, error=ref.error, violations=ref.violations,
                            witness=str(path), detail=f"the construction of {name}, "
@@ -178,7 +205,7 @@ def _refute_by_constructions(claim: Claim, bound_at: Any, witness: str | Path | 
     return None
 
 
-def _refute_by_search(claim: Claim, bound_at: Any, witness: str | Path | None,
+def _refute_by_search(claim: Claim, bound_at: Any, witness: Path,
                       reasons: list[str], progress: bool | None) -> Refuted | Open:
     """Search for a counterexample; Open with the best trade-offs when none is verified."""
     whole_set, proved = True, set()
@@ -196,7 +223,7 @@ def _refute_by_search(claim: Claim, bound_at: Any, witness: str | Path | None,
     spent = {"seconds": round(time.perf_counter() - start, 2), "restarts": record.restarts}
     path = None
     if record.refutation is not None:
-        path = write_witness(record, claim, _witness_path(claim, witness))  # exact, or None
+        path = write_witness(record, claim, witness)  # exact, or None
     interrupted = any(getattr(r, "interrupted", False) for r in record.results)
     if path is None:
         return Open(claim, frontier=record.frontier, spent=spent, interrupted=interrupted,
@@ -207,9 +234,9 @@ def _refute_by_search(claim: Claim, bound_at: Any, witness: str | Path | None,
                    f"re-verified at {ref.digits} digits; witness statement sha256:{path.digest}")
 
 
-def _by_sink_map(claim: Claim, out: str | Path | None, reasons: list[str]) -> Proved | None:
+def _by_sink_map(claim: Claim, out: Path, reasons: list[str]) -> Proved | None:
     """Certify the claim with the sink map (Theorem 6) and verify the file it writes."""
-    path = Path(out) if out is not None else _fresh(claim, "certificate")
+    path = out
     try:
         written = certify_claim(claim, path)
     except (SinkproofError, ValueError) as exc:
@@ -228,11 +255,11 @@ def _by_sink_map(claim: Claim, out: str | Path | None, reasons: list[str]) -> Pr
                   detail=stated, certificate=str(written))
 
 
-def _by_engine(claim: Claim, out: str | Path | None, reasons: list[str],
+def _by_engine(claim: Claim, out: Path, reasons: list[str],
                progress: bool | None) -> Proved | None:
     """Run the proof engine; the claim is proved only by the verified statement of the
     certificate file it saved (verified again here, from the file)."""
-    path = Path(out) if out is not None else _fresh(claim, "certificate")
+    path = out
     try:
         run = certify_by_engine(claim, path, claim.options.budget, progress)
     except (SinkproofError, ValueError) as exc:
@@ -250,11 +277,6 @@ def _by_engine(claim: Claim, out: str | Path | None, reasons: list[str],
                   certificate=str(run.path))
 
 
-def _fresh(claim: Claim, what: str) -> Path:
-    stem = Path(claim.source).stem if claim.source else "claim"
-    return Path(tempfile.mkdtemp(prefix="sinkproof-")) / f"{stem}.{what}.json"
-
-
 def _certificate_path(claim: Claim) -> Path | None:
     name = claim.options.certificate
     if name is None:
@@ -264,10 +286,3 @@ def _certificate_path(claim: Claim) -> Path | None:
         path = Path(claim.source).parent / path
     return path
 
-
-def _witness_path(claim: Claim, witness: str | Path | None) -> Path:
-    if witness is not None:
-        return Path(witness)
-    if claim.options.witness is not None:
-        return Path(claim.options.witness)
-    return _fresh(claim, "witness")

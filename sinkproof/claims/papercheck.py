@@ -35,7 +35,6 @@ Routes, in order:
 
 from __future__ import annotations
 
-import math
 import tempfile
 import time
 from fractions import Fraction
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import sympy
 
 from ..attention import MAPS
 from ..constructions import (
@@ -55,10 +55,13 @@ from ..constructions import (
 )
 from ..convex.family import paper_family_certificate
 from ..errors import Interrupted, check_work
+from ..exact_numbers import show
 from ..search.engine import search_stack
 from ..stack import StackModel, paper_model
 from ..stackeval import evaluate_stack
-from ..work import paper_prefixes as n_prefixes
+from ..tasks.paper import PaperTask
+from ..theorems.registry import THEOREMS
+from .options import check_model_size
 from .outcome import Open, Outcome, Proved, Refuted
 from .paperclaim import PaperClaim
 from .paperengine import prove_by_engine, proved_by_file
@@ -107,8 +110,9 @@ def _fixed_softmax(claim: PaperClaim) -> bool:
 
 
 def theorem_bound(eps: Fraction) -> float:
-    """``1 - √2 ε``: the fixed-value BOS bound at every non-trigger position."""
-    return 1.0 - math.sqrt(2.0) * float(eps)
+    """``1 - √2 ε``: the fixed-value BOS bound at every non-trigger position (Theorem 3 on
+    the paper's task, rounded down)."""
+    return THEOREMS["theorem3"].instantiate(PaperTask(n=4, L=3), eps).everywhere.value
 
 
 def _by_theorem(claim: PaperClaim, reasons: list[str]) -> Proved | None:
@@ -130,20 +134,42 @@ def _by_theorem(claim: PaperClaim, reasons: list[str]) -> Proved | None:
                                  f"{float(eps):.6g} < {floor}, so no model meets the "
                                  "hypothesis and the claim holds vacuously")
         reasons.append(f"theorem: the position-free error floor {floor} <= ε: not vacuous")
-    if not _fixed_softmax(claim):
-        reasons.append(f"theorem: the fixed-value bound 1 - √2 ε covers one head on the "
-                       f"simplex with W_O W_V = I - e_0 e_0^T, not {claim.model_class}")
-        return None
+    return _by_registry(claim, reasons)
+
+
+def _by_registry(claim: PaperClaim, reasons: list[str]) -> Proved | None:
+    """A bound theorem of the registry, instantiated on the claim's task at its ε, whose
+    bound at every non-trigger position is ``>= b`` (exactly): Theorem 3 with the paper
+    task's fixed-value floor ``1/√2`` gives ``α_t0 >= 1 - √2 ε``."""
+    cls = claim.model_class.as_model_class()
     eps, b = claim.hypothesis.max_error, claim.conclusion.min_bos_mass
-    if 1 - b >= 0 and (1 - b) ** 2 >= 2 * eps**2:
-        return Proved(claim, by="Theorem 3 in the paper's setting (d >= 1/√2)",
-                      bound=theorem_bound(eps),
-                      detail="every non-BOS value has trigger + bias coordinates summing to 1, "
-                             "so the hull of any token set's values is at distance >= 1/√2 "
-                             "from 0 and α_t0 >= 1 - √2 ε at every non-trigger position, "
-                             "before and after the trigger, for every content (continuous "
-                             "included); compared exactly: (1 - b)² >= 2 ε²")
-    reasons.append(f"theorem: 1 - √2 ε = {theorem_bound(eps):.6g} < b = {float(b):.6g}")
+    for thm in THEOREMS.values():
+        if thm.conclusion != "bos_lower_bound":
+            continue
+        ok, why = (False, ["several layers"]) if cls is None else thm.applies_to(cls)
+        if not ok:
+            reasons.append(f"theorem: {thm.name} does not cover {claim.model_class} "
+                           f"({'; '.join(why)})")
+            continue
+        try:
+            inst = thm.instantiate(claim.task, eps, values=claim.model_class.values)
+        except (TypeError, ValueError) as exc:
+            reasons.append(f"theorem: {thm.name} does not instantiate here ({exc})")
+            continue
+        item = inst.everywhere
+        if item is None:
+            reasons.append(f"theorem: {thm.name} gives no bound at every non-trigger position")
+            continue
+        if not bool(item.bound >= sympy.Rational(b.numerator, b.denominator)):
+            reasons.append(f"theorem: {thm.name} gives α_t0 >= 1 - ε/d ({item.note}) = "
+                           f"{sympy.sstr(item.bound)} = {item.value:.6g} < b = {float(b):.6g}")
+            continue
+        return Proved(claim, by=f"Theorem {thm.number} in the paper's setting ({item.note})",
+                      bound=item.value,
+                      detail=f"{thm.name} instantiated on {claim.task!r} at ε = "
+                             f"{show(eps)}: α_t0 >= {sympy.sstr(item.bound)} at every "
+                             "non-trigger position, before and after the trigger, for every "
+                             "content (continuous included); compared exactly with b")
     return None
 
 
@@ -159,7 +185,8 @@ def _by_certificate(claim: PaperClaim, given: str | Path | None, out: str | Path
     task = claim.task
     if name is None:
         check_work("prefixes to enumerate (the token sets of the family)",
-                   n_prefixes(task.m, task.L), claim.options.max_work)
+                   task.n_prefixes_at_most(claim.options.max_work),
+                   claim.options.max_work)
         path = Path(out) if out is not None else _fresh(claim, "certificate")
         path.parent.mkdir(parents=True, exist_ok=True)
         paper_family_certificate(task, claim.hypothesis.max_error).save(path)
@@ -228,10 +255,12 @@ def constructions(claim: PaperClaim) -> list[tuple[str, StackModel]]:
 
 
 def _refute(claim: PaperClaim, witness: Path, reasons: list[str]) -> Refuted | Open:
-    task = claim.task
+    task, mc = claim.task, claim.model_class
+    check_model_size(mc.heads, mc.layers, task.n)
     if task.finite:
         check_work("prefixes to enumerate (the family, to verify a witness)",
-                   n_prefixes(task.m, task.L), claim.options.max_work)
+                   task.n_prefixes_at_most(claim.options.max_work),
+                   claim.options.max_work)
     for name, model in constructions(claim):
         if task.finite:
             found = write_witness(claim, model, witness)
@@ -239,7 +268,9 @@ def _refute(claim: PaperClaim, witness: Path, reasons: list[str]) -> Refuted | O
                 return Refuted(claim, model=model, error=found.error, violations=(found.where,),
                                witness=str(found.path),
                                detail=f"the construction: {name}; verified by the trusted "
-                                      f"checker over all {n_prefixes(task.m, task.L)} prefixes "
+                                      f"checker over all "
+                                      f"{task.n_prefixes_at_most(claim.options.max_work)} "
+                                      f"prefixes "
                                       f"(sha256:{found.digest})")
             reasons.append(f"construction ({name}): does not refute the claim")
         else:
@@ -288,11 +319,10 @@ def _fresh(claim: PaperClaim, what: str) -> Path:
 
 
 def _witness_path(claim: PaperClaim, witness: str | Path | None) -> Path:
-    if witness is not None:
-        return Path(witness)
-    if claim.options.witness is not None:
-        return Path(claim.options.witness)
-    return _fresh(claim, "witness")
+    """Where a witness is made: the caller's path (``check`` passes one in its private
+    folder), else a fresh temporary folder; the claim's ``[check] witness`` is a
+    destination :func:`sinkproof.check` publishes to only on request."""
+    return Path(witness) if witness is not None else _fresh(claim, "witness")
 
 
 __all__ = ["check_paper", "constructions", "theorem_bound"]

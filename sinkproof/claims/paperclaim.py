@@ -40,6 +40,7 @@ from .._validate import as_int, choice
 from ..attention import MAPS
 from ..certformat import format_rational
 from ..exact_numbers import bos_mass, error_level, exact, show
+from ..modelclass import ModelClass
 from ..tasks.paper import PaperTask
 from .fields import no_unknown, section
 from .options import CheckOptions, ClaimParts
@@ -81,6 +82,15 @@ class PaperModelClass:
     def residual(self) -> bool:
         """Residual connections (and residual targets): when there is more than one layer."""
         return self.layers > 1
+
+    def as_model_class(self) -> ModelClass | None:
+        """The same class in the theorem registry's terms (one layer: any scores, token-only
+        values; fixed values are ``U_fix``); ``None`` for several layers, which the
+        registry's classes do not describe."""
+        if self.layers != 1:
+            return None
+        return ModelClass(kind=self.kind, heads=self.heads, values=self.values,
+                          positions="any", value_features="token")
 
     def contains(self, kind: str, heads: int, layers: int, values: str) -> bool:
         """Whether a model of that shape belongs to this class (fixed values are learned

@@ -21,7 +21,6 @@ from typing import Any
 from .. import checker
 from ..bnb import paper_targets, prove_paper
 from ..errors import CertificateError, Interrupted, SinkproofError, check_work
-from ..work import paper_prefixes as n_prefixes
 from .engine import best_so_far
 from .outcome import Proved
 from .paperclaim import PaperClaim
@@ -52,7 +51,8 @@ def prove_by_engine(claim: PaperClaim, out: Path, reasons: list[str],
         return None
     task, budget = claim.task, claim.options.budget
     check_work("prefixes to enumerate (the family, for the engine's programs)",
-               n_prefixes(task.m, task.L), claim.options.max_work)
+               task.n_prefixes_at_most(claim.options.max_work),
+                   claim.options.max_work)
     some = claim.conclusion.positions == "some"
     try:
         result = prove_paper(task, claim.hypothesis.max_error,

@@ -213,6 +213,8 @@ def write_witness(claim: PaperClaim, model: StackModel, path: Path) -> PaperWitn
     """Write ``model``'s witness file, verify it with the trusted checker; the witness when
     its verified statement refutes the claim, else ``None`` (the file is removed)."""
     doc, error, bos = witness_document(claim, model)
+    if Path(path).exists():  # it removes what it wrote, so it writes nothing over a file
+        raise FileExistsError(f"{path} exists: a witness is made at a fresh path")
     path.parent.mkdir(parents=True, exist_ok=True)
     save_json(doc, path)
     verdict = checker.verify_file(path)

@@ -97,13 +97,14 @@ class PositionSet:
             raise ValueError(f"the position set 'after_trigger' is empty on T={task.T}: "
                              "no position follows a trigger (use T >= 2)")
 
-    def size_estimate(self, task: TriggerTask) -> int:
-        """At most this many (prefix, position) pairs are in the set (without listing them)."""
+    def size_estimate(self, task: TriggerTask, cap: int | None = None) -> int:
+        """At most this many (prefix, position) pairs are in the set (without listing them);
+        with ``cap``, ``cap + 1`` stands for anything larger (the count stops there)."""
         if self.name == "explicit":
             return len(self.pairs)
         if self.name == "homogeneous":
             return task.k * task.T
-        return task.n_sequences
+        return task.n_sequences if cap is None else task.n_sequences_at_most(cap)
 
     def to_json(self) -> Any:
         if self.name != "explicit":

@@ -31,7 +31,7 @@ from .._validate import choice
 from ..exact_numbers import bos_mass, error_level, exact, load_json, load_toml, show
 from ..modelclass import ModelClass
 from ..task import TRIG, TriggerTask
-from ..tasks.protocol import require_setting
+from ..tasks.protocol import require
 from .fields import no_unknown, section
 from .options import CheckOptions, ClaimParts
 from .paperclaim import PaperClaim, is_paper_claim_data, paper_claim_from_dict
@@ -79,6 +79,17 @@ class Hypothesis:
     def eps_exact(self) -> Fraction:
         """ε as written in the claim (``0.05`` is ``1/20``), exactly."""
         return self.max_error
+
+    def family_size(self, task: TriggerTask, cap: int) -> int:
+        """The prefixes of the family (its sequences' lengths summed; ``S_T``: its
+        sequences), in closed form, or ``cap + 1`` beyond ``cap``: nothing is listed."""
+        if self.family == "S_T":
+            return task.n_sequences_at_most(cap)
+        if self.family == "explicit":
+            return min(sum(len(s) for s in self.sequences), cap + 1)
+        triangle = task.T * (task.T + 1) // 2  # X^c_1 .. X^c_T
+        pairs = triangle - 1 if self.family == "pairs" else 0  # T^c_m, m = 1..T-1
+        return min(task.k * (triangle + pairs), cap + 1)
 
     def family_sequences(self, task: TriggerTask) -> list[tuple[int, ...]] | None:
         """The sequences of the family (``None`` for the whole of ``S_T``)."""
@@ -149,7 +160,7 @@ class Claim(ClaimParts):
     source: str | None = None
 
     def __post_init__(self) -> None:
-        require_setting(self.task, "trigger", "claim task")
+        require(self.task, "has_positions", "a claim with position sets and hypothesis families")
         if not isinstance(self.model_class, ModelClass):
             raise TypeError("claim model_class must be a ModelClass")
         mc = self.model_class

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
 
+from ..constructions import cancelling_pair_solution
 from ..errors import SinkproofError, WorkLimitError, check_work
 from ..model import AttentionModel
 from ..task import TRIG
@@ -139,7 +140,8 @@ def _covered(needs: tuple[Target, ...], family: set[tuple[int, ...]] | None) -> 
 
 def _claimed(claim: Claim) -> list[Target]:
     task = claim.task
-    check_work("claimed positions to enumerate", claim.conclusion.at.size_estimate(task),
+    check_work("claimed positions to enumerate",
+               claim.conclusion.at.size_estimate(task, claim.options.max_work),
                claim.options.max_work)
     return [(s[:t], t) for s, t in claim.conclusion.at.pair_list(task)]
 
@@ -281,3 +283,19 @@ def theorem_witnesses(claim: Claim) -> Iterator[tuple[str, AttentionModel]]:
         except (ValueError, SinkproofError):
             continue
         yield name, inst.model
+
+
+def constructions(claim: Claim) -> Iterator[tuple[str, AttentionModel]]:
+    """Explicit models of the claim's class that may refute it: the registry's witnesses
+    (Theorem 4), then two softmax heads with opposite learned values that cancel at every
+    non-trigger position (:func:`sinkproof.constructions.cancelling_pair_solution`)."""
+    yield from theorem_witnesses(claim)
+    mc = claim.model_class
+    if (mc.heads or 0) >= 2 and mc.values == "learned" and "softmax" in mc.maps \
+            and claim.max_error > 0:
+        try:
+            model = cancelling_pair_solution(claim.task, float(claim.max_error), mc.heads)
+        except (ValueError, SinkproofError):
+            return
+        if mc.contains(model):
+            yield "two softmax heads cancelling off the trigger", model

@@ -177,6 +177,8 @@ def write_witness(record: SearchRecord, claim: Claim, path: Path) -> SavedWitnes
     doc["claim"]["max_error"] = format_rational(claim.hypothesis.eps_exact)
     if not ref.model.attention_map.properties.on_simplex:
         doc["claim"]["bos_measure"] = "share"
+    if Path(path).exists():  # it removes what it wrote, so it writes nothing over a file
+        raise FileExistsError(f"{path} exists: a witness is made at a fresh path")
     save_json(doc, path)
     try:
         verdict = verify_file(path)  # the file as written, read back

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 from pathlib import Path
 
 from ..claims.options import MAX_WORK
@@ -56,8 +57,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--certificate", metavar="CERT", default=None,
                    help="certificate file to try as a proof ('-' = stdin)")
     p.add_argument("--witness", metavar="OUT", default=None,
-                   help="where to save a refuting model (default: ./<claim>.witness.json; "
-                        "'-' = stdout)")
+                   help="where to save a refuting model (default: ./<claim>.witness.json, "
+                        "or with --write-witness the claim's [check] witness; '-' = stdout)")
+    p.add_argument("--write-witness", action="store_true",
+                   help="save a refuting model at the path the claim file names in "
+                        "[check] witness (without this flag that path is never written)")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite an existing witness or certificate file (without it, a "
+                        "file this run did not create is never overwritten: exit 2)")
     p.add_argument("--certificate-out", metavar="OUT", default=None,
                    help="where to save a certificate made by the sink map or the engine "
                         "(default: ./<claim>.certificate.json; '-' = stdout)")
@@ -83,20 +90,22 @@ def run(args: argparse.Namespace) -> int:
     stem = "stdin" if args.claim == STDIO else Path(args.claim).stem
     with contextlib.ExitStack() as stack:
         claim = load_claim(stack.enter_context(input_path(args.claim)))
-        setting = getattr(claim, "setting", "trigger")
-        if args.setting is not None and require_setting_arg(args, "check") != setting:
+        if args.setting is not None and require_setting_arg(args, "check") != claim.task.setting:
             raise InputError(f"--setting {args.setting}: {args.claim} is a claim in the "
-                             f"{setting!r} setting (its [task] says so)")
+                             f"{claim.task.setting!r} setting (its [task] says so)")
         certificate = (None if args.certificate is None
                        else stack.enter_context(input_path(args.certificate, ".json")))
-        witness = args.witness or claim.options.witness or f"{stem}.witness.json"
+        named = claim.options.witness if args.write_witness else None
+        if args.write_witness and named is None and args.witness is None:
+            raise InputError(f"--write-witness: {args.claim} names no [check] witness path")
+        witness = args.witness or named or f"{stem}.witness.json"
         witness_path = stack.enter_context(output_path(witness, ".json"))
         cert_out = args.certificate_out or f"{stem}.certificate.json"
         cert_path = stack.enter_context(output_path(cert_out, ".json"))
         outcome = check(claim, budget=args.budget, restarts=args.restarts, seed=args.seed,
                         certificate=certificate, witness=witness_path,
                         certificate_out=cert_path, search=not args.no_search,
-                        max_work=args.max_work, bnb=not args.no_bnb)
+                        max_work=args.max_work, bnb=not args.no_bnb, force=args.force)
         data = outcome.to_dict()
         for key, path, shown in (("witness", witness_path, witness),
                                  ("certificate", cert_path, cert_out)):
@@ -104,4 +113,9 @@ def run(args: argparse.Namespace) -> int:
                 data[key] = str(shown)
         if not quiet:
             print(outcome.render())
+        if claim.options.witness is not None and not args.write_witness \
+                and isinstance(data.get("witness"), str):
+            print(f"sinkproof: note: the claim's [check] witness = "
+                  f"{claim.options.witness!r} is written only with --write-witness; the "
+                  f"witness is at {data['witness']}", file=sys.stderr)
     return emit_json(args, data, outcome.exit_code)

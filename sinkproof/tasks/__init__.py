@@ -28,5 +28,25 @@ def task_from_description(d: dict[str, Any]) -> Task:
     return TASKS[setting].from_description(d)
 
 
-__all__ = ["TASKS", "TOKEN_KINDS", "TRIG", "ContinuousContentError", "PaperTask",
-           "PrefixBlock", "Task", "TriggerTask", "task_from_description"]
+TASK_OPTIONS: dict[str, tuple[str, ...]] = {
+    "trigger": ("p", "T", "content", "positions", "triggers", "k", "seed"),
+    "paper": ("n", "L", "grid", "residual"),
+}
+"""The constructor options of each setting's task that a command line may name (the paper's
+content is then the grid ``grid`` names)."""
+
+
+def task_from_options(setting: str, /, **options: Any) -> Task:
+    """The task of ``setting`` built from those of ``options`` its class takes (the others,
+    and ``None`` values, are ignored): the one place a setting name becomes a task."""
+    if setting not in TASKS:
+        raise ValueError(f"unknown task setting {setting!r}; expected one of {', '.join(TASKS)}")
+    given = {k: options[k] for k in TASK_OPTIONS[setting] if options.get(k) is not None}
+    if setting == "paper" and "grid" in given:
+        given["content"] = "grid"
+    return TASKS[setting](**given)
+
+
+__all__ = ["TASKS", "TASK_OPTIONS", "TOKEN_KINDS", "TRIG", "ContinuousContentError", "PaperTask",
+           "PrefixBlock", "Task", "TriggerTask", "task_from_description",
+           "task_from_options"]

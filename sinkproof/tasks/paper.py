@@ -30,7 +30,7 @@ import numpy as np
 from .. import work
 from .._validate import as_int, as_real_array, choice
 from ..errors import SinkproofError
-from .protocol import PrefixBlock, Task
+from .protocol import PrefixBlock, Task, capped_power
 
 CONTENT_KINDS = ("uniform", "grid")
 MAX_GRID_VECTORS = 1 << 20
@@ -121,6 +121,14 @@ class PaperTask(Task):
     def residual_targets(self) -> bool:
         """Targets of a residual model (``residual=True``)."""
         return self.residual
+
+    def fixed_value_floor(self) -> Any:
+        """``1/√2``: every non-BOS token has trigger + bias coordinates summing to 1, so
+        every convex combination of their fixed values lies on that hyperplane, at
+        distance ``1/√2`` from 0."""
+        import sympy
+
+        return 1 / sympy.sqrt(2)
 
     @property
     def out_dim(self) -> int:
@@ -369,6 +377,22 @@ class PaperTask(Task):
     def n_sequences(self) -> int:
         """Size of the exhaustive family: ``(L-2) m^(L-1)``."""
         return (self.L - 2) * self.m ** (self.L - 1)
+
+    def n_sequences_at_most(self, cap: int) -> int:
+        """:attr:`n_sequences`, or ``cap + 1`` beyond ``cap`` (no power beyond it formed)."""
+        return min((self.L - 2) * capped_power(self.m, self.L - 1, cap), cap + 1)
+
+    def n_prefixes_at_most(self, cap: int) -> int:
+        """The distinct non-empty prefixes of the family (without the trigger at depth
+        ``t <= L-2``: ``m^t``; with it at one of ``2..t``: ``(t-1) m^t``), or ``cap + 1``
+        beyond ``cap``: each depth adds at least one, so at most ``cap + 1`` are summed."""
+        total, m, L = 0, self.m, self.L
+        for t in range(1, L):
+            power = capped_power(m, t, cap)
+            total += (power if t <= L - 2 else 0) + (t - 1) * power
+            if total > cap:
+                return cap + 1
+        return total
 
     def prefix_blocks(self, t: int, max_rows: int = 1 << 16) -> Iterator[PrefixBlock]:
         """Every prefix ``x_1..x_t`` of the family (``1 <= t <= L-1``), in chunks.

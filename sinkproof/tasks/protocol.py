@@ -181,6 +181,28 @@ class Task(ABC):
         """The targets are those of a residual model (``y_t = x_t + ...``)."""
         return False
 
+    def n_sequences_at_most(self, cap: int) -> int:
+        """:attr:`n_sequences`, or ``cap + 1`` when the family is larger than ``cap``: an
+        estimate whose cost does not grow with the sizes it bounds."""
+        return min(self.n_sequences, cap + 1)
+
+    def fixed_value_floor(self) -> Any:
+        """An exact lower bound (a SymPy number) on ``dist(0, conv S)`` for every set ``S``
+        of the fixed values (a token's row without its BOS coordinate) of non-BOS tokens
+        that a sequence of the family holds, or ``None`` when the task states none.  With
+        it, Theorem 3 holds at every non-trigger position of every sequence at once
+        (continuous content included)."""
+        return None
+
+
+def capped_power(base: int, exponent: int, cap: int) -> int:
+    """``base ** exponent``, or ``cap + 1`` when it exceeds ``cap`` (never computed then)."""
+    if base <= 1 or exponent <= 0:
+        return base**max(exponent, 0) if base >= 0 else cap + 1
+    if exponent > cap.bit_length() + 1:  # base >= 2: already beyond 2^(bits of cap)
+        return cap + 1
+    return min(base**exponent, cap + 1)
+
 
 CAPABILITIES: dict[str, str] = {
     "finite": "a finite vocabulary (token codes, exhaustive enumeration)",
@@ -210,11 +232,11 @@ def require(task: Any, capability: str, needed_by: str, value: bool = True) -> N
                     f"{'has none' if value else 'has it'}")
 
 
-
 def require_setting(task: Any, setting: str, name: str = "task") -> None:
     """Raise a clear TypeError unless ``task`` is a task of the given ``setting``.
 
-    Layers that support one formalisation only ask the task's ``setting``, never its class.
+    Deprecated: ask a capability with :func:`require` instead (one refusal message for
+    every layer); kept until its last caller is gone.
     """
     if isinstance(task, Task) and task.setting == setting:
         return

@@ -18,10 +18,14 @@ import numpy as np
 
 from .. import work
 from .._validate import as_int, as_real_array, choice
+from ..errors import WorkLimitError
 from ..tokens import TRIG
-from .protocol import PrefixBlock, Task
+from .protocol import PrefixBlock, Task, capped_power
 
 CONTENT_SCHEMES = ("signed", "gaussian")
+MAX_CONTENT_ENTRIES = 10**7
+"""The largest content table ``k x p`` a task builds (80 MB of floats); beyond it the
+task is refused before anything is allocated."""
 POSITION_SCHEMES = ("inverse", "onehot", "none")
 TRIGGER_FAMILIES = ("single", "multi")
 
@@ -110,6 +114,11 @@ class TriggerTask(Task):
         seed = as_int("seed", self.seed, minimum=0)
         if isinstance(self.content, str):
             scheme = choice("content scheme", self.content, CONTENT_SCHEMES)
+            k = 2 * p if scheme == "signed" or self.k is None else as_int("k", self.k, minimum=1)
+            if k * p > MAX_CONTENT_ENTRIES:
+                raise WorkLimitError(f"not started: a content table of k x p = {k:,} x "
+                                     f"{p:,} entries, beyond {MAX_CONTENT_ENTRIES:,}: "
+                                     "lower p (or k)")
             if scheme == "signed":
                 if self.k is not None:
                     raise ValueError("k is only meaningful with content='gaussian'")
@@ -345,6 +354,19 @@ class TriggerTask(Task):
         """Size of the exhaustive family (``S_T`` or its multi-trigger variant), saturated
         at :data:`sinkproof.work.BEYOND` (a count no enumeration reaches)."""
         return self.count_sequences()
+
+    def n_sequences_at_most(self, cap: int) -> int:
+        """:attr:`n_sequences`, or ``cap + 1`` beyond ``cap``: at most ``cap + 1`` lengths
+        are summed (each adds at least one sequence) and no power beyond ``cap`` is formed."""
+        total, k = 0, self.k
+        for n in range(1, self.T + 1):
+            if self.triggers == "multi":
+                total += capped_power(k + 1, n, cap)
+            else:
+                total += capped_power(k, n, cap) + n * capped_power(k, n - 1, cap)
+            if total > cap:
+                return cap + 1
+        return total
 
     @property
     def n_positions(self) -> int:

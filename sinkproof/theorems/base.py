@@ -21,7 +21,7 @@ from ..model import AttentionModel
 from ..modelclass import ModelClass
 from ..symbolic.bounds import exact_number
 from ..task import TriggerTask
-from ..tasks.protocol import require_setting
+from ..tasks.protocol import Task, require
 from .instance import Target
 
 ONE_SOFTMAX_HEAD = ModelClass(kind="softmax", heads=1, values="learned", positions="any",
@@ -111,6 +111,9 @@ class Theorem:
     _class_bound: Callable[..., CertifiedBound | None] | None = None
     value_map_dependent: bool = False
     token_set_bound: bool = False
+    task_needs: tuple[tuple[str, bool], ...] = (("finite", True), ("fixed_length", False))
+    """The task capabilities the instantiation reads (``(capability, value)`` pairs): by
+    default a finite family with sequences of every length (the homogeneous ``X^c_n``)."""
 
     @property
     def model_class(self) -> ModelClass:
@@ -143,7 +146,7 @@ class Theorem:
 
     def instantiate(self, task: TriggerTask, eps: Any = 0, **options: Any) -> Any:
         """The theorem on ``task`` at error level ``eps`` (exact; floats convert exactly)."""
-        return self._instantiate(task, _check_eps(task, eps), **options)
+        return self._instantiate(task, self._check_eps(task, eps), **options)
 
     def bound(self, task: TriggerTask, eps: Any, model_class: ModelClass,
               positions: Iterable[Target] | None = None) -> Any:
@@ -152,8 +155,15 @@ class Theorem:
         if self._bound is None:
             raise ValueError("its instance has no per-position bounds the checker reads "
                              "(use its certificate instead)")
-        return self._bound(task, _check_eps(task, eps), model_class,
+        return self._bound(task, self._check_eps(task, eps), model_class,
                            None if positions is None else list(positions))
+
+    def _check_eps(self, task: Task, eps: Any) -> Any:
+        """``eps`` exactly, after refusing a task without the capabilities the theorem
+        reads (:attr:`task_needs`)."""
+        for capability, value in self.task_needs:
+            require(task, capability, f"Theorem {self.number}", value)
+        return _check_eps(task, eps)
 
     def class_bound(self, task: TriggerTask, model_class: ModelClass) -> CertifiedBound | None:
         """The largest-BOS-mass bound over the family's non-trigger positions, as a float
@@ -172,8 +182,9 @@ class Theorem:
                 f"*Error needed at:* {self.error_hypothesis}")
 
 
-def _check_eps(task: TriggerTask, eps: Any) -> Any:
-    require_setting(task, "trigger")
+def _check_eps(task: Task, eps: Any) -> Any:
+    if not isinstance(task, Task):
+        raise TypeError(f"a theorem is instantiated on a task, got {type(task).__name__}")
     eps = exact_number(eps)
     if eps < 0:
         raise ValueError(f"eps must be >= 0, got {eps}")

@@ -151,7 +151,9 @@ class InstantiatedBound:
     ``hypothesis``: every (sequence, position) where some item needs error ``<= eps``;
     ``value_map``: the ``U`` the bound was computed for (learned values, ``model=...``),
     else ``None``.  Such a bound is about models with exactly that ``U``: ``model_class``
-    alone (``learned``) does not say so, and ``general`` is ``False``.
+    alone (``learned``) does not say so, and ``general`` is ``False``.  ``everywhere``: an
+    item (no targets, no needs listed) that holds at every non-trigger position of every
+    sequence whose error is ``<= eps`` at every position, when the theorem gives one.
     """
 
     theorem: str
@@ -163,6 +165,7 @@ class InstantiatedBound:
     extend: Callable[[tuple[int, ...], int], BosBound | None] | None = field(
         default=None, repr=False, compare=False)
     value_map: np.ndarray | None = field(default=None, repr=False, compare=False)
+    everywhere: BosBound | None = None
 
     @property
     def general(self) -> bool:

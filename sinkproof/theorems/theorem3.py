@@ -19,6 +19,7 @@ from ..model import AttentionModel
 from ..modelclass import ModelClass
 from ..symbolic.bounds import EPS, HULL, Formula, hull_distance
 from ..task import TRIG, TriggerTask
+from ..tasks.protocol import Task, require
 from .base import ONE_SIMPLEX_HEAD, ONE_SIMPLEX_HEAD_FIXED, Target, Theorem, values_of
 from .instance import BosBound, InstantiatedBound
 
@@ -67,11 +68,22 @@ def default_positions(task: TriggerTask) -> list[Target]:
     return out
 
 
-def instantiate(task: TriggerTask, eps: sympy.Expr, values: str = "fixed",
+def instantiate(task: Task, eps: sympy.Expr, values: str = "fixed",
                 model: AttentionModel | None = None,
                 positions: Iterable[Target] | None = None) -> InstantiatedBound:
     """The bound at each ``(sequence, t)`` of ``positions`` (default: one per token set),
-    for ``U_fix`` or the value map of ``model``; ``extend`` bounds any other position."""
+    for ``U_fix`` or the value map of ``model``; ``extend`` bounds any other position.
+
+    On a task that states a floor ``d`` under every hull of fixed values
+    (:meth:`~sinkproof.tasks.protocol.Task.fixed_value_floor`), with fixed values, the
+    bound ``1 - ε/d`` holds at every non-trigger position at once (``everywhere``): on the
+    paper's task ``d = 1/√2``, so ``α_t0 >= 1 - √2 ε``."""
+    floor = task.fixed_value_floor() if isinstance(task, Task) else None
+    if floor is not None and model is None and values == "fixed":
+        return _everywhere(task, eps, floor)
+    require(task, "finite", "Theorem 3 by token sets (a task without a fixed-value floor)")
+    require(task, "fixed_length", "Theorem 3 by token sets (sequences X of every length)",
+            value=False)
     vals, cls, value_map = values_of(task, values, model,
                                      (ONE_SIMPLEX_HEAD, ONE_SIMPLEX_HEAD_FIXED))
     fixed = cls.values == "fixed"
@@ -103,6 +115,25 @@ def instantiate(task: TriggerTask, eps: sympy.Expr, values: str = "fixed",
                              extend=extend, value_map=value_map)
 
 
+def _everywhere(task: Task, eps: sympy.Expr, floor: sympy.Expr) -> InstantiatedBound:
+    """``α_t0 >= 1 - ε/d`` at every non-trigger position of every sequence, ``d`` the task's
+    fixed-value floor: the hull of any token set's values is at distance ``>= d``."""
+    require(task, "residual_targets", "Theorem 3 (the target at a non-trigger position is 0)",
+            value=False)
+    item = BosBound((), THEOREM3_FIXED.exact(eps=eps, hull_distance=floor), (),
+                    f"d >= {_root_text(floor)}")
+    return InstantiatedBound("theorem3", task, eps, ONE_SIMPLEX_HEAD_FIXED, (),
+                             everywhere=item)
+
+
+def _root_text(x: sympy.Expr) -> str:
+    """``1/√2`` for ``sqrt(2)/2``: a reciprocal square root as a reader writes it."""
+    inverse_square = sympy.nsimplify(1 / x**2)
+    if inverse_square.is_Rational and inverse_square > 0:
+        return f"1/√{sympy.sstr(inverse_square)}"
+    return sympy.sstr(x)
+
+
 def bound(task: TriggerTask, eps: sympy.Expr, model_class: ModelClass,
           positions: list[Target] | None) -> InstantiatedBound:
     """The calling convention: the bound at the given non-trigger positions."""
@@ -113,4 +144,4 @@ THEOREM = Theorem(
     "theorem3", 3, TITLE, STATEMENT, PROOF, "bos_lower_bound", (ONE_SIMPLEX_HEAD,),
     "position 0 and the (non-trigger) position t of X",
     ("x_t is not the trigger", "d_t > 0"), ("theorem3_learned", "theorem3_fixed"),
-    instantiate, bound, value_map_dependent=True, token_set_bound=True)
+    instantiate, bound, value_map_dependent=True, token_set_bound=True, task_needs=())

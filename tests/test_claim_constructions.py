@@ -1,0 +1,50 @@
+"""The cancelling two-head construction as a refutation route: it settles the two-head
+learned-value claim at once, whatever the machine's load (issue 24, item 5)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import sinkproof as sp
+from sinkproof.claims import Refuted, check, load_claim
+from sinkproof.constructions import cancelling_pair_solution
+
+CLAIMS = Path(__file__).resolve().parents[1] / "examples" / "claims"
+TWO_HEADS = CLAIMS / "two_heads_learned_nontrigger.toml"
+
+
+@pytest.mark.parametrize("heads", [2, 3])
+def test_the_pair_cancels_off_the_trigger_and_needs_no_sink(heads):
+    task = sp.TriggerTask(p=2, T=3, content="signed", positions="inverse")
+    model = cancelling_pair_solution(task, 0.05, heads)
+    ev = sp.evaluate(model)
+    assert ev.max_error <= 0.05 / 4
+    nontrigger = [s for s in task.sequences() if sp.TRIG not in s]
+    assert nontrigger
+    for seq in nontrigger:
+        assert np.all(model.bos_mass(seq)[:, 1:] < 0.01)  # e^{-L} / (e^{-L} + t)
+        out, _ = model.forward(seq)
+        assert np.abs(out[1:]).max() <= 1e-15  # the two outputs cancel
+
+
+def _slow_clock(monkeypatch, factor: float = 10.0) -> None:
+    """Every clock the code reads runs ``factor`` times fast: each real second counts as
+    ``factor`` seconds of budget, as on a machine ``factor`` times slower."""
+    for name in ("perf_counter", "monotonic", "time"):
+        real = getattr(time, name)
+        start = real()
+        monkeypatch.setattr(time, name, lambda real=real, start=start: start + factor *
+                            (real() - start))
+
+
+def test_the_two_head_claim_is_refuted_by_the_construction_under_a_slow_clock(monkeypatch):
+    _slow_clock(monkeypatch)
+    start = time.perf_counter()
+    out = check(load_claim(TWO_HEADS))
+    assert isinstance(out, Refuted) and "cancelling" in out.detail
+    assert sp.checker.verify_file(out.witness).ok
+    assert time.perf_counter() - start < 10 * 30  # far below its own budget, slowed
