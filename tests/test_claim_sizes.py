@@ -34,9 +34,9 @@ CASES = [
     ({"p": 2, "T": HUGE}, {"kind": "softmax", "heads": 1, "values": "fixed"}, {}, "prefixes"),
     ({"p": 10**6, "T": 3}, LEARNED2, {}, "content table"),
     ({"p": 2, "T": 3}, {"kind": "softmax", "heads": 10**6, "values": "learned"}, {},
-     "parameters"),
+     "weights"),
     ({"setting": "paper", "n": 4, "L": 5, "content": [[1.0]]},
-     {"kind": "softmax", "heads": 10**6, "values": "learned"}, {}, "parameters"),
+     {"kind": "softmax", "heads": 10**6, "values": "learned"}, {}, "weights"),
 ]
 
 

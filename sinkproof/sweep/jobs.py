@@ -110,7 +110,8 @@ def claim_data(s: Mapping[str, Any], data: dict[str, Any]) -> dict[str, Any]:
 def run_check(s: dict[str, Any], workdir: Path | None, engine: bool = True) -> dict[str, Any]:
     """``sinkproof check`` on a claim file with dotted overrides (``task.T = 4``).  The
     witness and the certificate it writes go to ``workdir`` (a fresh temporary folder
-    without one), never to a path written in the claim file.  ``engine=False`` skips the
+    without one), never to a path written in the claim file; a rerun replaces the files of
+    its own folder (the sweep's, under ``--out``).  ``engine=False`` skips the
     branch-and-bound engine."""
     from ..claims import check
     from ..claims.schema import claim_from_dict
@@ -124,7 +125,8 @@ def run_check(s: dict[str, Any], workdir: Path | None, engine: bool = True) -> d
         folder = Path(scratch) if workdir is None else workdir
         outcome = check(claim, search=bool(s["search"]), progress=False, bnb=engine,
                         witness=folder / "witness.json",
-                        certificate_out=folder / "certificate.json")
+                        certificate_out=folder / "certificate.json",
+                        force=True)  # the job's own folder: a rerun replaces its files
         evidence = check_evidence(outcome)
     bound = getattr(outcome, "bound", None)
     return {"outcome": type(outcome).__name__, "by": getattr(outcome, "by", ""),

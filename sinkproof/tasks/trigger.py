@@ -117,7 +117,7 @@ class TriggerTask(Task):
             k = 2 * p if scheme == "signed" or self.k is None else as_int("k", self.k, minimum=1)
             if k * p > MAX_CONTENT_ENTRIES:
                 raise WorkLimitError(f"not started: a content table of k x p = {k:,} x "
-                                     f"{p:,} entries, beyond {MAX_CONTENT_ENTRIES:,}: "
+                                     f"{p:,} entries, beyond the limit of {MAX_CONTENT_ENTRIES:,}: "
                                      "lower p (or k)")
             if scheme == "signed":
                 if self.k is not None:
