@@ -333,19 +333,19 @@ def test_variants_cli_prints_the_maps_done(monkeypatch, capsys):
 
 @pytest.mark.parametrize("module, name, argv, wanted", [
     ("sinkproof.experiment.runner", "_one_run",
-     ["experiment", "--smoke", "--no-figures", "--quiet", "--out"],
+     ["experiment", "--smoke", "--no-figures", "--out"],
      ["experiment interrupted: 1 of", "runs finished", "Mean"]),  # Mean: the summary table
     ("sinkproof.experiment.paper", "train", ["paper", "--quick", "--configs", "1x1", "--out"],
      ["paper interrupted: 1 of 2 runs finished", "1x1 seed 0"]),
 ])
 @pytest.mark.slow  # 2-7 s of subprocesses/compiles: CI runs it
-def test_training_commands_print_the_finished_runs_and_write_nothing(
+def test_training_commands_print_and_write_the_finished_runs(
         monkeypatch, capsys, tmp_path, module, name, argv, wanted):
     _interrupt_after(monkeypatch, importlib.import_module(module), name, 1)
     assert cli.main([*argv, str(tmp_path / "out")]) == EXIT_INTERRUPTED
     out = capsys.readouterr().out
     assert all(text in out for text in wanted), out
-    assert not (tmp_path / "out").exists()
+    assert any((tmp_path / "out").iterdir())  # the finished run is kept (issue: keep what finished)
 
 
 def test_an_uncaught_interrupt_still_exits_130_with_its_progress(monkeypatch, capsys):
