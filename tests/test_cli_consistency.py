@@ -370,14 +370,15 @@ def test_default_figures_without_matplotlib_are_skipped_with_one_note(tmp_path):
     proc = _without_matplotlib("sweep", "grid.toml", "--executor", "serial", "--out", "s",
                                cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+    executor = "serial: every job in this process"  # the one line naming the executor
     assert proc.stderr.strip().splitlines() == [
         "sinkproof: note: figures skipped: matplotlib is not installed (pip install "
-        "'sinkproof[plot]'); --no-figures silences this note"]
+        "'sinkproof[plot]'); --no-figures silences this note", executor]
     assert (tmp_path / "s" / "results.csv").exists()
     assert not list((tmp_path / "s").glob("*.png"))
     quiet = _without_matplotlib("sweep", "grid.toml", "--executor", "serial", "--out", "s",
                                 "--no-figures", cwd=tmp_path)
-    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert quiet.returncode == 0 and quiet.stderr == ""  # every job from the cache: no executor
 
 
 @pytest.mark.slow  # trains a model in a fresh interpreter
