@@ -302,7 +302,7 @@ def test_search_refuses_meaningless_thresholds():
 @pytest.mark.parametrize("argv, partial", [
     (["sinkmap", "--p", "3", "--T", "7", "--eps", "0.1", "--max-work", "100000000"],
      "positions settled"),
-    (["experiment", "--jobs", "2", "--no-figures", "--quiet", "--out", "exp"], "runs finished"),
+    (["experiment", "--jobs", "2", "--no-figures", "--out", "exp"], "runs finished"),
 ])
 def test_ctrl_c_stops_other_long_commands_with_130(tmp_path, argv, partial):
     """Ctrl-C as a terminal sends it: SIGINT to the whole process group (workers too)."""

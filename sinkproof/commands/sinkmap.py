@@ -136,7 +136,8 @@ def _one_map(args: argparse.Namespace, task: object, values: object, positions: 
 
     try:
         result = sink_map(task, args.eps, values=values, positions=positions,  # type: ignore
-                          subfamily=args.subfamily, radius=args.radius, kind=args.kind)
+                          subfamily=args.subfamily, radius=args.radius, kind=args.kind,
+                          max_work=args.max_work)  # the command's own estimate was checked
     except Interrupted as exc:
         print(f"sink map interrupted: {exc.progress}; the partial map (nothing written):")
         print(repr(exc.partial))
