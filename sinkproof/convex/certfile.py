@@ -20,6 +20,7 @@ from .. import checker
 from ..certformat import FORMAT, VERSION, format_rational
 from ..checker.family import read_instance
 from ..errors import CertificateError
+from ..files import write_file
 from ..task import TriggerTask
 from ..tasks.protocol import require
 
@@ -33,9 +34,7 @@ def envelope(kind: str, instance: dict[str, Any], claim: dict[str, Any],
 
 def save_json(cert: dict[str, Any], path: str | Path) -> Path:
     """Write a certificate as indented JSON; returns the path."""
-    path = Path(path)
-    path.write_text(json.dumps(cert, indent=1) + "\n", encoding="utf-8")
-    return path
+    return write_file(path, json.dumps(cert, indent=1) + "\n", what="certificate")
 
 
 def task_instance(task: TriggerTask) -> dict[str, Any]:

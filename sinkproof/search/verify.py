@@ -24,6 +24,7 @@ from ..checker.rules.witness import decide, read_witness
 from ..checker.rules.witness import measure as checker_measure
 from ..errors import CertificateError
 from ..exact_numbers import Exact, bounded, show
+from ..files import write_file
 from ..model import AttentionModel
 from .objective import WHERE
 
@@ -143,9 +144,7 @@ class WitnessReport:
         """Write the witness file (checked again by ``sinkproof verify FILE``)."""
         if not self.verified:
             raise CertificateError("refusing to save a witness that did not verify")
-        path = Path(path)
-        path.write_text(json.dumps(self.document, indent=1) + "\n", encoding="utf-8")
-        return path
+        return write_file(path, json.dumps(self.document, indent=1) + "\n", what="witness")
 
     def __repr__(self) -> str:
         state = "verified" if self.verified else "NOT verified"
