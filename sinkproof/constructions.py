@@ -88,6 +88,24 @@ def softmax_solution(task: TriggerTask, L: float) -> AttentionModel:
     return AttentionModel(task, kind="softmax", A=softmax_score_matrix(task, L), U=None)
 
 
+def trigger_sink_solution(task: TriggerTask, eps: float, bos: float = 0.01) -> AttentionModel:
+    """One softmax head with fixed values that sinks on the trigger, not on BOS, once the
+    trigger has been seen: Theorem 5's scores plus ``L + c`` from a content query on a
+    trigger key.  The trigger's fixed value is zero, so after the trigger the head rests on
+    it (BOS mass at most ``e^{-c}``); before it the head sinks on BOS as Theorem 5's does,
+    and the trigger row is Theorem 5's.  ``L = ceil(log(4 (T + 2) / eps))`` (content norm
+    scaled in) keeps the error ``<= eps / 4``, and ``c = ceil(log(1 / bos)) + 1`` the BOS
+    mass after the trigger below ``bos``."""
+    eps = float(as_real("eps", eps, minimum=0.0, strict=True))
+    bos = float(as_real("bos", bos, minimum=0.0, strict=True))
+    scale = max(1.0, float(np.max(np.linalg.norm(task.content, axis=1))))
+    L = float(math.ceil(math.log(4.0 * (task.T + 2) * scale / eps)))
+    c = float(math.ceil(math.log(1.0 / min(bos, 0.5))) + 1)
+    A = softmax_score_matrix(task, L)
+    A[feature_index(task, "is_content"), feature_index(task, "is_trigger")] = L + c
+    return AttentionModel(task, kind="softmax", A=A, U=None)
+
+
 def cancelling_pair_scores(task: TriggerTask, L: float) -> np.ndarray:
     """Score matrices ``(2, D, D)`` of two softmax heads that agree at every non-trigger
     query and differ only at a trigger query: both score ``-L`` on BOS from a content

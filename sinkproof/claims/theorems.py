@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
 
-from ..constructions import cancelling_pair_solution
+from ..constructions import cancelling_pair_solution, trigger_sink_solution
 from ..errors import SinkproofError, WorkLimitError, check_work
 from ..model import AttentionModel
 from ..task import TRIG
@@ -287,10 +287,21 @@ def theorem_witnesses(claim: Claim) -> Iterator[tuple[str, AttentionModel]]:
 
 def constructions(claim: Claim) -> Iterator[tuple[str, AttentionModel]]:
     """Explicit models of the claim's class that may refute it: the registry's witnesses
-    (Theorem 4), then two softmax heads with opposite learned values that cancel at every
-    non-trigger position (:func:`sinkproof.constructions.cancelling_pair_solution`)."""
+    (Theorem 4), a softmax head that rests on the zero-valued trigger once it has been seen
+    (:func:`sinkproof.constructions.trigger_sink_solution`), then two softmax heads with
+    opposite learned values that cancel at every non-trigger position
+    (:func:`sinkproof.constructions.cancelling_pair_solution`)."""
     yield from theorem_witnesses(claim)
     mc = claim.model_class
+    bos = claim.conclusion.min_bos_mass
+    if "softmax" in mc.maps and bos is not None and claim.max_error > 0:
+        # after the trigger its zero fixed value can take the mass BOS would
+        try:
+            model = trigger_sink_solution(claim.task, float(claim.max_error), float(bos) / 2)
+        except (ValueError, SinkproofError):
+            model = None
+        if model is not None and mc.contains(model):
+            yield "one softmax head resting on the zero-valued trigger after it", model
     if (mc.heads or 0) >= 2 and mc.values == "learned" and "softmax" in mc.maps \
             and claim.max_error > 0:
         try:
