@@ -79,3 +79,15 @@ def test_the_after_trigger_claim_is_refuted_by_construction_at_once():
     outcome = check(CLAIMS / "after_trigger.toml")
     assert isinstance(outcome, Refuted) and "zero-valued trigger" in outcome.detail
     assert time.process_time() - start < 30  # no search ran
+
+
+def test_a_search_cut_by_its_wall_time_is_open_for_time_and_says_so():
+    """The wall-time budget only stops a search early, and an outcome it decided says so:
+    status "open (for time)" in the text, the repr and the JSON (issue 24.5)."""
+    from sinkproof.claims import Open
+
+    outcome = check(CLAIMS / "learned_values_homogeneous_onehot.toml", budget=0.01, bnb=False)
+    assert isinstance(outcome, Open) and outcome.for_time
+    assert outcome.status == "open (for time)" and "for time" in repr(outcome)
+    assert outcome.to_dict()["for_time"] is True and "open for time:" in outcome.render()
+    assert outcome.render().startswith("OPEN (FOR TIME):")

@@ -225,9 +225,11 @@ def _refute_by_search(claim: Claim, bound_at: Any, witness: Path,
     if record.refutation is not None:
         path = write_witness(record, claim, witness)  # exact, or None
     interrupted = any(getattr(r, "interrupted", False) for r in record.results)
+    for_time = record.timed_out or any(getattr(r, "stopped_by", "") == "wall_time"
+                                       for r in record.results)
     if path is None:
         return Open(claim, frontier=record.frontier, spent=spent, interrupted=interrupted,
-                    reasons=tuple(reasons + list(record.notes)))
+                    reasons=tuple(reasons + list(record.notes)), for_time=for_time)
     ref = record.refutation
     return Refuted(claim, model=ref.model, error=ref.error, violations=ref.violations,
                    witness=str(path), detail=f"found by search in {spent['seconds']:g} s; "

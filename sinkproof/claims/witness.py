@@ -45,13 +45,15 @@ different seeds never share an attempt's restarts."""
 @dataclass
 class SearchRecord:
     """What the claim's search did: the refutation (if any), the best (error, BOS mass)
-    trade-offs seen, restarts spent and notes for the report."""
+    trade-offs seen, restarts spent and notes for the report; ``timed_out``: the wall-time
+    stop cut an attempt before any restart finished."""
 
     refutation: Refutation | None = None
     frontier: tuple[tuple[float, float], ...] = ()
     restarts: int = 0
     notes: list[str] = field(default_factory=list)
     results: list[Any] = field(default_factory=list)
+    timed_out: bool = False
 
 
 def _where(claim: Claim) -> Any:
@@ -112,7 +114,8 @@ def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None,
             seed = ATTEMPT_SEEDS * claim.options.seed + i
             try:
                 result = _run_search(claim, where, threshold, budget, seed)
-            except SearchBudgetError as exc:
+            except SearchBudgetError as exc:  # the wall-time stop cut every restart
+                record.timed_out = True
                 record.notes.append(f"search attempt {i + 1}: {exc}; raise [check] budget")
                 bar.update(1)
                 continue
