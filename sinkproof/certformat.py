@@ -28,6 +28,10 @@ MAP_NAMES = ("softmax", "sink_logit", "softmax1", "sparsemax", "entmax15", "sigm
 """The attention maps a certificate may name (the keys of ``sinkproof.attention.MAPS``),
 light enough for the commands' ``--help``."""
 
+KINDS = ("bnb-heads", "bnb-learned-values", "hull", "hull-family", "paper-bnb-learned-values",
+         "paper-hull-family", "paper-witness", "sinkmap-gated", "sinkmap-socp", "witness")
+"""The certificate kinds the trusted checker reads (its kind table's names, sorted)."""
+
 
 def format_rational(x: Fraction | int) -> str:
     """The file form of an exact rational: ``"p/q"`` (or ``"p"`` for integers)."""

@@ -28,7 +28,7 @@ ROOT = Path(sinkproof.__file__).resolve().parent
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "interrupts"),
     ("_version", "_validate", "_lazy", "_callable", "numerics", "progress", "exact_numbers",
-     "executor", "stats", "tokens", "certformat", "shipped"),
+     "executor", "stats", "tokens", "certformat", "shipped", "files"),
     ("tables", "work"),
     ("checker", "params"),           # checker TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),
@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("search",),
     ("claims",),
     ("experiment",), ("variants",), ("sweep",),
-    ("report",),
+    ("report", "schemas"),
     ("strategies", "testing"), ("pytest_plugin",),
     ("cli_common",), ("commands",), ("cli",), ("__main__",),
 ]
@@ -439,12 +439,13 @@ def test_producers_import_only_the_checkers_face():
 def test_the_producers_copy_of_the_format_agrees_with_the_checker():
     """``sinkproof.certformat`` is the producers' own copy of what the checker reads."""
     from sinkproof import attention, certformat
-    from sinkproof.checker import family, maps, schema
+    from sinkproof.checker import KIND_MODULES, family, maps, schema
 
     assert (certformat.FORMAT, certformat.VERSION) == (schema.FORMAT, schema.VERSION)
     assert certformat.TRIGGER == family.TRIGGER
     assert tuple(attention.MAPS) == certformat.MAP_NAMES
     assert set(certformat.MAP_NAMES) <= set(maps.MAP_NAMES)
+    assert tuple(sorted(KIND_MODULES)) == certformat.KINDS
 
 
 CHECKER_LINE_BUDGET = 4625
