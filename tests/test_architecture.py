@@ -336,7 +336,7 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     paper = sinkproof.PaperTask(n=4, L=5, content="grid", grid=2)
     paper_family_certificate(paper, "1/100").save(files["paper-hull-family"])
     from sinkproof.claims import claim_from_dict
-    from sinkproof.claims.paperwitness import witness_document as paper_witness
+    from sinkproof.claims.witness import stack_witness_document as paper_witness
     pclaim = claim_from_dict({"task": {"setting": "paper", "n": 4, "L": 4, "content": [[1.0]]},
                               "model": {"kind": "relu_length"},
                               "hypothesis": {"max_error": "1/100"},

@@ -20,7 +20,7 @@ import sinkproof as sp
 from sinkproof import checker
 from sinkproof.attention import MAPS
 from sinkproof.checker.rules import stackwitness as paperwitness
-from sinkproof.claims.paperwitness import family_bos
+from sinkproof.claims.witness import family_bos
 from sinkproof.cli import main
 from sinkproof.constructions import (
     PAPER_VARIANT_LEVEL,
@@ -408,7 +408,7 @@ def test_interval_scores_enclose_every_point_inside(kind, scores, width, data):
 
 # ------------------------------------------------------------------ claims and search
 def _claim(kind: str, values: str = "fixed", **check):
-    from sinkproof.claims.paperclaim import paper_claim_from_dict
+    from sinkproof.claims import claim_from_dict as paper_claim_from_dict
 
     return paper_claim_from_dict({
         "title": f"one {kind} head must sink", "task": {"setting": "paper", "n": 4, "L": 4,
@@ -419,7 +419,7 @@ def _claim(kind: str, values: str = "fixed", **check):
 
 
 def test_a_simplex_map_claim_is_proved_by_the_fixed_value_theorem():
-    from sinkproof.claims.papercheck import check_paper
+    from sinkproof.claims import check as check_paper
 
     for kind in ("sparsemax", "entmax15"):
         out = check_paper(_claim(kind), search=False)
@@ -439,7 +439,7 @@ def test_a_slot_map_bos_claim_is_refuted_by_a_verified_slot_witness(kind, values
 
 @pytest.mark.slow
 def test_paper_search_learns_the_map_parameters_and_the_gate():
-    from sinkproof.claims.paperwitness import model_from_params
+    from sinkproof.claims.witness import model_from_params
     from sinkproof.search.engine import search_stack as paper_search
 
     for kind in ("sink_logit", "gated_softmax", "sigmoid"):
@@ -463,12 +463,12 @@ def test_paper_search_learns_the_map_parameters_and_the_gate():
 
 
 def test_a_position_free_claim_below_the_floor_holds_vacuously():
-    from sinkproof.claims.papercheck import check_paper
+    from sinkproof.claims import check as check_paper
 
     for kind in POSITION_FREE:
         out = check_paper(_claim(kind), search=False)  # ε = 0.01 < 1/12 at L = 4
         assert out.status == "proved" and "vacuous" in out.by
-    from sinkproof.claims.paperclaim import paper_claim_from_dict
+    from sinkproof.claims import claim_from_dict as paper_claim_from_dict
 
     loose = paper_claim_from_dict({
         "task": {"setting": "paper", "n": 4, "L": 4, "content": [[-1.0], [1.0]]},
