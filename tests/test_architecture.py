@@ -388,7 +388,6 @@ INTERNALS_DEBT = {
     "sinkproof.search.witnessfile": "parses a witness file with the checker's reader",
     "sinkproof.sinkmap.certify": "checks bounds and rays with the checker's socp rules",
     "sinkproof.sinkmap.core": "the sink-map instance type of the checker",
-    "sinkproof.variants.paper": "measures a paper witness with the checker's evaluator",
     "sinkproof.variants.verify": "the checker's interval weights",
 }
 """Producer modules that still import the checker's inside (issue 23, item 4), and why.  The
