@@ -336,7 +336,7 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     paper = sinkproof.PaperTask(n=4, L=5, content="grid", grid=2)
     paper_family_certificate(paper, "1/100").save(files["paper-hull-family"])
     from sinkproof.claims import claim_from_dict
-    from sinkproof.claims.paperwitness import witness_document as paper_witness
+    from sinkproof.claims.witness import stack_witness_document as paper_witness
     pclaim = claim_from_dict({"task": {"setting": "paper", "n": 4, "L": 4, "content": [[1.0]]},
                               "model": {"kind": "relu_length"},
                               "hypothesis": {"max_error": "1/100"},
@@ -388,7 +388,6 @@ INTERNALS_DEBT = {
     "sinkproof.search.witnessfile": "parses a witness file with the checker's reader",
     "sinkproof.sinkmap.certify": "checks bounds and rays with the checker's socp rules",
     "sinkproof.sinkmap.core": "the sink-map instance type of the checker",
-    "sinkproof.variants.paper": "measures a paper witness with the checker's evaluator",
     "sinkproof.variants.verify": "the checker's interval weights",
 }
 """Producer modules that still import the checker's inside (issue 23, item 4), and why.  The
