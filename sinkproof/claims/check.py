@@ -36,8 +36,10 @@ refuted only when ``ε_w <= ε`` and ``m_w <`` the claimed threshold, as rationa
 (:func:`sinkproof.claims.witness.refuting_statement`).
 
 Before a route that enumerates the family (certificates, search) the work is estimated
-and refused beyond ``max_work``; the engine runs for at most the claim's time budget
-(and the search then has its own budget) (:class:`~sinkproof.errors.WorkLimitError`).  Ctrl-C
+and refused beyond ``max_work`` (:class:`~sinkproof.errors.WorkLimitError`).  Budgets
+are deterministic (theorems, certificates, the engine's nodes per target, constructions,
+the search's restarts × steps); the claim's ``budget`` seconds are only a safety stop of
+the search, and an Open outcome that stop decided says so (``for_time``).  Ctrl-C
 during a check returns :class:`Open` marked ``interrupted`` with what was found so far
 (``so_far``: the engine's bounds certified before the signal, or the sink map's progress).
 """
@@ -313,7 +315,7 @@ def _by_engine(claim: Claim, out: Path, reasons: list[str],
     certificate file it saved (verified again here, from the file)."""
     path = out
     try:
-        run = certify_by_engine(claim, path, claim.options.budget, progress)
+        run = certify_by_engine(claim, path, progress)
     except (SinkproofError, ValueError) as exc:
         reasons.append(f"engine: failed ({str(exc).splitlines()[0]})")
         return None

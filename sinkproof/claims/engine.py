@@ -3,7 +3,9 @@
 For a claim about softmax heads (learned or ``U_fix`` values, token-only, the task's
 positional scheme, a given number of heads) with the error hypothesis on all of ``S_T``
 and a numeric conclusion, :func:`certify_by_engine` runs :func:`sinkproof.bnb.prove` on
-the claimed positions at the claim's ε and b, within the claim's time budget, and saves
+the claimed positions at the claim's ε and b, within its node budget (per target tree:
+deterministic, so the same proof on any machine; no wall-clock limit — the work is bounded
+before it starts, and Ctrl-C keeps what was certified), and saves
 the certificate it verified (``bnb-learned-values`` for one head, ``bnb-heads`` — a sink
 in every head — for several).  On a finite task without positional features the engine
 reads the family through its token-pair relaxation (one layer of one softmax head,
@@ -16,6 +18,7 @@ numbers are never read.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,9 +90,9 @@ def _stack_targets(claim: Claim) -> tuple[list[tuple[int, ...]], str | None]:
     return nontrigger_targets(claim.task), None
 
 
-def certify_by_engine(claim: Claim, path: Path, budget: float,
-                      progress: bool | None = None) -> EngineRun:
-    """Run the engine on ``claim`` for at most ``budget`` seconds; save its certificate at
+def certify_by_engine(claim: Claim, path: Path, progress: bool | None = None) -> EngineRun:
+    """Run the engine on ``claim`` for at most :data:`MAX_NODES` nodes per target (a
+    deterministic budget: no clock decides the verdict); save its certificate at
     ``path`` when it proved the claimed bound.  Ctrl-C raises
     :class:`~sinkproof.errors.Interrupted` whose ``partial`` is the engine's result so far
     and whose ``progress`` is :func:`best_so_far` (the check then answers Open,
@@ -103,7 +106,7 @@ def certify_by_engine(claim: Claim, path: Path, budget: float,
     heads = claim.model_class.heads
     result = prove(claim.task, eps=claim.hypothesis.eps_exact, targets=targets,
                    min_bos_mass=claim.conclusion.b_exact, values=values,
-                   max_nodes=MAX_NODES, time_limit=budget, budget=budget,
+                   max_nodes=MAX_NODES, time_limit=math.inf, budget=None,
                    progress=progress, some=claim.conclusion.positions == "some", heads=heads,
                    certify_misses=False)
     if result.interrupted:
@@ -120,8 +123,8 @@ def certify_by_engine(claim: Claim, path: Path, budget: float,
                 f"{result.seconds:.2f} s, {values} values, no norm bound assumed")
     if result.status != "proved" or result.certificate is None:
         spent = "".join(f"; {why}" for why in getattr(result, "skipped", ()))
-        return EngineRun(None, result, f"no proof within {MAX_NODES} nodes per target and "
-                         f"{budget:g} s ({note}{spent})")
+        return EngineRun(None, result, f"no proof within {MAX_NODES} nodes per target "
+                         f"({note}{spent})")
     path.parent.mkdir(parents=True, exist_ok=True)
     return EngineRun(result.save(path), result, note)
 
