@@ -31,13 +31,7 @@ from mpmath import iv
 
 from ...errors import CertificateError
 from ..interval import as_iv, ivpair, ivq, lower, upper
-from ..maps import (
-    MAP_PARAMETERS,
-    RATIONAL_MAPS,
-    exact_entmax15_weights,
-    exact_weights,
-    interval_weights,
-)
+from ..maps import MAP_PARAMETERS, row_weights
 
 Row = list[Any]
 """A row of Fractions (exact) or of mpmath intervals."""
@@ -86,83 +80,15 @@ def head_extras(data: dict[str, Any], kind: str) -> tuple[tuple[str, ...], bool]
     return names, gated
 
 
-# ---------------------------------------------------------------- weights
-CORNER_MAPS = ("sparsemax", "entmax15", "stick_breaking")
-"""Maps whose weight ``α_j`` increases with ``s_j`` and does not increase with any other
-score (stick-breaking: it decreases with the later keys' scores and ignores the earlier
-ones), so that on a box of scores its extremes sit at the two corners used below."""
-
-def _iv_sum_exp_inverse(gaps: list[Any]) -> Any:
-    return 1 / sum((iv.exp(g) for g in gaps), iv.mpf(0))
-
-
-def _iv_weights(kind: str, s: list[Any], t: int, params: list[Fraction]) -> list[Any]:
-    if kind in ("relu", "relu_length"):
-        div = max(t, 1) if kind == "relu_length" else 1
-        out = []
-        for x in s:
-            if x.a >= 0:
-                out.append(x / div)
-            elif x.b <= 0:
-                out.append(iv.mpf(0))
-            else:
-                out.append(iv.mpf([0, x.b]) / div)
-        return out
-    if kind in ("softmax", "gated_softmax", "sink_logit", "softmax1"):
-        ref = iv.mpf(max(x.b for x in s))  # any reference point: exp(s - ref) <= 1
-        e = [iv.exp(x - ref) for x in s]
-        total = sum(e, iv.mpf(0))
-        if kind in ("sink_logit", "softmax1"):
-            total += iv.exp((ivq(params[0]) if params else iv.mpf(0)) - ref)
-        return [x / total for x in e]
-    if kind == "sigmoid":
-        b = ivq(params[0])
-        return [1 / (1 + iv.exp(-(x + b))) for x in s]
-    if kind not in CORNER_MAPS:
-        raise CertificateError(f"the {kind} map has no interval rule in the paper checker")
-    # corners of the score box (see the module docstring)
-    lo_s, hi_s = [lower(x) for x in s], [upper(x) for x in s]
-    out = []
-    for j in range(len(s)):
-        low = [hi_s[k] if k != j else lo_s[j] for k in range(len(s))]
-        high = [lo_s[k] if k != j else hi_s[j] for k in range(len(s))]
-        a = interval_weights(kind, low, t)[j][0]
-        b = interval_weights(kind, high, t)[j][1]
-        out.append(ivpair(max(a, Fraction(0)), b))
-    return out
-
-
-def _iv_slot(kind: str, s: list[Any], params: list[Fraction]) -> Any:
-    if kind not in ("sink_logit", "softmax1"):
-        return iv.mpf(0)
-    b = ivq(params[0]) if params else iv.mpf(0)
-    return _iv_sum_exp_inverse([iv.mpf(0)] + [x - b for x in s])
-
-
-def _exact_map(kind: str, s: list[Fraction], t: int, params: list[Fraction]
-               ) -> tuple[list[Any], Any]:
-    """Weights (Fractions where exact, else intervals) and the virtual slot's mass."""
-    if kind in RATIONAL_MAPS:
-        return list(exact_weights(kind, s, t)), Fraction(0)
-    if kind == "entmax15":
-        w = exact_entmax15_weights(s, t)
-        if w is not None:
-            return list(w), Fraction(0)
-        return [ivpair(lo, hi) for lo, hi in interval_weights(kind, s, t)], Fraction(0)
-    sc = [ivq(x) for x in s]
-    return _iv_weights(kind, sc, t, params), _iv_slot(kind, sc, params)
-
-
 @dataclass
 class HeadOutput:
     """A head at one query: its output (exact or intervals), effective BOS weight
-    ``g α_0``, BOS share ``α_0 / Σ_j α_j`` (0 when every weight is 0) and null-slot mass
-    (the virtual slot, or ``1 - g`` of a gate): each an exact Fraction or an interval."""
+    ``g α_0`` (an exact Fraction or an interval) and an upper bound on its BOS share
+    ``α_0 / Σ_j α_j`` (0 when every weight is 0)."""
 
     out: Row
     bos: Any
     share_upper: Fraction
-    slot: Any
 
 
 def _share_upper(w: list[Any]) -> Fraction:
@@ -179,16 +105,11 @@ def head_output(kind: str, head: HeadParams, query: Row, keys: list[Row], values
     """The head's output at query row ``query`` over ``keys``/``values`` of rows ``0..t``."""
     q = matvec(head.W_Q, query)
     scores = [dot(q, k) for k in keys]
-    if all(isinstance(x, Fraction) for x in scores):
-        w, slot = _exact_map(kind, scores, t, head.params)
-    else:
-        sc = [as_iv(x) for x in scores]
-        w, slot = _iv_weights(kind, sc, t, head.params), _iv_slot(kind, sc, head.params)
+    w = row_weights(kind, scores, t, head.params)
     share = _share_upper(w)
     if head.gate_w is not None:
         g = 1 / (1 + iv.exp(-(as_iv(dot(head.gate_w, query)) + ivq(head.gate_c))))
         w = [as_iv(x) * g for x in w]
-        slot = 1 - g
     exact = all(isinstance(x, Fraction) for x in w) and all(is_exact(v) for v in values)
     d = len(values[0])
     if exact:
@@ -197,7 +118,7 @@ def head_output(kind: str, head: HeadParams, query: Row, keys: list[Row], values
     else:
         out = [sum((as_iv(a) * as_iv(v[i]) for a, v in zip(w, values)), iv.mpf(0))
                for i in range(d)]
-    return HeadOutput(out, w[0], share, slot)
+    return HeadOutput(out, w[0], share)
 
 
 __all__ = ["HeadOutput", "HeadParams", "Row", "as_iv", "dot", "head_extras", "head_output",
