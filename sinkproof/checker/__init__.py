@@ -42,7 +42,7 @@ KIND_MODULES: Mapping[str, str] = MappingProxyType({
     "sinkmap-socp": "sinkproof.checker.rules.dual",
     "sinkmap-gated": "sinkproof.checker.rules.gated",
     "bnb-learned-values": "sinkproof.checker.rules.tree",
-    "bnb-heads": "sinkproof.checker.rules.treeheads",
+    "bnb-heads": "sinkproof.checker.rules.tree",
     "paper-bnb-learned-values": "sinkproof.checker.rules.tree",
 })
 """Certificate kind -> module (with ``verify(cert) -> Verdict``) that checks it.  Read-only:
