@@ -38,7 +38,7 @@ KIND_MODULES: Mapping[str, str] = MappingProxyType({
     "hull-family": "sinkproof.checker.rules.hull",
     "paper-hull-family": "sinkproof.checker.rules.hull",
     "witness": "sinkproof.checker.rules.witness",
-    "paper-witness": "sinkproof.checker.rules.stackwitness",
+    "paper-witness": "sinkproof.checker.rules.witness",
     "sinkmap-socp": "sinkproof.checker.rules.dual",
     "sinkmap-gated": "sinkproof.checker.rules.gated",
     "bnb-learned-values": "sinkproof.checker.rules.tree",
