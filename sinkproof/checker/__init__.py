@@ -84,7 +84,8 @@ def verify(cert: dict[str, Any], limits: Limits | None = None) -> Verdict:
         try:
             verdict = module.verify(cert)
         except InequalityFailed as exc:
-            return Verdict(ok=False, kind=kind, claim=_stated_claim(cert), failure=str(exc))
+            return Verdict(ok=False, kind=kind, claim=_stated_claim(cert), failure=str(exc),
+                           figures=exc.figures)
         except CertificateError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError, AttributeError,

@@ -501,12 +501,12 @@ def decide(w: Witness, fig: WitnessFigures) -> Verdict:
     if not fig.error_sq <= w.max_error**2:
         raise InequalityFailed(
             f"error at {_at(fig.error_at)}: ||f - y||² <= ε² fails: upper bound "
-            f"{show(fig.error_sq)} > {show(w.max_error**2)}")
+            f"{show(fig.error_sq)} > {show(w.max_error**2)}", fig)
     measure = _measure_text(w)
     if fig.bos is not None and not fig.bos <= w.max_bos_mass:
         raise InequalityFailed(
             f"{measure} at {_at(fig.bos_at)}: <= {show(w.max_bos_mass)} fails: upper bound "
-            f"{show(fig.bos)}")
+            f"{show(fig.bos)}", fig)
     values = "fixed" if w.U is None else "learned"
     method = ("exact rationals" if w.kind in RATIONAL_MAPS
               else f"{w.digits}-digit interval arithmetic")
@@ -518,7 +518,7 @@ def decide(w: Witness, fig: WitnessFigures) -> Verdict:
     details = {"max error² (upper bound)": show(fig.error_sq),
                f"max {measure} (upper bound)": "none" if fig.bos is None else show(fig.bos)}
     return Verdict(ok=True, kind="witness", claim=claim, details=details,
-                   statement=witness_statement(w))
+                   statement=witness_statement(w), figures=fig)
 
 
 # ----------------------------------------------------------------- the stack witness
