@@ -40,7 +40,7 @@ KIND_MODULES: Mapping[str, str] = MappingProxyType({
     "witness": "sinkproof.checker.rules.witness",
     "paper-witness": "sinkproof.checker.rules.witness",
     "sinkmap-socp": "sinkproof.checker.rules.dual",
-    "sinkmap-gated": "sinkproof.checker.rules.gated",
+    "sinkmap-gated": "sinkproof.checker.rules.dual",
     "bnb-learned-values": "sinkproof.checker.rules.tree",
     "bnb-heads": "sinkproof.checker.rules.tree",
     "paper-bnb-learned-values": "sinkproof.checker.rules.tree",
