@@ -387,34 +387,6 @@ def test_cli_paper_refuses_sandwich(capsys):
     assert "--sandwich" in capsys.readouterr().err
 
 
-@FEW
-@given(kind=st.sampled_from(["sparsemax", "entmax15", "softmax", "sink_logit", "sigmoid",
-                             "relu_length"]),
-       scores=st.lists(st.integers(-40, 40), min_size=1, max_size=5),
-       width=st.integers(0, 8), data=st.data())
-def test_interval_scores_enclose_every_point_inside(kind, scores, width, data):
-    """The interval-row weights (monotone corners for sparsemax and entmax-1.5) contain
-    the weights at any rational scores inside the score box."""
-    from mpmath import iv
-
-    from sinkproof.checker.maps import interval_weights
-    from sinkproof.checker.rules.heads import _iv_weights, ivpair, lower, upper
-
-    s = [Fraction(x, 8) for x in scores]
-    d = Fraction(width, 64)
-    t = len(s) - 1
-    params = [Fraction(1, 3)] if MAPS[kind].param_names else []
-    saved = iv.prec
-    try:
-        iv.dps = 30
-        box = _iv_weights(kind, [ivpair(x - d, x + d) for x in s], t, params)
-    finally:
-        iv.prec = saved
-    inside = [x + Fraction(data.draw(st.integers(-width, width)), 64) for x in s]
-    for (lo, hi), b in zip(interval_weights(kind, inside, t, params), box):
-        assert lower(b) <= lo and hi <= upper(b)
-
-
 # ------------------------------------------------------------------ claims and search
 def _claim(kind: str, values: str = "fixed", **check):
     from sinkproof.claims import claim_from_dict as paper_claim_from_dict
