@@ -19,9 +19,9 @@ from ..task import TriggerTask
 from ..tasks.protocol import Task, require
 from ..work import BNB_MAX_WORK, product, refuse_beyond
 from .box import ValueBox
-from .dual import certificate_format, leaf_certificate, trusted_instance
+from .dual import certificate_format, leaf_certificate
 from .multihead import HeadsResult, prove_heads
-from .primal import PrimalSolver
+from .primal import BACKENDS, PrimalSolver
 from .relaxation import build_relaxation, family_prefixes, value_tokens
 from .result import BnbResult, TargetOutcome, certificate_dict, round_down
 from .targets import is_trigger_token, nontrigger_targets, target_prefixes
@@ -57,10 +57,11 @@ def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
-                 instance: Any = None, deadline: float | None = None) -> None:
+                 instance: Any = None, deadline: float | None = None,
+                 backend: str = "clarabel") -> None:
     """Certify every leaf of ``outcome.tree``; set ``outcome.certified`` when all pass
-    (``instance``: the trusted checker's instance that re-checks each leaf, as in
-    :func:`~sinkproof.bnb.dual.leaf_certificate`).  Past ``deadline`` (a :data:`_clock`
+    (each leaf checked exactly by :func:`~sinkproof.bnb.dual.leaf_certificate` with the
+    ``backend``'s programs; ``instance`` is unused).  Past ``deadline`` (a :data:`_clock`
     reading) no further leaf is certified: the tree stays uncertified, ``skipped`` says
     why."""
     least = Fraction(1)
@@ -72,9 +73,10 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
             return
         empty = leaf.bound == -math.inf
         got = leaf_certificate(relax, leaf.box, empty, values, -1.0 if empty else leaf.bound,
-                               instance)
+                               solution=leaf.solution, backend=backend)
         if got is None and leaf.bound == -math.inf:
-            got = leaf_certificate(relax, leaf.box, False, values, instance=instance)
+            got = leaf_certificate(relax, leaf.box, False, values, solution=leaf.solution,
+                                   backend=backend)
         if got is None:
             return
         outcome.leaves[id(leaf)] = got
@@ -90,7 +92,8 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
           some: bool | None = None, budget: float | None = None,
           heads: int | None = None, rounds: int = 2,
           certify_misses: bool = True,
-          max_work: int | None = None) -> BnbResult | HeadsResult:
+          max_work: int | None = None, backend: str = "clarabel",
+          workers: int = 1) -> BnbResult | HeadsResult:
     """Bound the least BOS mass of every accurate softmax model at each target.
 
     ``claim_or_task``: a claim file's path, its data (``task``/``model``/``hypothesis``/
@@ -119,7 +122,11 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     :class:`~sinkproof.bnb.multihead.HeadsResult`, kind ``bnb-heads``); with learned
     values it proves nothing there (the other heads' outputs are unconstrained).
     ``max_work``: the most tree nodes x family positions before it refuses to start
-    (default :data:`~sinkproof.work.BNB_MAX_WORK`).
+    (default :data:`~sinkproof.work.BNB_MAX_WORK`).  ``backend``: ``"clarabel"`` (the
+    programs written straight into Clarabel's standard form, :mod:`sinkproof.bnb.conic`)
+    or ``"cvxpy"`` (the same programs through CVXPY: the baseline of
+    ``benchmarks/bench_bnb.py``).  ``workers > 1`` grows the target trees in that many
+    worker processes (:mod:`sinkproof.executor`); the result is the same.
     """
     quantifier = some
     some = False
@@ -169,14 +176,17 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
                   product(as_int("max_nodes", max_nodes, minimum=1),
                           task.n_sequences, task.max_depth + 1),
                   max_work, BNB_MAX_WORK)
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    workers = as_int("workers", workers, minimum=1)
     inst, kind, head = certificate_format(task, eps_q, values)
-    trusted = trusted_instance(inst, kind)
     start = time.perf_counter()
     rows = family_prefixes(task)  # the family once: the programs' rows and the targets
     if targets is not None:
         wanted = [tuple(int(x) for x in t) for t in targets]
+        family = None if task.has_positions else set(rows)
         for t in wanted:
-            _check_target(task, trusted, t)
+            _check_target(task, family, t)
     else:
         wanted = (target_prefixes(task, at or "nontrigger") if task.has_positions
                   else nontrigger_targets(task, rows))
@@ -193,8 +203,8 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     try:
         outcomes = grow_trees(wanted, lambda target: build_relaxation(task, eps_q, target, rows),
                               root, values, goal_q, some, max_nodes, time_limit, budget,
-                              progress, parametrised, instance=trusted,
-                              certify_misses=certify_misses)
+                              progress, parametrised, certify_misses=certify_misses,
+                              backend=backend, workers=workers)
     except Interrupted as exc:  # Ctrl-C outside a tree's own handler: what was certified
         return finish(task, eps_q, values, goal_q, exc.partial, len(wanted),  # type: ignore
                       some, time.perf_counter() - start, inst, kind, head, stopped=True)
@@ -204,13 +214,16 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
                   time.perf_counter() - start, inst, kind, head)
 
 
-def _check_target(task: Any, trusted: Any, target: tuple[int, ...]) -> None:
-    """``target`` is a prefix of the family and not at the trigger (token-pair tasks: the
-    checker's own family test, before any work)."""
+def _check_target(task: Any, family: set[tuple[int, ...]] | None,
+                  target: tuple[int, ...]) -> None:
+    """``target`` is a prefix of the family and not at the trigger (token-pair tasks: one
+    of the family's prefixes ``family``, before any work)."""
     if task.has_positions:
         task.encode(target)
         return
-    trusted.prefix(list(target), "target")
+    if family is not None and target not in family:
+        raise ValueError(f"target {list(target)} is not a prefix of the family (token codes "
+                         f"of a sequence of length <= {task.max_depth})")
     if is_trigger_token(task, target[-1]):
         raise ValueError(f"target {list(target)} ends at the trigger; the engine bounds "
                          "non-trigger positions")
@@ -220,20 +233,23 @@ def prove_paper(task: Any, eps: Any, *, min_bos_mass: Any = None,
                 targets: list[tuple[int, ...]] | None = None, some: bool = False,
                 max_nodes: int = 200, time_limit: float = 120.0,
                 budget: float | None = None, progress: bool | None = None,
-                certify_misses: bool = True) -> BnbResult:
+                certify_misses: bool = True, backend: str = "clarabel",
+                workers: int = 1) -> BnbResult:
     """:func:`prove` on a task without positional features (the paper's setting), every
     non-trigger position by default: the name the docs and claim route use."""
     require(task, "has_positions", "prove_paper (the token-pair relaxation)", value=False)
     return prove(task, eps=eps, min_bos_mass=min_bos_mass, targets=targets, some=some,  # type: ignore[return-value]
                  max_nodes=max_nodes, time_limit=time_limit, budget=budget,
-                 progress=progress, certify_misses=certify_misses)
+                 progress=progress, certify_misses=certify_misses, backend=backend,
+                 workers=workers)
 
 
 def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]], Any],
                root: ValueBox, values: str, goal_q: Fraction | None, some: bool,
                max_nodes: int, time_limit: float, budget: float | None,
                progress: bool | None, parametrised: bool = True,
-               instance: Any = None, certify_misses: bool = True) -> list[TargetOutcome]:
+               instance: Any = None, certify_misses: bool = True,
+               backend: str = "clarabel", workers: int = 1) -> list[TargetOutcome]:
     """One certified tree per target of ``wanted`` (in order), ``relaxation(target)`` its
     program and ``root`` its box; stops at the first target that meets ``goal_q`` when
     ``some``, at the first that misses it otherwise, at Ctrl-C, or when ``budget``
@@ -249,7 +265,7 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
     outcomes: list[TargetOutcome] = []
     try:
         return _grow(wanted, relaxation, root, values, goal_q, some, max_nodes, time_limit,
-                     budget, progress, parametrised, instance, certify_misses, outcomes)
+                     budget, progress, parametrised, backend, certify_misses, outcomes)
     except KeyboardInterrupt:
         raise Interrupted(outcomes, f"{len(outcomes)} of {len(wanted)} target trees "
                           "grown") from None
@@ -258,7 +274,7 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
 def _grow(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]], Any],
           root: ValueBox, values: str, goal_q: Fraction | None, some: bool, max_nodes: int,
           time_limit: float, budget: float | None, progress: bool | None,
-          parametrised: bool, instance: Any, certify_misses: bool,
+          parametrised: bool, backend: str, certify_misses: bool,
           outcomes: list[TargetOutcome]) -> list[TargetOutcome]:
     goal = None if goal_q is None else float(1 / goal_q - 1)
     deadline = None if budget is None else _clock() + budget
@@ -269,7 +285,8 @@ def _grow(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]],
             if limit <= 0:
                 break
         relax = relaxation(target)
-        solver = PrimalSolver(relax, parametrised=parametrised, bos_zero=values == "fixed")
+        solver = PrimalSolver(relax, parametrised=parametrised, bos_zero=values == "fixed",
+                              backend=backend)
         with warnings.catch_warnings():  # the float solves only search; the checker decides
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
             tree = branch_and_bound(solver, root, goal, max_nodes, limit, progress)
@@ -280,7 +297,7 @@ def _grow(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]],
                 if deadline is not None and _clock() >= deadline:
                     outcome.skipped = OUT_OF_BUDGET
                 else:
-                    certify_tree(relax, outcome, values, instance, deadline)
+                    certify_tree(relax, outcome, values, None, deadline, backend)
         done = outcome.certified is not None and (goal_q is None or outcome.certified >= goal_q)
         if tree.status == "interrupted" or outcome.skipped or (some and done) or \
                 (not some and goal_q is not None and not done):
