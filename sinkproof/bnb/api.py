@@ -201,7 +201,7 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     root = (ValueBox.root(task, values) if task.has_positions
             else ValueBox.free(list(value_tokens(task)), task.out_dim))
     try:
-        outcomes = grow_trees(wanted, lambda target: build_relaxation(task, eps_q, target, rows),
+        outcomes = grow_trees(wanted, RelaxationOf(task, eps_q, rows),
                               root, values, goal_q, some, max_nodes, time_limit, budget,
                               progress, parametrised, certify_misses=certify_misses,
                               backend=backend, workers=workers)
@@ -254,8 +254,9 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
     program and ``root`` its box; stops at the first target that meets ``goal_q`` when
     ``some``, at the first that misses it otherwise, at Ctrl-C, or when ``budget``
     seconds are spent (the trees and their exact certification together: a tree the
-    budget leaves uncertified proves nothing and says so in ``skipped``).  ``instance``:
-    the trusted checker's instance for the leaves; ``certify_misses=False`` skips
+    budget leaves uncertified proves nothing and says so in ``skipped``).  ``instance``
+    is unused; ``workers > 1``: the trees grow in that many processes (``relaxation``
+    must then be picklable, as :class:`RelaxationOf` is); ``certify_misses=False`` skips
     certifying a tree that did not reach ``goal_q`` (its certified bound would be below
     it: only its figure is lost, never a decision).
     A Ctrl-C inside a tree ends that tree (status ``"interrupted"``); one outside it (a
@@ -265,7 +266,8 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
     outcomes: list[TargetOutcome] = []
     try:
         return _grow(wanted, relaxation, root, values, goal_q, some, max_nodes, time_limit,
-                     budget, progress, parametrised, backend, certify_misses, outcomes)
+                     budget, progress, parametrised, backend, certify_misses, outcomes,
+                     workers)
     except KeyboardInterrupt:
         raise Interrupted(outcomes, f"{len(outcomes)} of {len(wanted)} target trees "
                           "grown") from None
@@ -275,33 +277,106 @@ def _grow(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]],
           root: ValueBox, values: str, goal_q: Fraction | None, some: bool, max_nodes: int,
           time_limit: float, budget: float | None, progress: bool | None,
           parametrised: bool, backend: str, certify_misses: bool,
-          outcomes: list[TargetOutcome]) -> list[TargetOutcome]:
-    goal = None if goal_q is None else float(1 / goal_q - 1)
+          outcomes: list[TargetOutcome], workers: int = 1) -> list[TargetOutcome]:
     deadline = None if budget is None else _clock() + budget
+    settings = (root, values, goal_q, max_nodes, parametrised, backend, certify_misses)
+    if workers > 1 and len(wanted) > 1:
+        return _grow_parallel(wanted, relaxation, settings, some, time_limit, deadline,
+                              workers, outcomes)
     for target in wanted:
         limit = time_limit
         if deadline is not None:
             limit = min(limit, deadline - _clock())
             if limit <= 0:
                 break
-        relax = relaxation(target)
-        solver = PrimalSolver(relax, parametrised=parametrised, bos_zero=values == "fixed",
-                              backend=backend)
-        with warnings.catch_warnings():  # the float solves only search; the checker decides
-            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-            tree = branch_and_bound(solver, root, goal, max_nodes, limit, progress)
-            outcome = TargetOutcome(target, tree)
-            outcomes.append(outcome)
-            missed = goal_q is not None and tree.status != "proved"
-            if tree.status != "interrupted" and (certify_misses or not missed):
-                if deadline is not None and _clock() >= deadline:
-                    outcome.skipped = OUT_OF_BUDGET
-                else:
-                    certify_tree(relax, outcome, values, None, deadline, backend)
-        done = outcome.certified is not None and (goal_q is None or outcome.certified >= goal_q)
-        if tree.status == "interrupted" or outcome.skipped or (some and done) or \
-                (not some and goal_q is not None and not done):
+        outcome = one_tree(relaxation, target, settings, limit, progress, deadline,
+                           outcomes.append)
+        if _stops(outcome, goal_q, some):
             break
+    return outcomes
+
+
+def _stops(outcome: TargetOutcome, goal_q: Fraction | None, some: bool) -> bool:
+    """Whether the targets after ``outcome`` are left alone (Ctrl-C, the budget, the
+    first good one with ``some``, the first miss without)."""
+    done = outcome.certified is not None and (goal_q is None or outcome.certified >= goal_q)
+    return outcome.tree.status == "interrupted" or bool(outcome.skipped) or \
+        (some and done) or (not some and goal_q is not None and not done)
+
+
+def one_tree(relaxation: Callable[[tuple[int, ...]], Any], target: tuple[int, ...],
+             settings: tuple, limit: float, progress: bool | None,
+             deadline: float | None, grown: Callable[[TargetOutcome], Any] | None = None
+             ) -> TargetOutcome:
+    """One target's tree, grown within ``limit`` seconds and certified (unless it missed
+    the goal and misses are not certified, or ``deadline`` passed); ``grown`` sees the
+    outcome as soon as its tree exists (so a Ctrl-C during certification keeps it)."""
+    root, values, goal_q, max_nodes, parametrised, backend, certify_misses = settings
+    goal = None if goal_q is None else float(1 / goal_q - 1)
+    relax = relaxation(target)
+    solver = PrimalSolver(relax, parametrised=parametrised, bos_zero=values == "fixed",
+                          backend=backend)
+    with warnings.catch_warnings():  # the float solves only search; the checker decides
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+        tree = branch_and_bound(solver, root, goal, max_nodes, limit, progress)
+        outcome = TargetOutcome(target, tree)
+        if grown is not None:
+            grown(outcome)
+        missed = goal_q is not None and tree.status != "proved"
+        if tree.status != "interrupted" and (certify_misses or not missed):
+            if deadline is not None and _clock() >= deadline:
+                outcome.skipped = OUT_OF_BUDGET
+            else:
+                certify_tree(relax, outcome, values, None, deadline, backend)
+    return outcome
+
+
+class RelaxationOf:
+    """``relaxation(target)`` of :func:`grow_trees` for ``task`` at ``eps`` over the
+    constraint prefixes ``rows``, picklable (worker processes build their own)."""
+
+    def __init__(self, task: Any, eps: Fraction, rows: list[tuple[int, ...]]) -> None:
+        self.task, self.eps, self.rows = task, eps, rows
+
+    def __call__(self, target: tuple[int, ...]) -> Any:
+        return build_relaxation(self.task, self.eps, target, self.rows)
+
+
+def _tree_job(job: tuple) -> tuple[Any, list, Fraction | None, str | None]:
+    """A worker's tree: ``(tree, leaf entries in leaf order, certified, skipped)`` (leaf
+    entries travel by position: the parent's nodes are new objects)."""
+    relaxation, target, settings, limit = job
+    outcome = one_tree(relaxation, target, settings, limit, False, None)
+    leaves = [outcome.leaves.get(id(leaf)) for leaf in outcome.tree.root.leaves()]
+    return outcome.tree, leaves, outcome.certified, outcome.skipped
+
+
+def _grow_parallel(wanted: list[tuple[int, ...]], relaxation: Callable, settings: tuple,
+                   some: bool, time_limit: float, deadline: float | None, workers: int,
+                   outcomes: list[TargetOutcome]) -> list[TargetOutcome]:
+    """:func:`_grow` with the targets' trees grown in ``workers`` processes (a kept pool,
+    :func:`sinkproof.executor.shared_processes`), read back in target order with the same
+    stopping rule; the jobs not yet read are stopped.  A tree the ``deadline`` passes
+    before it is read is left out, as the serial loop would not have started it."""
+    from ..executor import shared_processes
+
+    limit = time_limit if deadline is None else min(time_limit, deadline - _clock())
+    jobs = [(relaxation, t, settings, limit) for t in wanted]
+    results = shared_processes(workers).map(_tree_job, jobs)
+    try:
+        for target, job in zip(wanted, results):
+            if not job.ok:
+                raise job.exception or RuntimeError(f"a tree's worker failed: {job.error}")
+            tree, leaves, certified, skipped = job.value
+            outcome = TargetOutcome(target, tree, certified=certified, skipped=skipped)
+            outcome.leaves = {id(leaf): got for leaf, got in zip(tree.root.leaves(), leaves)
+                              if got is not None}
+            outcomes.append(outcome)
+            if _stops(outcome, settings[2], some) or \
+                    (deadline is not None and _clock() >= deadline):
+                break
+    finally:
+        results.close()
     return outcomes
 
 

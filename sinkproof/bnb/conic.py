@@ -250,6 +250,9 @@ class PrimalProgram:
         q = self.q if margin is None else np.r_[self.q[:n] - margin, self.q[n:]]
         sol = solve(q, program)
         status = status_of(sol)
+        if status in CANDIDATE and sol.x is not None and np.isfinite(np.asarray(sol.x)).all() \
+                and np.isfinite(sol.obj_val):
+            status = "Solved"  # the search may branch on an inaccurate point: it proves nothing
         if status in INFEASIBLE or status in SOLVED:
             dual = np.asarray(sol.z)[head:head + len(rows) * (p + 1)].reshape(len(rows), p + 1)
             z, s = dual[:, 1:].copy(), np.maximum(dual[:, 0], 0.0)

@@ -104,9 +104,12 @@ def _round_up_norm(vec: list[Fraction], floor: float) -> Fraction:
 
 
 def _solve_exact(A: list[list[int]], b: list[Fraction]) -> list[Fraction] | None:
-    """One solution of ``A x = b`` in rationals (Gauss-Jordan), or ``None`` if inconsistent."""
+    """One solution of ``A x = b`` in rationals (integer ``A``; fraction-free Gauss-Jordan
+    on integers, the right-hand side brought to one denominator), or ``None`` if
+    inconsistent."""
     rows, cols = len(A), len(A[0]) if A else 0
-    aug = [[Fraction(v) for v in A[r]] + [b[r]] for r in range(rows)]
+    den = math.lcm(*(x.denominator for x in b)) if b else 1
+    aug = [[int(v) for v in A[r]] + [int(b[r] * den)] for r in range(rows)]
     pivots: list[int] = []
     r = 0
     for c in range(cols):
@@ -114,21 +117,22 @@ def _solve_exact(A: list[list[int]], b: list[Fraction]) -> list[Fraction] | None
         if pivot is None:
             continue
         aug[r], aug[pivot] = aug[pivot], aug[r]
-        inv = 1 / aug[r][c]
-        aug[r] = [v * inv for v in aug[r]]
+        top = aug[r]
         for i in range(rows):
-            if i != r and aug[i][c] != 0:
-                f = aug[i][c]
-                aug[i] = [a - f * b_ for a, b_ in zip(aug[i], aug[r])]
+            f = aug[i][c]
+            if i != r and f != 0:
+                row = [a * top[c] - f * t for a, t in zip(aug[i], top)]
+                g = math.gcd(*row)
+                aug[i] = [v // g for v in row] if g > 1 else row
         pivots.append(c)
         r += 1
         if r == rows:
             break
-    if any(all(v == 0 for v in row[:-1]) and row[-1] != 0 for row in aug):
+    if any(v != 0 for row in aug[r:] for v in row[-1:]):
         return None
     x = [Fraction(0)] * cols
     for i, c in enumerate(pivots):
-        x[c] = aug[i][-1]
+        x[c] = Fraction(aug[i][-1], aug[i][c] * den)
     return x
 
 
