@@ -239,9 +239,10 @@ class PrimalProgram:
         return np.linalg.norm(R, axis=1) - self.eps * (1 + Mu)
 
     def solve(self, lo: np.ndarray, hi: np.ndarray, rows: np.ndarray,
-              margin: np.ndarray | None = None) -> PrimalOutcome:
+              margin: np.ndarray | None = None, inaccurate: bool = False) -> PrimalOutcome:
         """The program on the box ``[lo, hi]`` imposing the prefixes ``rows`` (objective
-        ``a + margin``: the margin makes the multipliers strictly dual feasible)."""
+        ``a + margin``: the margin makes the multipliers strictly dual feasible);
+        ``inaccurate``: take the last iterate of a solve that stalled as its answer."""
         n, p = self.relax.n, self.relax.dim
         rows = np.asarray(rows, dtype=np.int64)
         program = self.fixed.extend(self.box_rows(lo, hi))
@@ -250,8 +251,8 @@ class PrimalProgram:
         q = self.q if margin is None else np.r_[self.q[:n] - margin, self.q[n:]]
         sol = solve(q, program)
         status = status_of(sol)
-        if status in CANDIDATE and sol.x is not None and np.isfinite(np.asarray(sol.x)).all() \
-                and np.isfinite(sol.obj_val):
+        if inaccurate and status in CANDIDATE and sol.x is not None and \
+                np.isfinite(np.asarray(sol.x)).all() and np.isfinite(sol.obj_val):
             status = "Solved"  # the search may branch on an inaccurate point: it proves nothing
         if status in INFEASIBLE or status in SOLVED:
             dual = np.asarray(sol.z)[head:head + len(rows) * (p + 1)].reshape(len(rows), p + 1)

@@ -142,15 +142,15 @@ def _repair(relax: Relaxation, box: ValueBox, rows: np.ndarray, z: list[list[Fra
     the float solution met only to within ``tol``."""
     lo, hi = box.arrays(relax.key)
     M = relax.M[rows].astype(int)
-    p = relax.dim
+    used = (M > 0).any(axis=0)
+    open_end = ~np.isfinite(lo) | ~np.isfinite(hi)
     z = [list(row) for row in z]
-    for c in range(p):
-        forced = [l for l in range(relax.n) if (M[:, l] > 0).any()
-                  and (not np.isfinite(lo[l, c]) or not np.isfinite(hi[l, c]))
-                  and abs(G_float[l, c]) <= tol]
-        if not forced:
+    entries = [[(i, int(M[i, l])) for i in np.flatnonzero(M[:, l])] for l in range(relax.n)]
+    for c in range(relax.dim):
+        forced = np.flatnonzero(used & open_end[:, c] & (np.abs(G_float[:, c]) <= tol))
+        if not forced.size:
             continue
-        G = [sum((int(M[i, l]) * z[i][c] for i in range(len(rows))), Fraction(0)) for l in forced]
+        G = [sum((m * z[i][c] for i, m in entries[l]), Fraction(0)) for l in forced]
         if all(g == 0 for g in G):
             continue
         A = [[int(M[i, l]) for i in range(len(rows))] for l in forced]
@@ -158,7 +158,8 @@ def _repair(relax: Relaxation, box: ValueBox, rows: np.ndarray, z: list[list[Fra
         if delta is None:
             return None
         for i in range(len(rows)):
-            z[i][c] += delta[i]
+            if delta[i]:
+                z[i][c] += delta[i]
     return z
 
 

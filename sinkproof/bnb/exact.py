@@ -25,10 +25,14 @@ from .relaxation import Relaxation, exact_target
 Interval = tuple[Fraction | None, Fraction | None]
 
 
-def exact_targets(relax: Relaxation) -> list[tuple[Fraction, ...]]:
-    """``y_i`` of every constraint prefix of ``relax`` exactly
-    (:func:`~sinkproof.bnb.relaxation.exact_target`)."""
-    return [exact_target(relax.task, r) for r in relax.prefixes]
+def _row_classes(relax: Relaxation) -> list[list[tuple[int, int]]]:
+    """Per constraint prefix, its ``(class, multiplicity)`` pairs (cached on ``relax``)."""
+    cached = relax.__dict__.get("_row_classes")
+    if cached is None:
+        cached = [[(int(l), int(relax.M[i, l])) for l in np.flatnonzero(relax.M[i])]
+                  for i in range(relax.m)]
+        object.__setattr__(relax, "_row_classes", cached)
+    return cached
 
 
 def _dot(a: list[Fraction], b: tuple[Fraction, ...] | list[Fraction]) -> Fraction:
@@ -72,11 +76,10 @@ def leaf_c0(relax: Relaxation, box: Any, rows: list[int], z: list[list[Fraction]
     for i, zi, si in zip(rows, z, s):
         coeff = eps * si - _dot(zi, exact_target(task, relax.prefixes[i]))
         c0 += coeff
-        for l in np.flatnonzero(relax.M[i]):
-            m = int(relax.M[i, l])
-            g = G.get(int(l))
-            G[int(l)] = [m * b for b in zi] if g is None else [a + m * b for a, b in zip(g, zi)]
-            H[int(l)] = H.get(int(l), Fraction(0)) + m * coeff
+        for l, m in _row_classes(relax)[i]:
+            g = G.get(l)
+            G[l] = [m * b for b in zi] if g is None else [a + m * b for a, b in zip(g, zi)]
+            H[l] = H.get(l, 0) + m * coeff
     table = dict(box.bounds)
     h: dict[int, Fraction] = {}
     for l, g in G.items():

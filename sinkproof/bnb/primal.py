@@ -149,7 +149,7 @@ class PrimalSolver:
         rows = np.arange(0) if start is None else np.asarray(start, dtype=np.int64)
         tol = 1e-7
         for _ in range(ROUNDS):
-            out = prog.solve(lo, hi, rows)
+            out = prog.solve(lo, hi, rows, inaccurate=True)
             if out.status == "infeasible":
                 return LeafSolution(-np.inf, None, None, out.status, rows, out.z, out.s)
             if out.status != "optimal":
