@@ -53,7 +53,7 @@ task = sp.TriggerTask(p=p, T=T)
 rng = np.random.default_rng(0)
 model = sp.AttentionModel(task, kind, rng.standard_normal((2, task.D, task.D)),
                           rng.standard_normal((2, task.p, task.p + 3)))
-ev, sec = clocked(sp.evaluate, model)
+ev, sec = clocked(sp.evaluate, model, max_work=task.n_positions)
 mb = peak_mb()
 base, _, _ = plain_rate(model, 1.0)
 print(json.dumps(dict(sec=sec, items=task.n_positions, extra=f"{ev.n_prefixes} prefixes",
