@@ -89,16 +89,50 @@ def one_tree(nodes: int) -> dict[str, float]:
     print(f"\none tree, p=2 T=3, target [0, 0], no goal, {nodes} nodes ({load()}):")
     print("| relaxation | nodes | seconds | nodes/s | float BOS-mass bound |")
     print("|---|---|---|---|---|")
-    rates = {}
+    rates, inside = {}, None
     for name, kw in ROUTES.items():
+        watch = SolveWatch() if kw["backend"] == "clarabel" else None
         t0 = time.perf_counter()
         tree = branch_and_bound(PrimalSolver(relax, **kw), ValueBox.root(task, "learned"),
                                 None, max_nodes=nodes)
         seconds = time.perf_counter() - t0
+        if watch is not None:
+            inside = (watch.close(), seconds)
         rates[name] = tree.nodes / seconds
         print(f"| {name} | {tree.nodes} | {seconds:.2f} | {rates[name]:.1f} | "
               f"{tree.bos_bound:.6f} |")
+    if inside is not None:
+        w, seconds = inside
+        print(f"direct route: {w.calls} Clarabel solves, {w.native:.2f} of {seconds:.2f} s "
+              f"inside the solve calls: A assembled, Clarabel's setup and solve ({w.native / max(w.calls, 1) * 1e3:.1f} ms "
+              f"each, {w.iterations / max(w.calls, 1):.1f} iterations, "
+              f"{w.rows / max(w.calls, 1):.0f} rows of A on average)")
     return rates
+
+
+class SolveWatch:
+    """Times every Clarabel setup and solve of the direct route (``conic.solve``)."""
+
+    def __init__(self) -> None:
+        from sinkproof.bnb import conic
+
+        self.conic, self.inner = conic, conic.solve
+        self.calls, self.native, self.iterations, self.rows = 0, 0.0, 0, 0
+
+        def watched(q, rows, tol=None):
+            t0 = time.perf_counter()
+            sol = self.inner(q, rows, tol)
+            self.native += time.perf_counter() - t0
+            self.calls += 1
+            self.iterations += sol.iterations
+            self.rows += rows.count
+            return sol
+
+        conic.solve = watched
+
+    def close(self) -> SolveWatch:
+        self.conic.solve = self.inner
+        return self
 
 
 def spin(n: int) -> int:
