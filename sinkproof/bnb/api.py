@@ -15,6 +15,7 @@ from .. import checker
 from .._validate import as_int
 from ..errors import Interrupted
 from ..exact_numbers import bos_mass, error_level
+from ..executor import shared_processes
 from ..task import TriggerTask
 from ..tasks.protocol import Task, require
 from ..work import BNB_MAX_WORK, product, refuse_beyond
@@ -358,8 +359,6 @@ def _grow_parallel(wanted: list[tuple[int, ...]], relaxation: Callable, settings
     :func:`sinkproof.executor.shared_processes`), read back in target order with the same
     stopping rule; the jobs not yet read are stopped.  A tree the ``deadline`` passes
     before it is read is left out, as the serial loop would not have started it."""
-    from ..executor import shared_processes
-
     limit = time_limit if deadline is None else min(time_limit, deadline - _clock())
     jobs = [(relaxation, t, settings, limit) for t in wanted]
     results = shared_processes(workers).map(_tree_job, jobs)

@@ -187,6 +187,8 @@ def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
         live = _solved_support(solution)
         if live is not None:  # the prefixes the leaf's own solve leaned on
             got = conic.solve_dual(relax, lo, hi, live, MARGINS[0], True, empty, bos_zero=bz)
+            if got is None:  # no margin possible there: an interior point may still round
+                got = conic.solve_dual(relax, lo, hi, live, 0.0, True, empty, bos_zero=bz)
             checked = got and _rounded_leaf(relax, box, live, got[0], got[1], bz)
             if checked:
                 return checked
@@ -282,9 +284,10 @@ def _rounded_leaf(relax: Relaxation, box: ValueBox, keep: np.ndarray, zf: np.nda
     zr = _repair(relax, box, keep, zr, G_float, tol=1e-6 * max(1.0, float(sf.max(initial=0))))
     if zr is None:
         return None
-    used = [i for i in range(len(keep)) if any(x != 0 for x in zr[i]) or sf[i] > 1e-12]
+    # a prefix whose z rounds to 0 only adds eps s >= 0 to h and c0: left out
+    used = [i for i in range(len(keep)) if any(x != 0 for x in zr[i])]
     zs = [zr[i] for i in used]
-    ss = [_round_up_norm(zr[i], float(sf[i])) for i in used]
+    ss = [_round_up_norm(zr[i], 0.0) for i in used]  # tight cones: h and c0 only fall
     z0 = [-sum((row[c] for row in zs), Fraction(0)) for c in range(relax.dim)]
     s0 = Fraction(0) if bz else _round_up_norm(z0, 0.0)
     c0 = leaf_c0(relax, box, [int(keep[i]) for i in used], zs, ss, s0, learned=not bz)
