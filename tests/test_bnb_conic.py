@@ -65,7 +65,10 @@ def test_direct_relaxation_bound_matches_cvxpy(which, draws):
     CVXPY's over every prefix at once (or both find the box infeasible)."""
     task, relax, root = _setting(which)
     box = _boxes(task, root, draws)
-    direct = PrimalSolver(relax).solve(box).bound
+    sol = PrimalSolver(relax).solve(box)
+    direct = sol.bound
+    if sol.rows is not None and sol.s is not None:  # its multipliers are of its prefixes
+        assert len(sol.rows) == len(sol.s) == len(sol.z)
     cvx = PrimalSolver(relax, backend="cvxpy").solve(box).bound
     if math.isinf(cvx):
         assert direct == cvx

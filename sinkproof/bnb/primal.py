@@ -151,7 +151,7 @@ class PrimalSolver:
         for _ in range(ROUNDS):
             out = prog.solve(lo, hi, rows, inaccurate=True)
             if out.status == "infeasible":
-                return LeafSolution(-np.inf, None, None, out.status, rows, out.z, out.s)
+                return LeafSolution(-np.inf, None, None, out.status, out.rows, out.z, out.s)
             if out.status != "optimal":
                 if len(rows) < relax.m:  # retry over every prefix before giving up
                     rows = np.arange(relax.m)
@@ -168,4 +168,4 @@ class PrimalSolver:
             rows = np.sort(np.r_[rows, worst])
         value = float(out.value)
         bound = np.inf if float(relax.a @ out.u) >= self.cap * (1 - 1e-6) else value
-        return LeafSolution(bound, out.u, out.W, out.status, rows, out.z, out.s)
+        return LeafSolution(bound, out.u, out.W, out.status, out.rows, out.z, out.s)
