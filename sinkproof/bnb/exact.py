@@ -40,17 +40,15 @@ def _dot(a: list[Fraction], b: tuple[Fraction, ...] | list[Fraction]) -> Fractio
 
 
 def support(g: list[Fraction], box: tuple[Interval, ...]) -> Fraction | None:
-    """``max_{v ∈ box} g·v`` exactly, ``None`` when unbounded above."""
+    """``max_{v ∈ box} g·v`` exactly (each coordinate at the end its sign of ``g`` picks),
+    ``None`` when that end is infinite."""
     total = Fraction(0)
-    for gi, (lo, hi) in zip(g, box):
-        if gi > 0:
-            if hi is None:
+    for gi, ends in zip(g, box):
+        if gi:
+            end = ends[1] if gi > 0 else ends[0]
+            if end is None:
                 return None
-            total += gi * hi
-        elif gi < 0:
-            if lo is None:
-                return None
-            total += gi * lo
+            total += gi * end
     return total
 
 
