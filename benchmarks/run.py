@@ -23,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 QUICK: dict[str, list[str]] = {
     "bench_sinkmap": ["--quick"],
     "bench_bnb": ["--quick"],
+    "bench_engine": ["--quick"],
     "bench_scaling": ["--T", "5,6,7,8"],
 }
 RATIO = re.compile(r"^RATIO (?P<name>[^:]+): (?P<ratio>.+?) \(vs (?P<base>.*)\)\s*$")

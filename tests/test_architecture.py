@@ -376,8 +376,6 @@ FACE = frozenset({"verify", "verify_file", "load", "Verdict", "Limits", "LimitEx
 """What a producer may take from ``sinkproof.checker``: the rest is the trusted kernel's
 inside, free to change (and kept out of the producers' utility library)."""
 INTERNALS_DEBT = {
-    "sinkproof.bnb.dual": ("prunes leaves with the checker's bnb leaf check; reads the "
-                           "token-pair instance with the checker's paper Family reader"),
     "sinkproof.bnb.heads": "prunes steps with the checker's bnb-heads step check",
     "sinkproof.variants.verify": ("bounds a construction's error, BOS and null mass with the "
                                   "rule table's interval weights (a producer copy would twin "

@@ -15,13 +15,14 @@ from .. import checker
 from .._validate import as_int
 from ..errors import Interrupted
 from ..exact_numbers import bos_mass, error_level
+from ..executor import shared_processes
 from ..task import TriggerTask
 from ..tasks.protocol import Task, require
 from ..work import BNB_MAX_WORK, product, refuse_beyond
 from .box import ValueBox
-from .dual import certificate_format, leaf_certificate, trusted_instance
+from .dual import certificate_format, leaf_certificate
 from .multihead import HeadsResult, prove_heads
-from .primal import PrimalSolver
+from .primal import BACKENDS, PrimalSolver
 from .relaxation import build_relaxation, family_prefixes, value_tokens
 from .result import BnbResult, TargetOutcome, certificate_dict, round_down
 from .targets import is_trigger_token, nontrigger_targets, target_prefixes
@@ -57,10 +58,11 @@ def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
-                 instance: Any = None, deadline: float | None = None) -> None:
+                 instance: Any = None, deadline: float | None = None,
+                 backend: str = "clarabel") -> None:
     """Certify every leaf of ``outcome.tree``; set ``outcome.certified`` when all pass
-    (``instance``: the trusted checker's instance that re-checks each leaf, as in
-    :func:`~sinkproof.bnb.dual.leaf_certificate`).  Past ``deadline`` (a :data:`_clock`
+    (each leaf checked exactly by :func:`~sinkproof.bnb.dual.leaf_certificate` with the
+    ``backend``'s programs; ``instance`` is unused).  Past ``deadline`` (a :data:`_clock`
     reading) no further leaf is certified: the tree stays uncertified, ``skipped`` says
     why."""
     least = Fraction(1)
@@ -72,9 +74,10 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
             return
         empty = leaf.bound == -math.inf
         got = leaf_certificate(relax, leaf.box, empty, values, -1.0 if empty else leaf.bound,
-                               instance)
+                               solution=leaf.solution, backend=backend)
         if got is None and leaf.bound == -math.inf:
-            got = leaf_certificate(relax, leaf.box, False, values, instance=instance)
+            got = leaf_certificate(relax, leaf.box, False, values, solution=leaf.solution,
+                                   backend=backend)
         if got is None:
             return
         outcome.leaves[id(leaf)] = got
@@ -90,7 +93,8 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
           some: bool | None = None, budget: float | None = None,
           heads: int | None = None, rounds: int = 2,
           certify_misses: bool = True,
-          max_work: int | None = None) -> BnbResult | HeadsResult:
+          max_work: int | None = None, backend: str = "clarabel",
+          workers: int = 1) -> BnbResult | HeadsResult:
     """Bound the least BOS mass of every accurate softmax model at each target.
 
     ``claim_or_task``: a claim file's path, its data (``task``/``model``/``hypothesis``/
@@ -119,7 +123,11 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     :class:`~sinkproof.bnb.multihead.HeadsResult`, kind ``bnb-heads``); with learned
     values it proves nothing there (the other heads' outputs are unconstrained).
     ``max_work``: the most tree nodes x family positions before it refuses to start
-    (default :data:`~sinkproof.work.BNB_MAX_WORK`).
+    (default :data:`~sinkproof.work.BNB_MAX_WORK`).  ``backend``: ``"clarabel"`` (the
+    programs written straight into Clarabel's standard form, :mod:`sinkproof.bnb.conic`)
+    or ``"cvxpy"`` (the same programs through CVXPY: the baseline of
+    ``benchmarks/bench_bnb.py``).  ``workers > 1`` grows the target trees in that many
+    worker processes (:mod:`sinkproof.executor`); the result is the same.
     """
     quantifier = some
     some = False
@@ -169,14 +177,17 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
                   product(as_int("max_nodes", max_nodes, minimum=1),
                           task.n_sequences, task.max_depth + 1),
                   max_work, BNB_MAX_WORK)
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    workers = as_int("workers", workers, minimum=1)
     inst, kind, head = certificate_format(task, eps_q, values)
-    trusted = trusted_instance(inst, kind)
     start = time.perf_counter()
     rows = family_prefixes(task)  # the family once: the programs' rows and the targets
     if targets is not None:
         wanted = [tuple(int(x) for x in t) for t in targets]
+        family = None if task.has_positions else set(rows)
         for t in wanted:
-            _check_target(task, trusted, t)
+            _check_target(task, family, t)
     else:
         wanted = (target_prefixes(task, at or "nontrigger") if task.has_positions
                   else nontrigger_targets(task, rows))
@@ -191,10 +202,10 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     root = (ValueBox.root(task, values) if task.has_positions
             else ValueBox.free(list(value_tokens(task)), task.out_dim))
     try:
-        outcomes = grow_trees(wanted, lambda target: build_relaxation(task, eps_q, target, rows),
+        outcomes = grow_trees(wanted, RelaxationOf(task, eps_q, rows),
                               root, values, goal_q, some, max_nodes, time_limit, budget,
-                              progress, parametrised, instance=trusted,
-                              certify_misses=certify_misses)
+                              progress, parametrised, certify_misses=certify_misses,
+                              backend=backend, workers=workers)
     except Interrupted as exc:  # Ctrl-C outside a tree's own handler: what was certified
         return finish(task, eps_q, values, goal_q, exc.partial, len(wanted),  # type: ignore
                       some, time.perf_counter() - start, inst, kind, head, stopped=True)
@@ -204,13 +215,16 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
                   time.perf_counter() - start, inst, kind, head)
 
 
-def _check_target(task: Any, trusted: Any, target: tuple[int, ...]) -> None:
-    """``target`` is a prefix of the family and not at the trigger (token-pair tasks: the
-    checker's own family test, before any work)."""
+def _check_target(task: Any, family: set[tuple[int, ...]] | None,
+                  target: tuple[int, ...]) -> None:
+    """``target`` is a prefix of the family and not at the trigger (token-pair tasks: one
+    of the family's prefixes ``family``, before any work)."""
     if task.has_positions:
         task.encode(target)
         return
-    trusted.prefix(list(target), "target")
+    if family is not None and target not in family:
+        raise ValueError(f"target {list(target)} is not a prefix of the family (token codes "
+                         f"of a sequence of length <= {task.max_depth})")
     if is_trigger_token(task, target[-1]):
         raise ValueError(f"target {list(target)} ends at the trigger; the engine bounds "
                          "non-trigger positions")
@@ -220,26 +234,30 @@ def prove_paper(task: Any, eps: Any, *, min_bos_mass: Any = None,
                 targets: list[tuple[int, ...]] | None = None, some: bool = False,
                 max_nodes: int = 200, time_limit: float = 120.0,
                 budget: float | None = None, progress: bool | None = None,
-                certify_misses: bool = True) -> BnbResult:
+                certify_misses: bool = True, backend: str = "clarabel",
+                workers: int = 1) -> BnbResult:
     """:func:`prove` on a task without positional features (the paper's setting), every
     non-trigger position by default: the name the docs and claim route use."""
     require(task, "has_positions", "prove_paper (the token-pair relaxation)", value=False)
     return prove(task, eps=eps, min_bos_mass=min_bos_mass, targets=targets, some=some,  # type: ignore[return-value]
                  max_nodes=max_nodes, time_limit=time_limit, budget=budget,
-                 progress=progress, certify_misses=certify_misses)
+                 progress=progress, certify_misses=certify_misses, backend=backend,
+                 workers=workers)
 
 
 def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]], Any],
                root: ValueBox, values: str, goal_q: Fraction | None, some: bool,
                max_nodes: int, time_limit: float, budget: float | None,
                progress: bool | None, parametrised: bool = True,
-               instance: Any = None, certify_misses: bool = True) -> list[TargetOutcome]:
+               instance: Any = None, certify_misses: bool = True,
+               backend: str = "clarabel", workers: int = 1) -> list[TargetOutcome]:
     """One certified tree per target of ``wanted`` (in order), ``relaxation(target)`` its
     program and ``root`` its box; stops at the first target that meets ``goal_q`` when
     ``some``, at the first that misses it otherwise, at Ctrl-C, or when ``budget``
     seconds are spent (the trees and their exact certification together: a tree the
-    budget leaves uncertified proves nothing and says so in ``skipped``).  ``instance``:
-    the trusted checker's instance for the leaves; ``certify_misses=False`` skips
+    budget leaves uncertified proves nothing and says so in ``skipped``).  ``instance``
+    is unused; ``workers > 1``: the trees grow in that many processes (``relaxation``
+    must then be picklable, as :class:`RelaxationOf` is); ``certify_misses=False`` skips
     certifying a tree that did not reach ``goal_q`` (its certified bound would be below
     it: only its figure is lost, never a decision).
     A Ctrl-C inside a tree ends that tree (status ``"interrupted"``); one outside it (a
@@ -249,7 +267,8 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
     outcomes: list[TargetOutcome] = []
     try:
         return _grow(wanted, relaxation, root, values, goal_q, some, max_nodes, time_limit,
-                     budget, progress, parametrised, instance, certify_misses, outcomes)
+                     budget, progress, parametrised, backend, certify_misses, outcomes,
+                     workers)
     except KeyboardInterrupt:
         raise Interrupted(outcomes, f"{len(outcomes)} of {len(wanted)} target trees "
                           "grown") from None
@@ -258,33 +277,105 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
 def _grow(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]], Any],
           root: ValueBox, values: str, goal_q: Fraction | None, some: bool, max_nodes: int,
           time_limit: float, budget: float | None, progress: bool | None,
-          parametrised: bool, instance: Any, certify_misses: bool,
-          outcomes: list[TargetOutcome]) -> list[TargetOutcome]:
-    goal = None if goal_q is None else float(1 / goal_q - 1)
+          parametrised: bool, backend: str, certify_misses: bool,
+          outcomes: list[TargetOutcome], workers: int = 1) -> list[TargetOutcome]:
     deadline = None if budget is None else _clock() + budget
+    settings = (root, values, goal_q, max_nodes, parametrised, backend, certify_misses)
+    if workers > 1 and len(wanted) > 1:
+        return _grow_parallel(wanted, relaxation, settings, some, time_limit, deadline,
+                              workers, outcomes)
     for target in wanted:
         limit = time_limit
         if deadline is not None:
             limit = min(limit, deadline - _clock())
             if limit <= 0:
                 break
-        relax = relaxation(target)
-        solver = PrimalSolver(relax, parametrised=parametrised, bos_zero=values == "fixed")
-        with warnings.catch_warnings():  # the float solves only search; the checker decides
-            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-            tree = branch_and_bound(solver, root, goal, max_nodes, limit, progress)
-            outcome = TargetOutcome(target, tree)
-            outcomes.append(outcome)
-            missed = goal_q is not None and tree.status != "proved"
-            if tree.status != "interrupted" and (certify_misses or not missed):
-                if deadline is not None and _clock() >= deadline:
-                    outcome.skipped = OUT_OF_BUDGET
-                else:
-                    certify_tree(relax, outcome, values, instance, deadline)
-        done = outcome.certified is not None and (goal_q is None or outcome.certified >= goal_q)
-        if tree.status == "interrupted" or outcome.skipped or (some and done) or \
-                (not some and goal_q is not None and not done):
+        outcome = one_tree(relaxation, target, settings, limit, progress, deadline,
+                           outcomes.append)
+        if _stops(outcome, goal_q, some):
             break
+    return outcomes
+
+
+def _stops(outcome: TargetOutcome, goal_q: Fraction | None, some: bool) -> bool:
+    """Whether the targets after ``outcome`` are left alone (Ctrl-C, the budget, the
+    first good one with ``some``, the first miss without)."""
+    done = outcome.certified is not None and (goal_q is None or outcome.certified >= goal_q)
+    return outcome.tree.status == "interrupted" or bool(outcome.skipped) or \
+        (some and done) or (not some and goal_q is not None and not done)
+
+
+def one_tree(relaxation: Callable[[tuple[int, ...]], Any], target: tuple[int, ...],
+             settings: tuple, limit: float, progress: bool | None,
+             deadline: float | None, grown: Callable[[TargetOutcome], Any] | None = None
+             ) -> TargetOutcome:
+    """One target's tree, grown within ``limit`` seconds and certified (unless it missed
+    the goal and misses are not certified, or ``deadline`` passed); ``grown`` sees the
+    outcome as soon as its tree exists (so a Ctrl-C during certification keeps it)."""
+    root, values, goal_q, max_nodes, parametrised, backend, certify_misses = settings
+    goal = None if goal_q is None else float(1 / goal_q - 1)
+    relax = relaxation(target)
+    solver = PrimalSolver(relax, parametrised=parametrised, bos_zero=values == "fixed",
+                          backend=backend)
+    with warnings.catch_warnings():  # the float solves only search; the checker decides
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+        tree = branch_and_bound(solver, root, goal, max_nodes, limit, progress)
+        outcome = TargetOutcome(target, tree)
+        if grown is not None:
+            grown(outcome)
+        missed = goal_q is not None and tree.status != "proved"
+        if tree.status != "interrupted" and (certify_misses or not missed):
+            if deadline is not None and _clock() >= deadline:
+                outcome.skipped = OUT_OF_BUDGET
+            else:
+                certify_tree(relax, outcome, values, None, deadline, backend)
+    return outcome
+
+
+class RelaxationOf:
+    """``relaxation(target)`` of :func:`grow_trees` for ``task`` at ``eps`` over the
+    constraint prefixes ``rows``, picklable (worker processes build their own)."""
+
+    def __init__(self, task: Any, eps: Fraction, rows: list[tuple[int, ...]]) -> None:
+        self.task, self.eps, self.rows = task, eps, rows
+
+    def __call__(self, target: tuple[int, ...]) -> Any:
+        return build_relaxation(self.task, self.eps, target, self.rows)
+
+
+def _tree_job(job: tuple) -> tuple[Any, list, Fraction | None, str | None]:
+    """A worker's tree: ``(tree, leaf entries in leaf order, certified, skipped)`` (leaf
+    entries travel by position: the parent's nodes are new objects)."""
+    relaxation, target, settings, limit = job
+    outcome = one_tree(relaxation, target, settings, limit, False, None)
+    leaves = [outcome.leaves.get(id(leaf)) for leaf in outcome.tree.root.leaves()]
+    return outcome.tree, leaves, outcome.certified, outcome.skipped
+
+
+def _grow_parallel(wanted: list[tuple[int, ...]], relaxation: Callable, settings: tuple,
+                   some: bool, time_limit: float, deadline: float | None, workers: int,
+                   outcomes: list[TargetOutcome]) -> list[TargetOutcome]:
+    """:func:`_grow` with the targets' trees grown in ``workers`` processes (a kept pool,
+    :func:`sinkproof.executor.shared_processes`), read back in target order with the same
+    stopping rule; the jobs not yet read are stopped.  A tree the ``deadline`` passes
+    before it is read is left out, as the serial loop would not have started it."""
+    limit = time_limit if deadline is None else min(time_limit, deadline - _clock())
+    jobs = [(relaxation, t, settings, limit) for t in wanted]
+    results = shared_processes(workers).map(_tree_job, jobs)
+    try:
+        for target, job in zip(wanted, results):
+            if not job.ok:
+                raise job.exception or RuntimeError(f"a tree's worker failed: {job.error}")
+            tree, leaves, certified, skipped = job.value
+            outcome = TargetOutcome(target, tree, certified=certified, skipped=skipped)
+            outcome.leaves = {id(leaf): got for leaf, got in zip(tree.root.leaves(), leaves)
+                              if got is not None}
+            outcomes.append(outcome)
+            if _stops(outcome, settings[2], some) or \
+                    (deadline is not None and _clock() >= deadline):
+                break
+    finally:
+        results.close()
     return outcomes
 
 

@@ -16,22 +16,20 @@ trusted checker before it is returned.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from ..checker.exact import InequalityFailed
-from ..checker.family.paper import PaperInstance
-from ..checker.rules import tree as trusted
-from ..checker.rules.tree import PAPER_KIND
 from ..convex import interruptible
 from ..convex.interruptible import cvxpy as cp
-from ..errors import CertificateError
+from . import conic
 from .box import ValueBox
+from .exact import leaf_c0
 from .primal import SOLVER
 from .relaxation import Relaxation
-from .result import KIND
+from .result import KIND, PAPER_KIND
 
 DENOMINATOR = 1 << 40
 MARGINS = (1e-7, 1e-5, 1e-3)
@@ -106,9 +104,12 @@ def _round_up_norm(vec: list[Fraction], floor: float) -> Fraction:
 
 
 def _solve_exact(A: list[list[int]], b: list[Fraction]) -> list[Fraction] | None:
-    """One solution of ``A x = b`` in rationals (Gauss-Jordan), or ``None`` if inconsistent."""
+    """One solution of ``A x = b`` in rationals (integer ``A``; fraction-free Gauss-Jordan
+    on integers, the right-hand side brought to one denominator), or ``None`` if
+    inconsistent."""
     rows, cols = len(A), len(A[0]) if A else 0
-    aug = [[Fraction(v) for v in A[r]] + [b[r]] for r in range(rows)]
+    den = math.lcm(*(x.denominator for x in b)) if b else 1
+    aug = [[int(v) for v in A[r]] + [int(b[r] * den)] for r in range(rows)]
     pivots: list[int] = []
     r = 0
     for c in range(cols):
@@ -116,21 +117,22 @@ def _solve_exact(A: list[list[int]], b: list[Fraction]) -> list[Fraction] | None
         if pivot is None:
             continue
         aug[r], aug[pivot] = aug[pivot], aug[r]
-        inv = 1 / aug[r][c]
-        aug[r] = [v * inv for v in aug[r]]
+        top = aug[r]
         for i in range(rows):
-            if i != r and aug[i][c] != 0:
-                f = aug[i][c]
-                aug[i] = [a - f * b_ for a, b_ in zip(aug[i], aug[r])]
+            f = aug[i][c]
+            if i != r and f != 0:
+                row = [a * top[c] - f * t for a, t in zip(aug[i], top)]
+                g = math.gcd(*row)
+                aug[i] = [v // g for v in row] if g > 1 else row
         pivots.append(c)
         r += 1
         if r == rows:
             break
-    if any(all(v == 0 for v in row[:-1]) and row[-1] != 0 for row in aug):
+    if any(v != 0 for row in aug[r:] for v in row[-1:]):
         return None
     x = [Fraction(0)] * cols
     for i, c in enumerate(pivots):
-        x[c] = aug[i][-1]
+        x[c] = Fraction(aug[i][-1], aug[i][c] * den)
     return x
 
 
@@ -140,15 +142,15 @@ def _repair(relax: Relaxation, box: ValueBox, rows: np.ndarray, z: list[list[Fra
     the float solution met only to within ``tol``."""
     lo, hi = box.arrays(relax.key)
     M = relax.M[rows].astype(int)
-    p = relax.dim
+    used = (M > 0).any(axis=0)
+    open_end = ~np.isfinite(lo) | ~np.isfinite(hi)
     z = [list(row) for row in z]
-    for c in range(p):
-        forced = [l for l in range(relax.n) if (M[:, l] > 0).any()
-                  and (not np.isfinite(lo[l, c]) or not np.isfinite(hi[l, c]))
-                  and abs(G_float[l, c]) <= tol]
-        if not forced:
+    entries = [[(i, int(M[i, l])) for i in np.flatnonzero(M[:, l])] for l in range(relax.n)]
+    for c in range(relax.dim):
+        forced = np.flatnonzero(used & open_end[:, c] & (np.abs(G_float[:, c]) <= tol))
+        if not forced.size:
             continue
-        G = [sum((int(M[i, l]) * z[i][c] for i in range(len(rows))), Fraction(0)) for l in forced]
+        G = [sum((m * z[i][c] for i, m in entries[l]), Fraction(0)) for l in forced]
         if all(g == 0 for g in G):
             continue
         A = [[int(M[i, l]) for i in range(len(rows))] for l in forced]
@@ -156,27 +158,47 @@ def _repair(relax: Relaxation, box: ValueBox, rows: np.ndarray, z: list[list[Fra
         if delta is None:
             return None
         for i in range(len(rows)):
-            z[i][c] += delta[i]
+            if delta[i]:
+                z[i][c] += delta[i]
     return z
 
 
 def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
                      values: str = "learned", hint: float | None = None,
-                     instance: Any = None) -> tuple[dict[str, Any], Fraction] | None:
-    """A verified leaf entry (for :mod:`sinkproof.checker.rules.tree`) and its ``c0``, or ``None``.
+                     instance: Any = None, solution: Any = None,
+                     backend: str = "clarabel") -> tuple[dict[str, Any], Fraction] | None:
+    """A checked leaf entry (as :mod:`sinkproof.checker.rules.tree` reads it) and its
+    ``c0``, or ``None``.
 
     ``Z* <= 1 + c0`` on ``box`` for every accurate model (no model when ``c0 < 0``);
     ``empty``: look for a proof that no accurate model has values in ``box``; ``values``:
     ``"fixed"`` also uses ``v_BOS = 0``; ``hint``: the leaf's optimal ``c0`` if known (the
-    primal bound, ``-1`` for an empty leaf), which saves the first dual solve;
-    ``instance``: the trusted checker's reading of the certificate's instance (default:
-    our task's ``bnb-learned-values`` instance), which re-checks the leaf.
+    primal bound, ``-1`` for an empty leaf), which saves the first dual solve (CVXPY
+    route).  ``solution``: the leaf's :class:`~sinkproof.bnb.primal.LeafSolution`; with
+    the direct backend its working set and multipliers name the few prefixes to solve
+    the margin program over (``backend="cvxpy"``: the three CVXPY stages of the module
+    docstring over every prefix).  Every candidate is rounded and checked exactly
+    (:func:`sinkproof.bnb.exact.leaf_c0`); ``instance`` is accepted for compatibility
+    and unused (the whole certificate goes to :func:`sinkproof.checker.verify`).
     """
-    if instance is None:
-        fields, kind, _ = certificate_format(relax.task, relax.eps, values)
-        instance = trusted_instance(fields, kind)
-    inst = instance
     bz = values == "fixed"
+    lo, hi = box.arrays(relax.key)
+    if backend == "clarabel":
+        live = _solved_support(solution)
+        if live is not None:  # the prefixes the leaf's own solve leaned on
+            got = conic.solve_dual(relax, lo, hi, live, MARGINS[0], True, empty, bos_zero=bz)
+            if got is None:  # no margin possible there: an interior point may still round
+                got = conic.solve_dual(relax, lo, hi, live, 0.0, True, empty, bos_zero=bz)
+            checked = got and _rounded_leaf(relax, box, live, got[0], got[1], bz)
+            if checked:
+                return checked
+        for keep in _row_sets(relax, box, solution, hint, empty, bz):
+            for margin in MARGINS:
+                got = conic.solve_dual(relax, lo, hi, keep, margin, True, empty, bos_zero=bz)
+                checked = got and _rounded_leaf(relax, box, keep, got[0], got[1], bz)
+                if checked:
+                    return checked
+        return None
     all_rows = np.arange(relax.m)
     sparse = None
     if hint is not None and math.isfinite(hint):
@@ -199,30 +221,83 @@ def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
             second = _solve_dual(relax, box, keep, margin, True, empty, bos_zero=bz)
         if second is None:
             continue
-        zf, sf, _ = second
-        small = np.abs(zf) <= 1e-10 * max(1.0, float(np.abs(zf).max()))
-        zr = [[Fraction(0) if small[i, c] else _round(zf[i, c]) for c in range(zf.shape[1])]
-              for i in range(len(keep))]
-        G_float = relax.M[keep].T @ zf
-        zr = _repair(relax, box, keep, zr, G_float, tol=1e-6 * max(1.0, float(sf.max())))
-        if zr is None:
-            continue
-        used = [i for i in range(len(keep)) if any(x != 0 for x in zr[i]) or sf[i] > 1e-12]
-        zs = [zr[i] for i in used]
-        ss = [_round_up_norm(zr[i], float(sf[i])) for i in used]
-        z0 = [-sum((row[c] for row in zs), Fraction(0)) for c in range(relax.dim)]
-        s0 = Fraction(0) if bz else _round_up_norm(z0, 0.0)
-        leaf = {"box": box.to_json(),
-                "constraints": [list(relax.prefixes[keep[i]]) for i in used],
-                "z": [[_fmt(x) for x in row] for row in zs],
-                "s": [_fmt(x) for x in ss], "s0": _fmt(s0)}
-        try:
-            c0 = trusted.check_leaf(inst, relax.target, trusted._read_box(inst, leaf["box"], "box"),
-                                    leaf, "leaf")
-        except (InequalityFailed, CertificateError):
-            continue
-        return leaf, c0
+        checked = _rounded_leaf(relax, box, keep, second[0], second[1], bz)
+        if checked:
+            return checked
     return None
+
+
+def _solved_support(solution: Any) -> np.ndarray | None:
+    """The prefixes of the leaf's working set whose cone multiplier its solve left
+    clearly non-zero (``None``: no such solve)."""
+    rows, s = getattr(solution, "rows", None), getattr(solution, "s", None)
+    if rows is None or s is None or not len(rows):
+        return None
+    live = rows[s > 1e-6 * max(1.0, float(s.max()))]
+    return live if len(live) else None
+
+
+def _row_sets(relax: Relaxation, box: ValueBox, solution: Any, hint: float | None,
+              empty: bool, bz: bool) -> Iterator[np.ndarray]:
+    """Prefix sets to solve a leaf's margin program over, fewest first: the support of
+    the fewest-prefix multipliers (least ``Σ s_i`` within ``1e-6`` of the least ``c0``)
+    over the leaf's working set, the same over every prefix, then every prefix."""
+    rows = getattr(solution, "rows", None)
+    every = np.arange(relax.m)
+    bases = [every] if rows is None or len(rows) in (0, relax.m) else [np.asarray(rows), every]
+    for base in bases:
+        live = _support(relax, box, base, hint, empty, bz)
+        if live is not None:
+            yield live
+    yield every
+
+
+def _support(relax: Relaxation, box: ValueBox, base: np.ndarray, hint: float | None,
+             empty: bool, bz: bool) -> np.ndarray | None:
+    """The prefixes of ``base`` that the fewest-prefix multipliers use (``None``: none)."""
+    lo, hi = box.arrays(relax.key)
+    sparse = None
+    if hint is not None and math.isfinite(hint):
+        sparse = conic.solve_dual(relax, lo, hi, base, 0.0, True, empty,
+                                  sparsify=hint + 1e-6 * (1 + abs(hint)), bos_zero=bz)
+    if sparse is None:
+        first = conic.solve_dual(relax, lo, hi, base, 0.0, True, empty, bos_zero=bz)
+        if first is None:
+            return None
+        best = first[2]
+        sparse = conic.solve_dual(relax, lo, hi, base, 0.0, True, empty,
+                                  sparsify=best + 1e-6 * (1 + abs(best)), bos_zero=bz) or first
+    s1 = sparse[1]
+    live = base[s1 > 1e-6 * max(1.0, float(s1.max(initial=0)))]
+    return live if len(live) else None
+
+
+def _rounded_leaf(relax: Relaxation, box: ValueBox, keep: np.ndarray, zf: np.ndarray,
+                  sf: np.ndarray, bz: bool) -> tuple[dict[str, Any], Fraction] | None:
+    """Float multipliers on the prefixes ``keep`` rounded to rationals (forced zeros of
+    ``G`` restored exactly), as a leaf entry with its exact ``c0``; ``None`` when the
+    rounded multipliers fail the exact check."""
+    small = np.abs(zf) <= 1e-10 * max(1.0, float(np.abs(zf).max(initial=0)))
+    zr = [[Fraction(0) if small[i, c] else _round(zf[i, c]) for c in range(zf.shape[1])]
+          for i in range(len(keep))]
+    G_float = relax.M[keep].T @ zf
+    zr = _repair(relax, box, keep, zr, G_float, tol=1e-6 * max(1.0, float(sf.max(initial=0))))
+    if zr is None:
+        return None
+    # a prefix whose z rounds to 0 only adds eps s >= 0 to h and c0: left out
+    used = [i for i in range(len(keep)) if any(x != 0 for x in zr[i])]
+    zs = [zr[i] for i in used]
+    ss = [_round_up_norm(zr[i], 0.0) for i in used]  # tight cones: h and c0 only fall
+    z0 = [-sum((row[c] for row in zs), Fraction(0)) for c in range(relax.dim)]
+    s0 = Fraction(0) if bz else _round_up_norm(z0, 0.0)
+    c0 = leaf_c0(relax, box, [int(keep[i]) for i in used], zs, ss, s0, learned=not bz)
+    if c0 is None:
+        return None
+    leaf = {"box": box.to_json(),
+            "constraints": [list(relax.prefixes[keep[i]]) for i in used],
+            "z": [[_fmt(x) for x in row] for row in zs],
+            "s": [_fmt(x) for x in ss], "s0": _fmt(s0)}
+    return leaf, c0
 
 
 def instance_dict(task: Any, eps: Fraction, values: str) -> dict[str, Any]:
@@ -249,8 +324,3 @@ def certificate_format(task: Any, eps: Fraction, values: str) -> tuple[dict[str,
         return (inst, PAPER_KIND,
                 f"paper setting, one softmax head, {values} values, error <= {eps}")
     return inst, KIND, f"one softmax head, {values} values, error <= {eps} on S_T"
-
-
-def trusted_instance(inst: dict[str, Any], kind: str) -> Any:
-    """The trusted checker's reading of ``inst`` (it re-checks every leaf)."""
-    return PaperInstance(inst) if kind == PAPER_KIND else trusted.Instance(inst)

@@ -19,9 +19,16 @@ import numpy as np
 from ..convex import interruptible
 from ..convex.interruptible import cvxpy as cp
 from .box import ValueBox
+from .conic import PrimalProgram
 from .relaxation import Relaxation
 
 SOLVER = "CLARABEL"
+BACKENDS = ("clarabel", "cvxpy")
+ROUNDS = 12
+"""Most solves of one leaf's constraint generation."""
+ADD = 8
+"""Most prefixes added to the working set per solve."""
+"""How the engine states its programs: straight to Clarabel, or through CVXPY."""
 
 
 @dataclass
@@ -33,22 +40,36 @@ class LeafSolution:
     u: np.ndarray | None
     W: np.ndarray | None
     status: str
+    rows: np.ndarray | None = None
+    z: np.ndarray | None = None
+    s: np.ndarray | None = None
+    """The direct backend's working set of prefixes and the solver's multipliers on their
+    cones: a candidate leaf certificate (the box's certificate is still found, rounded and
+    checked in :mod:`sinkproof.bnb.dual`)."""
 
 
 class PrimalSolver:
     """Solves the relaxation of :class:`Relaxation` on any box.
 
-    ``parametrised=True`` compiles one CVXPY problem whose box enters through parameters
-    (each leaf re-uses the compiled program); ``False`` builds a fresh problem per leaf
-    (the baseline of ``benchmarks/bench_bnb.py``).  ``bos_zero``: ``v_BOS = 0`` (fixed values).
+    ``backend="clarabel"`` (the default) writes the program straight into Clarabel's
+    standard form (:class:`~sinkproof.bnb.conic.PrimalProgram`: the prefix cones built
+    once, the box's rows per leaf); ``"cvxpy"`` states it in CVXPY, where
+    ``parametrised=True`` compiles one problem whose box enters through parameters and
+    ``False`` builds a fresh problem per leaf (the baselines of
+    ``benchmarks/bench_bnb.py``).  ``bos_zero``: ``v_BOS = 0`` (fixed values).
     """
 
     def __init__(self, relax: Relaxation, cap: float = 1e4, parametrised: bool = True,
-                 bos_zero: bool = False) -> None:
+                 bos_zero: bool = False, backend: str = "clarabel") -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         self.relax, self.cap, self.parametrised = relax, float(cap), parametrised
-        self.bos_zero = bos_zero
+        self.bos_zero, self.backend = bos_zero, backend
+        self._start: np.ndarray | None = None
         n, p = relax.n, relax.dim
-        if parametrised:
+        if backend == "clarabel":
+            self._program = PrimalProgram(relax, self.cap, bos_zero)
+        elif parametrised:
             self._flo = cp.Parameter((n, p))
             self._alo = cp.Parameter((n, p))
             self._fhi = cp.Parameter((n, p))
@@ -85,9 +106,20 @@ class PrimalSolver:
         fhi = np.isfinite(hi).astype(float)
         return flo, np.where(flo > 0, lo, 0.0), fhi, np.where(fhi > 0, hi, 0.0)
 
+    def warm(self, rows: np.ndarray | None) -> None:
+        """Impose the prefixes ``rows`` from the outset in the next :meth:`solve` (the
+        parent's working set; direct backend only)."""
+        self._start = rows
+
     def solve(self, box: ValueBox) -> LeafSolution:
         """Solve the relaxation on ``box``."""
         lo, hi = box.arrays(self.relax.key)
+        if self.backend == "clarabel":
+            start, self._start = self._start, None
+            return self._solve_direct(lo, hi, start)
+        return self._solve_cvxpy(lo, hi)
+
+    def _solve_cvxpy(self, lo: np.ndarray, hi: np.ndarray) -> LeafSolution:
         flo, alo, fhi, bhi = self._box_data(lo, hi)
         if self.parametrised:
             self._flo.value, self._alo.value, self._fhi.value, self._bhi.value = flo, alo, fhi, bhi
@@ -106,3 +138,34 @@ class PrimalSolver:
         value = float(self.relax.a @ u.value)
         bound = np.inf if value >= self.cap * (1 - 1e-6) else value
         return LeafSolution(bound, np.asarray(u.value), np.asarray(W.value), status)
+
+    def _solve_direct(self, lo: np.ndarray, hi: np.ndarray,
+                      start: np.ndarray | None) -> LeafSolution:
+        """Constraint generation: solve over a working set of prefixes, add the ones the
+        maximiser breaks most, until it breaks none (then it is the relaxation's maximiser)
+        or :data:`ROUNDS` solves are spent (the last bound is still an upper bound: fewer
+        constraints only loosen the program)."""
+        prog, relax = self._program, self.relax
+        rows = np.arange(0) if start is None else np.asarray(start, dtype=np.int64)
+        tol = 1e-7
+        for _ in range(ROUNDS):
+            out = prog.solve(lo, hi, rows, inaccurate=True)
+            if out.status == "infeasible":
+                return LeafSolution(-np.inf, None, None, out.status, out.rows, out.z, out.s)
+            if out.status != "optimal":
+                if len(rows) < relax.m:  # retry over every prefix before giving up
+                    rows = np.arange(relax.m)
+                    continue
+                fallback = PrimalSolver(relax, self.cap, False, self.bos_zero, "cvxpy")
+                return fallback._solve_cvxpy(lo, hi)
+            broken = prog.violation(out.u, out.W, out.vb)
+            broken[rows] = -np.inf
+            scale = tol * (1 + float(relax.a @ out.u))
+            worst = np.flatnonzero(broken > scale)
+            if not worst.size:
+                break
+            worst = worst[np.argsort(-broken[worst])][:ADD]
+            rows = np.sort(np.r_[rows, worst])
+        value = float(out.value)
+        bound = np.inf if float(relax.a @ out.u) >= self.cap * (1 - 1e-6) else value
+        return LeafSolution(bound, out.u, out.W, out.status, out.rows, out.z, out.s)

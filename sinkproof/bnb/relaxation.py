@@ -25,6 +25,7 @@ are sound over-approximations.
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -36,6 +37,39 @@ from ..task import TRIG, TriggerTask
 from ..tasks.protocol import require
 
 ClassKey = tuple[int, tuple[Fraction, ...], int, tuple[Fraction, ...]]
+
+
+_TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Task -> {prefix: exact target}: every target's relaxation reads the same prefixes."""
+
+
+def exact_target(task: Any, prefix: tuple[int, ...]) -> tuple[Fraction, ...]:
+    """``y_t`` at the last position of ``prefix`` exactly (a task without positional
+    features: its :meth:`~sinkproof.tasks.protocol.Task.exact_prefix_target`; with them
+    the content mean at a trigger, content vectors as the exact rationals of their
+    floats, earlier triggers counted as zero), computed once per task and prefix."""
+    try:
+        table = _TARGETS.setdefault(task, {})
+    except TypeError:  # a task that cannot be weakly referenced: no cache
+        table = {}
+    got = table.get(prefix)
+    if got is None:
+        got = table[prefix] = _exact_target(task, prefix)
+    return got
+
+
+def _exact_target(task: Any, prefix: tuple[int, ...]) -> tuple[Fraction, ...]:
+    if not task.has_positions:
+        return tuple(Fraction(x) for x in task.exact_prefix_target(prefix))
+    zero = tuple(Fraction(0) for _ in range(task.p))
+    t = len(prefix)
+    if t < 2 or prefix[-1] != TRIG:
+        return zero
+    total = [Fraction(0)] * task.p
+    for tok in prefix[:-1]:
+        if tok != TRIG:
+            total = [a + Fraction(float(b)) for a, b in zip(total, task.content[tok])]
+    return tuple(a / (t - 1) for a in total)
 
 
 def family_prefixes(task: Any) -> list[tuple[int, ...]]:
@@ -144,7 +178,7 @@ def build_relaxation(task: Any, eps: Fraction, target: Sequence[int],
     rows = family_prefixes(task) if prefixes is None else prefixes
     if not task.has_positions:
         def target_of(prefix: tuple[int, ...]) -> np.ndarray:
-            return np.array([float(x) for x in task.exact_prefix_target(prefix)])
+            return np.array([float(x) for x in exact_target(task, prefix)])
 
         return assemble(task, eps, target, rows, token_pair_classes, target_of,
                         task.out_dim, value_tokens(task))

@@ -16,6 +16,8 @@ from ..task import TriggerTask
 from .tree import Node, TreeResult
 
 KIND = "bnb-learned-values"
+PAPER_KIND = "paper-bnb-learned-values"
+"""The certificate kinds of the engine's trees: position classes, token-pair classes."""
 
 
 def _fmt(x: Fraction) -> str:

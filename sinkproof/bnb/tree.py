@@ -135,6 +135,15 @@ def choose_split(box: ValueBox, sol: LeafSolution, key: np.ndarray, tokens: list
     return None
 
 
+def _solve(solver: PrimalSolver, box: ValueBox, parent: LeafSolution | None) -> LeafSolution:
+    """``solver.solve(box)``, started from the parent's working set of prefixes when the
+    solver takes one (:meth:`PrimalSolver.warm`; any object with ``solve(box)`` serves)."""
+    warm = getattr(solver, "warm", None)
+    if warm is not None:
+        warm(None if parent is None else parent.rows)
+    return solver.solve(box)
+
+
 def branch_and_bound(solver: PrimalSolver, root_box: ValueBox, goal: float | None = None,
                      max_nodes: int = 200, time_limit: float = 60.0,
                      progress: bool | None = None, margin: float = 1e-6) -> TreeResult:
@@ -187,7 +196,7 @@ def branch_and_bound(solver: PrimalSolver, root_box: ValueBox, goal: float | Non
             below, above = node.box.split(*split)
             kids = []
             for box in (below, above):
-                s = solver.solve(box)
+                s = _solve(solver, box, node.solution)
                 kids.append(Node(box, min(s.bound, node.bound), node.depth + 1, s))
                 nodes += 1
             node.children = (kids[0], kids[1])

@@ -1,0 +1,217 @@
+"""The proof engine's speed (``sinkproof.bnb``): before and after its direct programs, and its
+trees in 1, 2 and 4 worker processes against the machine's ceiling, all in one run.
+
+(a) Settling a claim, certificate included (every leaf's multipliers rounded and checked
+    exactly, the certificate verified by the trusted checker), nodes per second:
+
+    - ``plain CVXPY`` (the baseline: what a competent user writes with CVXPY): each
+      leaf's relaxation and each of its dual programs stated and compiled by CVXPY from
+      scratch (``backend="cvxpy", parametrised=False``);
+    - ``CVXPY, compiled once`` (the engine before this change): the relaxation compiled
+      once per target with the box as CVXPY parameters, the duals rebuilt per leaf;
+    - ``direct`` (now): both programs written straight into Clarabel's standard form,
+      the relaxation by constraint generation over the prefixes, the leaf's dual over
+      the few prefixes its own solve leaned on (``sinkproof/bnb/conic.py``).
+
+    Claims: the paper's (P1) at every non-trigger position
+    (``examples/claims/paper_p1_one_head_every.toml``, n=4, L=5) and the homogeneous
+    positions at p=2, T=3 (``examples/claims/learned_values_homogeneous.toml``).
+(b) One tree, no certification, at p=2, T=3 (target [0, 0], no goal): nodes per second of
+    the three ways of solving the relaxation.
+(c) The paper claim's target trees in a pool of 1, 2 and 4 worker processes (warm:
+    start-up is measured apart), against the machine's ceiling: the same number of
+    pure-Python CPU jobs (an integer loop) sized like one tree, in the same pools.
+
+Run: ``python benchmarks/bench_engine.py`` (``--quick``: skips the plain-CVXPY run of the
+paper claim, the slowest; ``--workers 1,2,4``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from fractions import Fraction
+
+import sinkproof as sp
+from sinkproof.bnb import ValueBox, branch_and_bound, build_relaxation, prove
+from sinkproof.bnb.primal import PrimalSolver
+from sinkproof.checker import verify
+from sinkproof.executor import shared_processes
+
+PAPER = "examples/claims/paper_p1_one_head_every.toml"
+TRIGGER = "examples/claims/learned_values_homogeneous.toml"
+ROUTES = {"plain CVXPY (baseline)": dict(backend="cvxpy", parametrised=False),
+          "CVXPY, compiled once (before)": dict(backend="cvxpy", parametrised=True),
+          "direct (now)": dict(backend="clarabel")}
+
+
+def load() -> str:
+    return f"load average {os.getloadavg()[0]:.1f}"
+
+
+def claim_arguments(claim: str) -> tuple[object, dict]:
+    """``prove``'s arguments for ``claim``: a paper claim as its route runs it (its task,
+    eps and goal, at most 200 nodes per target, misses left uncertified), else the file."""
+    from sinkproof.claims import load_claim
+
+    if "paper" not in claim:
+        return claim, {}
+    c = load_claim(claim)
+    return c.task, dict(eps=c.hypothesis.max_error, min_bos_mass=c.conclusion.min_bos_mass,
+                        some=c.conclusion.positions == "some", certify_misses=False,
+                        max_nodes=200)
+
+
+def settle(claim: str, routes: list[str]) -> dict[str, float]:
+    """Prove ``claim`` by each route; print a row each; return nodes/s per route."""
+    print(f"\n{claim} ({load()}):")
+    subject, kw = claim_arguments(claim)
+    print("| route | outcome | nodes | seconds | nodes/s | certified least BOS mass | check |")
+    print("|---|---|---|---|---|---|---|")
+    rates = {}
+    for name in routes:
+        t0 = time.perf_counter()
+        result = prove(subject, **kw, **ROUTES[name])
+        seconds = time.perf_counter() - t0
+        ok = result.certificate is not None and verify(result.certificate).ok
+        bound = "none" if result.bound is None else f"{float(result.bound):.6f}"
+        rates[name] = result.nodes / seconds
+        print(f"| {name} | {result.status} | {result.nodes} | {seconds:.2f} | "
+              f"{rates[name]:.1f} | {bound} | {'verified' if ok else 'no certificate'} |")
+    return rates
+
+
+def one_tree(nodes: int) -> dict[str, float]:
+    """(b): one tree at p=2, T=3, target [0, 0], no goal, ``nodes`` nodes."""
+    task = sp.TriggerTask(p=2, T=3)
+    relax = build_relaxation(task, Fraction(1, 20), (0, 0))
+    print(f"\none tree, p=2 T=3, target [0, 0], no goal, {nodes} nodes ({load()}):")
+    print("| relaxation | nodes | seconds | nodes/s | float BOS-mass bound |")
+    print("|---|---|---|---|---|")
+    rates, inside = {}, None
+    for name, kw in ROUTES.items():
+        watch = SolveWatch() if kw["backend"] == "clarabel" else None
+        t0 = time.perf_counter()
+        tree = branch_and_bound(PrimalSolver(relax, **kw), ValueBox.root(task, "learned"),
+                                None, max_nodes=nodes)
+        seconds = time.perf_counter() - t0
+        if watch is not None:
+            inside = (watch.close(), seconds)
+        rates[name] = tree.nodes / seconds
+        print(f"| {name} | {tree.nodes} | {seconds:.2f} | {rates[name]:.1f} | "
+              f"{tree.bos_bound:.6f} |")
+    if inside is not None:
+        w, seconds = inside
+        print(f"direct route: {w.calls} Clarabel solves, {w.native:.2f} of {seconds:.2f} s "
+              f"inside the solve calls: A assembled, Clarabel's setup and solve ({w.native / max(w.calls, 1) * 1e3:.1f} ms "
+              f"each, {w.iterations / max(w.calls, 1):.1f} iterations, "
+              f"{w.rows / max(w.calls, 1):.0f} rows of A on average)")
+    return rates
+
+
+class SolveWatch:
+    """Times every Clarabel setup and solve of the direct route (``conic.solve``)."""
+
+    def __init__(self) -> None:
+        from sinkproof.bnb import conic
+
+        self.conic, self.inner = conic, conic.solve
+        self.calls, self.native, self.iterations, self.rows = 0, 0.0, 0, 0
+
+        def watched(q, rows, tol=None):
+            t0 = time.perf_counter()
+            sol = self.inner(q, rows, tol)
+            self.native += time.perf_counter() - t0
+            self.calls += 1
+            self.iterations += sol.iterations
+            self.rows += rows.count
+            return sol
+
+        conic.solve = watched
+
+    def close(self) -> SolveWatch:
+        self.conic.solve = self.inner
+        return self
+
+
+def spin(n: int) -> int:
+    """The ceiling job: ``n`` steps of an integer loop (pure Python, one thread)."""
+    s = 0
+    for i in range(n):
+        s += i * i % 7
+    return s
+
+
+def workers_run(counts: list[int]) -> None:
+    """(c): the paper claim's trees on 1, 2, 4 workers, and the ceiling in the same pools."""
+    from sinkproof.claims import load_claim
+
+    claim = load_claim(PAPER)
+    task, eps, goal = claim.task, claim.hypothesis.max_error, claim.conclusion.min_bos_mass
+    targets = len(sp.bnb.nontrigger_targets(task))
+    t0 = time.perf_counter()
+    spin(2_000_000)
+    per_job = time.perf_counter() - t0
+    steps = int(2_000_000 * 0.25 / max(per_job, 1e-3))  # a job of about 0.25 s, like a tree
+    print(f"\ntrees in worker processes: {PAPER}, {targets} target trees ({load()}):")
+    print("| workers | pool start-up s | trees s | nodes | outcome | ceiling: "
+          f"{2 * max(counts)} integer-loop jobs s |")
+    print("|---|---|---|---|---|---|")
+    walls, ceilings = {}, {}
+    jobs = [steps] * (2 * max(counts))
+
+    def ceiling(pool: object) -> float:
+        t0 = time.perf_counter()
+        if pool is None:
+            for j in jobs:
+                spin(j)
+        else:
+            list(pool.map(spin, jobs))
+        return time.perf_counter() - t0
+
+    for n in counts:
+        t0 = time.perf_counter()
+        pool = shared_processes(n) if n > 1 else None
+        if pool is not None:  # start every worker (JAX is preloaded) and let it settle
+            for _ in range(2):
+                list(pool.map(spin, [steps // 20] * (4 * n)))
+        started = time.perf_counter() - t0
+        before = ceiling(pool)  # the ceiling before and after the trees: a drifting load
+        t0 = time.perf_counter()
+        result = prove(task, eps=eps, min_bos_mass=goal, workers=n, certify_misses=False)
+        walls[n] = time.perf_counter() - t0
+        ceilings[n] = (before + ceiling(pool)) / 2
+        print(f"| {n} | {started:.2f} | {walls[n]:.2f} | {result.nodes} | {result.status} | "
+              f"{ceilings[n]:.2f} |")
+    base = counts[0]
+    for n in counts[1:]:
+        print(f"RATIO bnb trees {n} workers vs {base}: {walls[base] / walls[n]:.2f}x "
+              f"(machine ceiling in the same run: {ceilings[base] / ceilings[n]:.2f}x, "
+              f"pure-Python jobs in the same pools)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--nodes", type=int, default=80)
+    args = parser.parse_args()
+    names = list(ROUTES)
+    print(f"the proof engine, before and after ({load()}, {os.cpu_count()} cores)")
+    paper = settle(PAPER, names[1:] if args.quick else names)
+    trig = settle(TRIGGER, names)
+    tree = one_tree(args.nodes)
+    now = names[2]
+    for label, rates in (("paper P1 every position, certified", paper),
+                         ("p=2 T=3 homogeneous claim, certified", trig),
+                         ("p=2 T=3 one tree, no certification", tree)):
+        for base in names[:2]:
+            if base in rates:
+                print(f"RATIO bnb nodes/s {label}: {rates[now] / rates[base]:.1f}x "
+                      f"(vs {base}, same run)")
+    workers_run([int(x) for x in args.workers.split(",")])
+
+
+if __name__ == "__main__":
+    main()

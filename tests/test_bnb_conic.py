@@ -1,0 +1,172 @@
+"""The engine's direct programs (``sinkproof.bnb.conic``) against the CVXPY statement of the
+same programs, the producer's exact leaf check against the trusted checker's, and the
+parallel trees against the serial ones."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sinkproof as sp
+from sinkproof.bnb import ValueBox, build_relaxation, prove, prove_paper
+from sinkproof.bnb import dual as bnb_dual
+from sinkproof.bnb.conic import solve_dual
+from sinkproof.bnb.exact import leaf_c0
+from sinkproof.bnb.primal import PrimalSolver
+from sinkproof.bnb.relaxation import value_tokens
+from sinkproof.checker import verify
+from sinkproof.checker.exact import InequalityFailed
+from sinkproof.checker.rules import tree as trusted
+from sinkproof.errors import CertificateError
+from sinkproof.tasks import PaperTask
+
+EPS = Fraction(1, 20)
+TRIGGER = sp.TriggerTask(p=2, T=3)
+PAPER = PaperTask(n=4, L=4, content=[[-1.0], [1.0]])
+
+
+def _boxes(task, root, draws):
+    """Boxes from ``draws`` splits of ``root`` (token index, coordinate, point in [-2, 2])."""
+    box = root
+    tokens = [tok for tok, _ in root.bounds]
+    for ti, c, x, side in draws:
+        tok = tokens[ti % len(tokens)]
+        c = c % len(root.bounds[0][1])
+        lo, hi = box.interval(tok, c)
+        at = Fraction(round(x * 8), 8)
+        if (lo is not None and at <= lo) or (hi is not None and at >= hi):
+            continue
+        box = box.split(tok, c, at)[side]
+    return box
+
+
+def _setting(which: str):
+    if which == "trigger":
+        return TRIGGER, build_relaxation(TRIGGER, EPS, (0, 1)), ValueBox.root(TRIGGER, "learned")
+    rows = sp.bnb.family_prefixes(PAPER)
+    target = sp.bnb.nontrigger_targets(PAPER, rows)[1]
+    return (PAPER, build_relaxation(PAPER, EPS, target, rows),
+            ValueBox.free(list(value_tokens(PAPER)), PAPER.out_dim))
+
+
+DRAWS = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.floats(-2, 2),
+                           st.integers(0, 1)), max_size=5)
+
+
+@settings(max_examples=12, deadline=None)
+@given(which=st.sampled_from(["trigger", "paper"]), draws=DRAWS)
+def test_direct_relaxation_bound_matches_cvxpy(which, draws):
+    """The relaxation's maximum by constraint generation in Clarabel's standard form equals
+    CVXPY's over every prefix at once (or both find the box infeasible)."""
+    task, relax, root = _setting(which)
+    box = _boxes(task, root, draws)
+    sol = PrimalSolver(relax).solve(box)
+    direct = sol.bound
+    if sol.rows is not None and sol.s is not None:  # its multipliers are of its prefixes
+        assert len(sol.rows) == len(sol.s) == len(sol.z)
+    cvx = PrimalSolver(relax, backend="cvxpy").solve(box).bound
+    if math.isinf(cvx):
+        assert direct == cvx
+    else:
+        assert abs(direct - cvx) <= 1e-4 * (1 + abs(cvx))
+
+
+@settings(max_examples=8, deadline=None)
+@given(which=st.sampled_from(["trigger", "paper"]), draws=DRAWS)
+def test_direct_dual_matches_cvxpy_and_weak_duality(which, draws):
+    """The weak-duality program's least ``c0`` agrees between the two statements, and is at
+    least the relaxation's maximum (weak duality)."""
+    task, relax, root = _setting(which)
+    box = _boxes(task, root, draws)
+    lo, hi = box.arrays(relax.key)
+    rows = np.arange(relax.m)
+    mine = solve_dual(relax, lo, hi, rows, 0.0, True)
+    theirs = bnb_dual._solve_dual(relax, box, rows, 0.0, True)
+    assert (mine is None) == (theirs is None) or min(
+        x[2] for x in (mine, theirs) if x is not None) > 1e3
+    if mine is not None and theirs is not None:
+        assert abs(mine[2] - theirs[2]) <= 1e-4 * (1 + abs(theirs[2]))
+        primal = PrimalSolver(relax).solve(box).bound
+        assert primal <= mine[2] + 1e-5 * (1 + abs(mine[2]))
+
+
+def _leaf_and_instance(which: str):
+    """A certified non-empty leaf of a small tree, its box, and the checker's instance."""
+    task, relax, root = _setting(which)
+    target = (0, 0) if which == "trigger" else relax.target
+    result = prove(task, eps=EPS, targets=[target], max_nodes=20)
+    relax = build_relaxation(task, EPS, target, relax.prefixes)
+    outcome = result.targets[0]
+    node = next(n for n in outcome.tree.root.leaves()
+                if id(n) in outcome.leaves and outcome.leaves[id(n)][1] >= 0)
+    fields, kind, _ = bnb_dual.certificate_format(task, EPS, "learned")
+    inst = (trusted.PaperInstance(fields) if kind == trusted.PAPER_KIND
+            else trusted.Instance(fields))
+    return relax, node.box, outcome.leaves[id(node)], inst
+
+
+def _trusted_c0(inst, relax, leaf):
+    try:
+        return trusted.check_leaf(inst, relax.target, trusted._read_box(inst, leaf["box"], "b"),
+                                  leaf, "leaf")
+    except (InequalityFailed, CertificateError):
+        return None
+
+
+@pytest.mark.parametrize("which", ["trigger", "paper"])
+def test_producer_exact_check_agrees_with_the_trusted_checker(which):
+    """Cross-check of two independent exact paths: on the engine's leaf and on perturbed
+    copies of it, the producer's check accepts exactly when the trusted checker does,
+    with the same ``c0``."""
+    relax, box, (leaf, c0), inst = _leaf_and_instance(which)
+    assert _trusted_c0(inst, relax, leaf) == c0
+    index = {tuple(r): i for i, r in enumerate(relax.prefixes)}
+    rows = [index[tuple(r)] for r in leaf["constraints"]]
+    rng = np.random.default_rng(0)
+    verdicts = set()
+    for trial in range(12):
+        z = [[Fraction(x) for x in row] for row in leaf["z"]]
+        s = [Fraction(x) for x in leaf["s"]]
+        i, c = rng.integers(len(z)), rng.integers(len(z[0]))
+        z[i][c] += Fraction(int(rng.integers(-3, 4)), 10 ** int(rng.integers(2, 12)))
+        if trial % 3 == 0:
+            s[i] = s[i] * Fraction(9, 10)
+        fmt = bnb_dual._fmt
+        tampered = {**leaf, "z": [[fmt(x) for x in row] for row in z],
+                    "s": [fmt(x) for x in s]}
+        s0 = Fraction(leaf["s0"])
+        mine = leaf_c0(relax, box, rows, z, s, s0, learned=True)
+        theirs = _trusted_c0(inst, relax, tampered)
+        assert mine == theirs
+        verdicts.add(mine is None)
+    assert verdicts == {True, False}  # both outcomes were exercised
+
+
+def test_both_backends_prove_the_same_claim():
+    """The direct programs and the CVXPY programs prove the same homogeneous claim; each
+    certificate verifies."""
+    claim = "examples/claims/learned_values_homogeneous.toml"
+    fast, slow = prove(claim), prove(claim, backend="cvxpy")
+    assert fast.status == slow.status == "proved"
+    assert verify(fast.certificate).ok and verify(slow.certificate).ok
+
+
+def test_unknown_backend_is_refused():
+    with pytest.raises(ValueError, match="backend"):
+        prove(TRIGGER, eps=EPS, at="homogeneous", backend="gurobi")
+
+
+@pytest.mark.slow
+def test_trees_in_worker_processes_give_the_serial_certificate():
+    """The targets' trees grown in 2 processes: the same trees, leaves and certificate."""
+    kw = dict(min_bos_mass="1/2", max_nodes=20)
+    one = prove_paper(PAPER, EPS, **kw)
+    two = prove_paper(PAPER, EPS, workers=2, **kw)
+    assert one.status == two.status == "proved"
+    assert one.certificate["data"] == two.certificate["data"]
+    assert verify(two.certificate).ok
