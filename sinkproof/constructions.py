@@ -333,3 +333,79 @@ def paper_sink_solution(task: PaperTask, eps: float) -> StackModel:
         R = math.sqrt(1.0 + task.n - 3)
     lam = math.log((task.L - 1) * R / eps)
     return paper_model(task, "softmax", **paper_sink_weights(task, max(lam, 1e-3)))
+
+
+def composed_pair_weights(task: PaperTask, lam: float, layers: int = 2,
+                          mu: float | None = None) -> dict[str, np.ndarray]:
+    """A **pure composition** (no residual) of ``layers >= 2`` layers of two softmax heads
+    each that solves the paper's one-layer targets with no BOS sink at any non-trigger row
+    of any head of any layer: ``W_Q, W_K, W_V`` ``(layers, 2, n, n)``, ``W_O`` ``(layers, n, 2n)``
+    (``[I, I]``: the two heads' outputs summed).
+
+    Layer 1 is :func:`paper_pair_weights`' cancelling pair, head 0 writing besides the
+    non-BOS indicator ``x^trig + x^bias`` into coordinate 0: its output ``h_t`` is exactly
+    ``a_t e_0`` at every non-trigger row ``t >= 1`` (``a_t = 1 - α_t0 ≈ 1``), exactly 0 at
+    row 0, and ``≈ mean + a_j e_0`` at the trigger row ``j`` (trigger coordinate ``≈ 1/j``).
+    Every later layer reads that form: both heads score ``λ h_i^0 h_k^0`` (every non-BOS key
+    ``≈ λ``, BOS 0: BOS weight ``≈ e^{-λ}/i``) plus ``±μ h_i^trig h_k^trig``, which is 0 at
+    every non-trigger query (its trigger coordinate is exactly 0), so the heads attend alike
+    there and their values ``±(I - e_0 e_0^T)`` cancel exactly; at the trigger row head 0
+    puts ``≈ 1`` on the trigger key and head 1 ``≈ 0``, so the layer copies ``mean``.  A middle
+    layer's head 0 keeps coordinate 0 (value ``I``) for the next layer; the last drops it.
+    ``mu`` defaults to ``λ (L-1)²`` (so ``μ/j² >= λ``).  Head 1 of layer 1 sinks at the
+    trigger row, the one row the question does not ask about."""
+    if not isinstance(task, PaperTask):
+        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
+    layers = as_int("layers", layers, minimum=2)
+    lam = float(as_real("lam", lam, minimum=0.0, strict=True))
+    mu = lam * (task.L - 1) ** 2 if mu is None else float(as_real("mu", mu, minimum=0.0))
+    n, b = task.n, task.bias_index
+    weights = paper_pair_weights(task, lam, layers=1, heads=2)
+    WQ, WK, WV = (np.zeros((layers, 2, n, n)) for _ in range(3))
+    WO = np.zeros((layers, n, 2 * n))
+    WQ[0], WK[0], WV[0] = weights["W_Q"][0], weights["W_K"][0], weights["W_V"][0]
+    WV[0, 0, BOS, TRIGGER] = WV[0, 0, BOS, b] = 1.0
+    WO[:, :, :n] = WO[:, :, n:] = np.eye(n)
+    drop = np.eye(n)
+    drop[BOS, BOS] = 0.0
+    for layer in range(1, layers):
+        for h, sign in ((0, 1.0), (1, -1.0)):
+            WQ[layer, h, 0, BOS], WK[layer, h, 0, BOS] = lam, 1.0
+            WQ[layer, h, 1, TRIGGER], WK[layer, h, 1, TRIGGER] = sign * mu, 1.0
+        WV[layer, 0] = drop if layer == layers - 1 else np.eye(n)
+        WV[layer, 1] = -drop
+    return dict(W_Q=WQ, W_K=WK, W_V=WV, W_O=WO)
+
+
+def composed_pair_solution(task: PaperTask, eps: float, layers: int = 2) -> StackModel:
+    """:func:`composed_pair_weights` as a pure stack with ``λ = ceil(log(8 N L² n / eps))``
+    (``N`` the layers; the error, ``O(N L² n e^{-λ})``, is then below ``eps``: the
+    trusted checker's ``paper-witness`` rule decides it exactly on a finite family)."""
+    eps = float(as_real("eps", eps, minimum=0.0, strict=True))
+    layers = as_int("layers", layers, minimum=2)
+    lam = float(math.ceil(math.log(8.0 * layers * task.L**2 * task.n / eps)))
+    return paper_model(task.replace(residual=False), "softmax", residual=False,
+                       **composed_pair_weights(task, lam, layers))
+
+
+def composed_sink_weights(task: PaperTask, lam: float) -> dict[str, np.ndarray]:
+    """A pure 2-layer stack of one softmax head per layer that is accurate by sinking in
+    layer 1: :func:`paper_sink_weights` with ``W_V = I`` (BOS's coordinate kept, so layer 1
+    writes ``≈ e_0`` at every non-trigger row and ``≈ mean`` at the trigger row); layer 2
+    scores ``λ h_i^0 h_k^0 + λ (L-1)² h_i^trig h_k^trig`` (non-trigger queries avoid the
+    trigger row, the trigger query takes itself) with value ``I - e_0 e_0^T``.  A model in
+    the class of the composition theorem (:mod:`sinkproof.theorems.composition`) that
+    meets its hypothesis: its product ``Π_ℓ (1 - α^ℓ_10)`` is ``≈ e^{-λ}/2``."""
+    if not isinstance(task, PaperTask):
+        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
+    lam = float(as_real("lam", lam, minimum=0.0, strict=True))
+    n = task.n
+    first = paper_sink_weights(task, lam)
+    WQ, WK, WV = (np.zeros((2, 1, n, n)) for _ in range(3))
+    WQ[0], WK[0] = first["W_Q"][0], first["W_K"][0]
+    WV[0, 0] = np.eye(n)
+    WQ[1, 0, 0, BOS], WK[1, 0, 0, BOS] = lam, 1.0
+    WQ[1, 0, 1, TRIGGER], WK[1, 0, 1, TRIGGER] = lam * (task.L - 1) ** 2, 1.0
+    WV[1, 0] = np.eye(n)
+    WV[1, 0, BOS, BOS] = 0.0
+    return dict(W_Q=WQ, W_K=WK, W_V=WV, W_O=np.stack([np.eye(n), np.eye(n)]))
