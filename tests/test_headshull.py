@@ -35,7 +35,8 @@ def _hull_numeric(points: np.ndarray) -> float:
     k = points.shape[0]
     res = minimize(lambda lam: float(np.sum((lam @ points) ** 2)), np.full(k, 1.0 / k),
                    jac=lambda lam: 2 * points @ (lam @ points), method="SLSQP",
-                   bounds=[(0, 1)] * k, constraints=[{"type": "eq", "fun": lambda lam: lam.sum() - 1}],
+                   bounds=[(0, 1)] * k,
+                   constraints=[{"type": "eq", "fun": lambda lam: lam.sum() - 1}],
                    options={"ftol": 1e-15, "maxiter": 500})
     return float(np.sqrt(res.fun))
 

@@ -61,10 +61,7 @@ def head_values(model: StackModel, rows: np.ndarray) -> list[list[tuple[Fraction
     out, start = [], 0
     for head in layer.heads:
         V = _exact(head.V)
-        if layer.W_O is None:
-            WO = None
-        else:
-            WO = _exact(layer.W_O[:, start:start + head.dv])
+        WO = None if layer.W_O is None else _exact(layer.W_O[:, start:start + head.dv])
         start += head.dv
         vals = []
         for r in rows_q:
