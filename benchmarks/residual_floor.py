@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--json", default=None)
     parser.add_argument("--witness-out", default=None,
-                        help="save the last verified witness here (sinkproof verify FILE)")
+                        help="save the most accurate verified witness here (sinkproof verify FILE)")
     args = parser.parse_args()
     task = sp.PaperTask(n=4, L=5, content=[[-1.0], [0.0], [1.0]], residual=True)
     init = stored_weights()
@@ -67,8 +67,8 @@ def main() -> None:
         print(f"| {aim} | {w.error:.5f} ({'verified' if w.verdict.ok else 'REJECTED'}) | "
               f"{w.bos:.4f} | {res.restarts} | {rows[-1]['seconds']} |", flush=True)
         init = {"W_Q": p["wq"], "W_K": p["wk"], "W_V": p["wv"], "W_O": p["wo"]}
-        if args.witness_out and w.verdict.ok:
-            w.save(args.witness_out)
+        if args.witness_out and w.verdict.ok and w.error <= min(r["error"] for r in rows):
+            w.save(args.witness_out)  # the most accurate verified model so far
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(rows, fh, indent=1)

@@ -409,3 +409,91 @@ def composed_sink_weights(task: PaperTask, lam: float) -> dict[str, np.ndarray]:
     WV[1, 0] = np.eye(n)
     WV[1, 0, BOS, BOS] = 0.0
     return dict(W_Q=WQ, W_K=WK, W_V=WV, W_O=np.stack([np.eye(n), np.eye(n)]))
+
+
+def _content_direction(task: PaperTask, direction: Any) -> tuple[np.ndarray, float, float]:
+    """A unit direction ``u`` of the content space, the largest ``|u·c|`` (``R``) and, on a
+    finite set, the least gap ``δ`` between distinct values of ``u·c`` (``inf`` for a single
+    value; ``0`` when two contents tie, which the construction refuses)."""
+    k = task.n - 3
+    u = np.sqrt(np.arange(1, k + 1, dtype=float)) if direction is None else \
+        np.asarray(direction, dtype=float).reshape(k)
+    if not np.all(np.isfinite(u)) or not np.any(u):
+        raise ValueError("direction must be a non-zero finite vector of the content space")
+    u = u / np.linalg.norm(u)
+    if not task.finite:
+        return u, math.sqrt(k), 0.0
+    proj = task.content @ u
+    distinct = np.unique(proj)
+    if distinct.size < task.m:
+        raise ValueError("two content vectors have the same projection on the direction: "
+                         "give direction= that separates them")
+    gap = float(np.min(np.diff(distinct))) if distinct.size > 1 else math.inf
+    return u, max(1.0, float(np.max(np.abs(proj)))), gap
+
+
+def residual_cancel_weights(task: PaperTask, lam: float, direction: Any = None
+                            ) -> dict[str, np.ndarray]:
+    """A residual stack of two layers of **one** softmax head each that solves the paper's
+    residual targets with no BOS sink at any non-trigger row: ``W_Q, W_K, W_V``
+    ``(2, 1, n, n)``, ``W_O`` ``(2, n, n)`` (identity).
+
+    With ``u`` a unit content direction (``direction``; on a finite set it must separate the
+    contents) and ``Λ = 4 λ R`` (``R >= max |u·c|``):
+
+    * layer 1 scores ``x_i^bias (λ u·c_k + Λ x_k^bias) + Λ x_i^trig (x_k^bias + x_k^trig)``:
+      a content query attends to the content keys of largest ``u·c`` (weights ``∝ e^{λ u·c_k}``;
+      BOS and the trigger get ``O(e^{-2λR})``), the trigger query to every non-BOS key alike;
+      value ``I - e_0 e_0^T``.  So it writes ``x*_t``, the content token of largest ``u·c``
+      seen so far, at a non-trigger row, and the mean of ``x_1..x_j`` at the trigger row;
+    * layer 2 reads ``h = x + layer 1``: it scores ``h_i^bias (λ u·h_k^c + Λ h_k^bias - 4Λ h_k^trig)
+      + 8Λ h_i^trig h_k^BOS``: a non-trigger query attends, like layer 1, to the keys whose
+      content is largest (their ``h_k = x*_t + x*_t``), the trigger query sinks on BOS, whose
+      ``h_0 = e_0``; value ``-(I - e_0 e_0^T)/2``.  So it writes ``-x*_t`` at a non-trigger
+      row, cancelling layer 1, and 0 at the trigger row.
+
+    The output is ``x_t`` off the trigger and ``x_j + mean`` at it, up to the softness of the
+    two argmaxes: ``O(L e^{-λδ})`` on a finite set whose projections are ``δ`` apart, and on
+    samples of continuous content it falls like ``1/λ``.  Every non-trigger BOS weight is
+    ``O(e^{-2λR})``; the one sink is layer 2's at the trigger row, the row the question does
+    not ask about."""
+    if not isinstance(task, PaperTask):
+        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
+    lam = float(as_real("lam", lam, minimum=0.0, strict=True))
+    u, R, _ = _content_direction(task, direction)
+    big = 4.0 * lam * R
+    n, b, cs = task.n, task.bias_index, task.content_slice
+    WQ, WK, WV = (np.zeros((2, 1, n, n)) for _ in range(3))
+    drop = np.eye(n)
+    drop[BOS, BOS] = 0.0
+    WQ[:, 0, 0, b] = 1.0
+    WQ[:, 0, 1, TRIGGER] = 1.0
+    WK[:, 0, 0, cs] = lam * u
+    WK[:, 0, 0, b] = big
+    WK[0, 0, 1, b] = WK[0, 0, 1, TRIGGER] = big
+    WK[1, 0, 0, TRIGGER] = -4.0 * big
+    WK[1, 0, 1, BOS] = 8.0 * big
+    WV[0, 0], WV[1, 0] = drop, -0.5 * drop
+    return dict(W_Q=WQ, W_K=WK, W_V=WV, W_O=np.stack([np.eye(n), np.eye(n)]))
+
+
+def residual_cancel_solution(task: PaperTask, eps: float, direction: Any = None,
+                             max_level: float = 2.0**12) -> StackModel:
+    """:func:`residual_cancel_weights` on a finite task with ``λ`` the least power of two
+    from 4 whose float error over the whole family is ``<= eps / 2`` (the trusted checker's
+    ``paper-witness`` rule decides the error exactly); refused beyond ``max_level``."""
+    if not isinstance(task, PaperTask) or not task.finite:
+        raise ValueError("residual_cancel_solution needs a PaperTask with a finite content set "
+                         "(use residual_cancel_weights for continuous content)")
+    eps = float(as_real("eps", eps, minimum=0.0, strict=True))
+    task = task.replace(residual=True)
+    x = task.prefix_features(np.concatenate([blk.codes for blk in task.prefix_blocks(task.L - 1)]))
+    y = task.row_targets(x)
+    lam = 4.0
+    while lam <= max_level:
+        model = paper_model(task, "softmax", residual=True,
+                            **residual_cancel_weights(task, lam, direction))
+        if float(np.max(np.linalg.norm(model.forward_batch(x).out - y, axis=-1))) <= eps / 2:
+            return model
+        lam *= 2.0
+    raise ValueError(f"no level up to {max_level} reaches error eps/2 = {eps / 2}")

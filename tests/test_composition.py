@@ -16,7 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sinkproof as sp
-from sinkproof.constructions import composed_pair_solution, composed_sink_weights
+from sinkproof.constructions import (
+    composed_pair_solution,
+    composed_sink_weights,
+    residual_cancel_solution,
+    residual_cancel_weights,
+)
 from sinkproof.errors import CapabilityError
 from sinkproof.stack import paper_model
 from sinkproof.stackwitness import stack_witness
@@ -113,7 +118,8 @@ def _mp_forward(model: sp.StackModel, x: np.ndarray) -> list:
                              for a in range(len(h[0]))])
             outs.append(rows)
         WO = mpmath.matrix(layer.W_O.tolist())
-        h = [list(WO * mpmath.matrix([c for o in outs for c in o[i]])) for i in range(len(h))]
+        new = [list(WO * mpmath.matrix([c for o in outs for c in o[i]])) for i in range(len(h))]
+        h = [[a + b for a, b in zip(r, w)] for r, w in zip(h, new)] if model.residual else new
     return h
 
 
@@ -144,3 +150,45 @@ def test_a_witness_that_misses_its_error_is_refused() -> None:
     model = composed_pair_solution(task, 0.5, layers=2)
     err = stack_witness(model, "1/1000")  # the model's error is far above 1/1000
     assert err.error > 1e-3 and not err.verdict.ok
+
+
+@pytest.mark.parametrize("content", [SIGNS, [[-1.0], [0.0], [1.0]]])
+def test_one_head_residual_layers_need_no_sink(content: list) -> None:
+    """The residual cancel construction: error -> 0 along the family (verified exactly at
+    several members), BOS weight tiny at every non-trigger position of both layers."""
+    task = sp.PaperTask(n=4, L=5, content=content)
+    errors = []
+    for eps in ("1/100", "1/10000", "1/10000000"):
+        model = residual_cancel_solution(task, float(Fraction(eps)))
+        assert model.residual and model.H == 1 and model.n_layers == 2
+        witness = stack_witness(model, eps)
+        assert witness.verdict.ok, witness.verdict.failure
+        assert witness.bos < 1e-5
+        errors.append(witness.error)
+    assert errors[0] > errors[1] > errors[2]
+    x = task.sample(1, seed=3)[0]
+    out, _ = model.forward_rows(x)
+    assert np.allclose(out, np.array(_mp_forward(model, x), dtype=float), atol=1e-12)
+
+
+def test_one_head_residual_layers_on_continuous_content_samples() -> None:
+    """On sampled continuous content (a lower estimate of the worst error, not a proof) the
+    error falls like 1/λ while no non-trigger BOS weight rises."""
+    task = sp.PaperTask(n=4, L=5, residual=True)
+    xs = task.sample(400, seed=1)
+    y = np.stack([task.targets(x) for x in xs])
+    nontrig = xs[..., 1] != 1
+    nontrig[:, 0] = False
+    errs = []
+    for lam in (10.0, 100.0):
+        model = paper_model(task, "softmax", residual=True, **residual_cancel_weights(task, lam))
+        fw = model.forward_batch(xs)
+        errs.append(float(np.linalg.norm(fw.out - y, axis=-1).max()))
+        assert float(fw.w[:, 0][:, nontrig][:, :, 0].max()) < 1e-10
+    assert errs[1] < errs[0] / 5 and errs[1] < 0.01
+
+
+def test_the_cancel_construction_refuses_ties() -> None:
+    task = sp.PaperTask(n=5, L=4, content=[[1.0, 0.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match="same projection"):
+        residual_cancel_weights(task, 4.0, direction=[1.0, 1.0])
