@@ -68,3 +68,28 @@ def test_the_gap_at_the_headline_position() -> None:
     gap = float(Fraction(witness.document["claim"]["max_bos_mass"])) - float(proof.bound)
     assert 0 < gap < 1.1e-3
     assert np.isclose(found.bos, 0.9732438, atol=2e-6)
+
+
+@pytest.mark.slow
+def test_our_setting_through_the_same_optimiser() -> None:
+    """One learned-value head on TriggerTask(p=2, T=3): the optimiser's model at position 1
+    of (BOS, +e1) is checked by the trusted witness rule and sits above the engine's
+    certified 0.9333 and below the old search's 0.95."""
+    from sinkproof.search.verify import verify_witness
+
+    task = sp.TriggerTask(p=2, T=3)
+    found = least_sink(task, 0.05, (0,), starts=sink_starts(task, 0.05, (1.0,)), maxiter=200)
+    report = verify_witness(found.model(task), "1/20", found.bos * (1 + 1e-6) + 1e-15,
+                            where=[((0,), 1)])
+    assert report.verified
+    assert 0.9333 < found.bos < 0.95
+
+
+def test_the_task_protocol_reaches_both_settings() -> None:
+    """The starts are ε-accurate sink heads in both settings (no optimisation here)."""
+    from sinkproof.search.leastsink import LeastSink
+
+    for task in (TASK, sp.TriggerTask(p=2, T=3)):
+        A, M = sink_starts(task, 0.05, (1.0,))[0]
+        model = LeastSink(A, M, 1.0, 0.0, 1, 1).model(task)
+        assert model.H == 1
