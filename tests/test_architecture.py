@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("theorems",),
     ("search",),
     ("claims",),
-    ("experiment",), ("variants",), ("sweep",),
+    ("experiment", "stackwitness"), ("variants",), ("sweep",),
     ("report", "schemas"),
     ("strategies", "testing"), ("pytest_plugin",),
     ("cli_common",), ("commands",), ("cli",), ("__main__",),
