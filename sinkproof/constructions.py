@@ -106,6 +106,33 @@ def trigger_sink_solution(task: TriggerTask, eps: float, bos: float = 0.01) -> A
     return AttentionModel(task, kind="softmax", A=A, U=None)
 
 
+def null_slot_scores(task: TriggerTask, L: Any, own_key_local: bool = False) -> list[list[Any]]:
+    """The score matrix (``D × D``, entries ``0`` or ``±L`` of ``L``'s own type: a Fraction
+    stays exact) of a head whose virtual null slot (logit 0, value 0) takes the mass a
+    softmax head would put on BOS: a content query scores ``-L`` on BOS, content and trigger
+    keys, so the null slot outweighs them all; a trigger query scores ``+L`` on content keys
+    (and ``-L`` on trigger keys when a key's own score is local, ``own_key_local``), so it
+    averages the content seen."""
+    c, tr, bos = (feature_index(task, f) for f in ("is_content", "is_trigger", "is_bos"))
+    A: list[list[Any]] = [[L * 0 for _ in range(task.D)] for _ in range(task.D)]
+    A[c][bos] = A[c][c] = A[c][tr] = -L
+    A[tr][c] = L
+    if own_key_local:
+        A[tr][tr] = -L
+    return A
+
+
+def null_slot_solution(task: TriggerTask, kind: str, L: float) -> AttentionModel:
+    """One head of a map with a virtual null slot (``sink_logit``, ``softmax1``), fixed
+    values, the scores of :func:`null_slot_scores`: no BOS sink anywhere, the slot takes
+    the mass at content positions (error ``O(T e^{-L})``)."""
+    props = MAPS[kind].properties
+    if not props.virtual_null:
+        raise ValueError(f"the {kind} map has no virtual null slot")
+    A = np.array(null_slot_scores(task, float(L), props.own_key_local), dtype=float)
+    return AttentionModel(task, kind=kind, A=A, U=None)
+
+
 def cancelling_pair_scores(task: TriggerTask, L: float) -> np.ndarray:
     """Score matrices ``(2, D, D)`` of two softmax heads that agree at every non-trigger
     query and differ only at a trigger query: both score ``-L`` on BOS from a content

@@ -91,3 +91,21 @@ def test_a_search_cut_by_its_wall_time_is_open_for_time_and_says_so():
     assert outcome.status == "open (for time)" and "for time" in repr(outcome)
     assert outcome.to_dict()["for_time"] is True and "open for time:" in outcome.render()
     assert outcome.render().startswith("OPEN (FOR TIME):")
+
+
+def test_the_sink_logit_claim_is_refuted_by_its_null_slot_construction_at_once():
+    """A map with a virtual null slot: the slot takes the mass, one construction refutes the
+    homogeneous-sink claim (no timed search), and the same scores are the variants table's
+    construction (one definition: :func:`sinkproof.constructions.null_slot_scores`)."""
+    from fractions import Fraction
+
+    from sinkproof.constructions import null_slot_scores
+    from sinkproof.variants.constructions import construction
+
+    start = time.process_time()
+    outcome = check(CLAIMS / "sink_logit_homogeneous.toml")
+    assert isinstance(outcome, Refuted) and "null slot takes the mass" in outcome.detail
+    assert time.process_time() - start < 30
+    task = sp.TriggerTask(p=1, T=2)
+    L = Fraction(8)
+    assert [list(r) for r in construction(task, "sink_logit", L).A] == null_slot_scores(task, L)

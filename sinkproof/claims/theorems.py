@@ -44,6 +44,7 @@ from ..attention import MAPS
 from ..constructions import (
     POSITION_FREE,
     cancelling_pair_solution,
+    null_slot_solution,
     paper_pair_solution,
     paper_relu_weights,
     paper_sink_solution,
@@ -53,6 +54,7 @@ from ..constructions import (
 )
 from ..errors import SinkproofError, WorkLimitError, check_work
 from ..exact_numbers import show
+from ..measures import evaluate
 from ..model import AttentionModel
 from ..stack import paper_model
 from ..task import TRIG
@@ -338,6 +340,14 @@ def constructions(claim: Claim) -> Iterator[tuple[str, Any]]:
             model = None
         if model is not None and mc.contains(model):
             yield "one softmax head resting on the zero-valued trigger after it", model
+    for kind in (k for k in mc.maps if MAPS[k].properties.virtual_null):
+        for level in SLOT_LEVELS:  # the slot takes the mass BOS would
+            model = null_slot_solution(claim.task, kind, level)
+            if not mc.contains(model):
+                break
+            if evaluate(model).max_error <= float(claim.max_error) / 2:
+                yield f"one {kind} head whose null slot takes the mass (L={level})", model
+                break
     if (mc.heads or 0) >= 2 and mc.values == "learned" and "softmax" in mc.maps \
             and claim.max_error > 0:
         try:

@@ -41,6 +41,7 @@ from ..certformat import format_rational
 from ..constructions import (
     POSITION_FREE,
     feature_index,
+    null_slot_scores,
     paper_variant_head,
     paper_variant_solution,
 )
@@ -204,10 +205,7 @@ def construction(task: TriggerTask, kind: str, L: Any = None) -> Construction:
     if props.on_simplex:
         A[c][bos], A[tr][bos], A[tr][tr] = L, -L, -L
     elif props.virtual_null:
-        A[c][bos] = A[c][c] = A[c][tr] = -L
-        A[tr][c] = L
-        if props.own_key_local:
-            A[tr][tr] = -L
+        A = null_slot_scores(task, L, props.own_key_local)
     elif kind == "sigmoid":
         if task.T > 3:
             raise ValueError("the sigmoid construction needs T <= 3 (its trigger logit "
