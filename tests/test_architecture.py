@@ -287,10 +287,11 @@ def test_lazy_names_resolve_and_dir_lists_the_entry_points():
 
 def test_the_command_table_matches_the_command_modules():
     from sinkproof.cli import build_parser
-    from sinkproof.commands import COMMANDS
+    from sinkproof.commands import COMMANDS, module_of
 
     found = {p.stem for p in (ROOT / "commands").glob("*.py") if p.stem != "__init__"}
-    assert set(COMMANDS) == found, "sinkproof/commands/__init__.py COMMANDS is out of date"
+    assert {module_of(c) for c in COMMANDS} == found, \
+        "sinkproof/commands/__init__.py COMMANDS (and MODULES) is out of date"
     sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
     assert {a.dest: a.help for a in sub._choices_actions} == COMMANDS
 

@@ -10,7 +10,8 @@ import pytest
 import sinkproof as sp
 from sinkproof.attention import MAPS
 from sinkproof.cli import main
-from sinkproof.experiment.paper import QUICK, assemble, forward, init_params
+from sinkproof.experiment.config import QUICK
+from sinkproof.experiment.train import assemble, forward, init_params
 
 
 @pytest.mark.parametrize("kind", list(MAPS))

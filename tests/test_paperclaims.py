@@ -231,7 +231,7 @@ def test_certify_setting_paper_writes_a_verified_certificate(tmp_path, capsys):
 # ---------------------------------------------------------------- trained models vs bounds
 def test_the_per_position_bound_holds_for_random_one_head_models():
     from sinkproof.autodiff import stack_forward as paper_forward
-    from sinkproof.experiment.paperbounds import bound_check
+    from sinkproof.experiment.theory import stack_bound_check as bound_check
 
     rng = np.random.default_rng(0)
     task = sp.PaperTask(n=5, L=6)

@@ -57,8 +57,8 @@ def test_a_sink_map_beyond_the_limit_is_refused_before_any_work(capsys, monkeypa
 
 
 def test_paper_estimates_its_token_steps_and_refuses_beyond_the_limit(capsys):
-    from sinkproof.commands.paper import MAX_TOKEN_STEPS, paper_token_steps
-    from sinkproof.experiment.paper import CONFIGS, PAPER_KINDS, QUICK, Protocol
+    from sinkproof.commands.reproduce import MAX_TOKEN_STEPS, paper_token_steps
+    from sinkproof.experiment.config import CONFIGS, PAPER_KINDS, QUICK, Protocol
 
     one = paper_token_steps(Protocol(), CONFIGS, list(PAPER_KINDS), [0])
     assert one <= MAX_TOKEN_STEPS < 5 * one  # the full reproduction runs, five seeds do not

@@ -1,4 +1,6 @@
-"""The settings of one experiment: task instances, models, seeds, optimiser, data sizes."""
+"""The settings of one experiment: task instances, models, seeds, optimiser, data sizes; and
+the training protocol of stacks on a task without positional features (:class:`Protocol`,
+with the paper's protocol and a quick one as presets), as data."""
 
 from __future__ import annotations
 
@@ -135,3 +137,43 @@ class ExperimentConfig:
         if unknown:
             raise ValueError(f"unknown experiment settings: {', '.join(sorted(unknown))}")
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A training protocol for stacks on a task without positional features, as data: the
+    task's size (``n``, ``L``), fresh batches of ``batch`` sequences a step, at most
+    ``max_steps`` steps, stop as soon as a batch's largest absolute error is below ``tol``
+    (measured before the update), initial weights N(0, ``init_std``²), Adam with ``betas``
+    and the learning rate of :meth:`lr`; evaluated on ``n_eval`` sequences seeded
+    ``eval_seed``.  The defaults are the paper's protocol (:data:`PROTOCOLS`)."""
+
+    n: int = 16
+    L: int = 16
+    batch: int = 128
+    max_steps: int = 50_000
+    tol: float = 5e-3
+    init_std: float = 0.02
+    betas: tuple[float, float] = (0.9, 0.95)
+    n_eval: int = 1000
+    eval_seed: int = 12345
+
+    def lr(self, layers: int) -> float:
+        """``1e-3`` for one layer, ``1e-4`` for several."""
+        return 1e-3 if layers == 1 else 1e-4
+
+    @property
+    def eval_trigger(self) -> int:
+        return min(7, self.L - 1)
+
+
+QUICK = Protocol(n=6, L=8, max_steps=40, n_eval=64)
+"""The quick preset (``sinkproof paper --quick``): a small task and few steps."""
+PAPER_PROTOCOL = Protocol()
+"""The paper's protocol (the defaults)."""
+PROTOCOLS: dict[str, Protocol] = {"paper": PAPER_PROTOCOL, "quick": QUICK}
+"""The protocol presets by name: the paper's own, and the quick one."""
+CONFIGS = ((1, 1), (2, 2), (4, 4))
+"""``(layers, heads)`` of the paper's figures."""
+PAPER_KINDS = ("softmax", "relu_length")
+"""The paper's own attention maps (every map of ``MAPS`` trains)."""

@@ -7,7 +7,7 @@ initialisation and measured on held-out sequences at non-trigger positions ``t >
   :func:`sinkproof.experiment.train`): every parameter of the head is learned, the sink
   logit or sigmoid bias ``b`` and the gate included;
 - **paper** (:class:`~sinkproof.tasks.PaperTask`, the paper's full-width one-layer model
-  and protocol with fewer steps: :func:`sinkproof.experiment.paper.train`).
+  and protocol with fewer steps: :func:`sinkproof.experiment.runner.train_stack`).
 
 Per head: the **sink score** (mean BOS weight ``α_t0``; a gated head's ``g_t α_t0``), the
 **BOS share** ``α_t0 / Σ_j α_tj`` and the **null score** (mean null mass: the null slot of
@@ -28,8 +28,8 @@ import numpy as np
 from ..attention import MAPS
 from ..errors import SinkproofError
 from ..executor import ProcessExecutor, SerialExecutor
-from ..experiment import paper as paper_training
-from ..experiment.config import HELDOUT_SEED, ExperimentConfig
+from ..experiment.config import HELDOUT_SEED, ExperimentConfig, Protocol
+from ..experiment.runner import train_stack
 from ..experiment.train import train
 from ..measures import evaluate
 
@@ -42,7 +42,7 @@ OURS = ExperimentConfig(p=2, T=4, contents=("signed",), heads=HEADS, seeds=SEEDS
                         n_train=256, batch_size=32, n_heldout=128, longer_T=6, n_longer=16,
                         n_probe=8, record_every=100, eta=0.05)
 """Our setting: p = 2, T = 4, signed content, inverse positions, 400 Adam steps."""
-PAPER = paper_training.Protocol(n=6, L=8, max_steps=1500, n_eval=256)
+PAPER = Protocol(n=6, L=8, max_steps=1500, n_eval=256)
 """The paper's protocol on n = 6, L = 8, one layer, at most 1500 steps."""
 QUICK_OURS = OURS.replace(steps=60, n_train=64, batch_size=16, n_heldout=32)
 QUICK_PAPER = replace(PAPER, max_steps=60, n_eval=64)
@@ -116,8 +116,8 @@ def _ours(kind: str, heads: int, seed: int, cfg: ExperimentConfig) -> TrainedRun
                       trained.seconds)
 
 
-def _paper(kind: str, heads: int, seed: int, protocol: paper_training.Protocol) -> TrainedRun:
-    run = paper_training.train(kind, 1, heads, seed, protocol)
+def _paper(kind: str, heads: int, seed: int, protocol: Protocol) -> TrainedRun:
+    run = train_stack(kind, 1, heads, seed, protocol)
     mp = run.params.get("mp")
     params = () if mp is None else tuple(tuple(row) for row in np.asarray(mp)[0].tolist())
     return TrainedRun("paper", kind, heads, seed, float(run.max_abs_error),

@@ -1,4 +1,6 @@
-"""``sinkproof paper``: the paper's figures, trained with the paper's protocol."""
+"""``sinkproof paper``: reproduce the paper's attention-map figures by training stacks with a
+protocol preset (:data:`sinkproof.experiment.config.PROTOCOLS`: the paper's, or the quick
+one) and the one protocol runner (:func:`sinkproof.experiment.runner.run_protocol`)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from ..cli_common import (
     param_arg,
     reserve_stdio,
 )
-from ..errors import EXIT_INTERRUPTED, check_work
+from ..errors import EXIT_INTERRUPTED, Interrupted, check_work
 
 MAX_TOKEN_STEPS = 2_000_000_000
 """Default limit on a paper run's token-steps (runs x max steps x 128 sequences x L tokens
@@ -87,12 +89,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from ..experiment.paper import CONFIGS, PAPER_KINDS, QUICK, Protocol, train
-    from ..experiment.paperfigs import write
+    from ..experiment.config import CONFIGS, PAPER_KINDS, PROTOCOLS
+    from ..experiment.runner import run_protocol
 
     quiet = reserve_stdio(args, outputs=("json",))
     figures = figures_wanted(args)
-    protocol = QUICK if args.quick else Protocol()
+    protocol = PROTOCOLS["quick" if args.quick else "paper"]
     if args.max_steps is not None:
         protocol = replace(protocol, max_steps=args.max_steps)
     configs = args.configs or (CONFIGS[:2] if args.quick else CONFIGS)
@@ -100,35 +102,20 @@ def run(args: argparse.Namespace) -> int:
     check_work("token-steps of training", paper_token_steps(protocol, configs, kinds,
                                                              args.seeds), args.max_work)
     start = time.perf_counter()
-    planned = [(seed, layers, heads, kind) for seed in args.seeds for layers, heads in configs
-               for kind in kinds]
-    runs, lines = [], []
+    lines: list[str] = []
 
-    def meta() -> dict[str, object]:
-        return {"seeds": args.seeds, "configs": [list(c) for c in configs], "kinds": kinds,
-                "wall_s": time.perf_counter() - start}
+    def report(_run: object, line: str) -> None:
+        lines.append(line)
+        if not quiet:  # with the JSON on stdout, nothing else is printed
+            print(line, file=sys.stderr)
 
     try:
-        for seed, layers, heads, kind in planned:
-            r = train(kind, layers, heads, seed, protocol)
-            lines.append(f"{kind:11s} {layers}x{heads} seed {seed}: {r.steps} steps "
-                         f"({'stopped' if r.stopped else 'step limit'}), test max abs error "
-                         f"{r.max_abs_error:.4g}, sinking heads per layer "
-                         f"{r.sinks_per_layer}, {r.wall_s:.1f} s")
-            if not quiet:  # with the JSON on stdout, nothing else is printed
-                print(lines[-1], file=sys.stderr)
-            runs.append(r)
-    except KeyboardInterrupt:  # the finished runs are kept (without figures: seconds)
-        finished = f"{len(runs)} of {len(planned)} runs finished"
-        if runs:
-            write(runs, Path(args.out), protocol, {**meta(), "interrupted": finished},
-                  figures_too=False)
-            finished += f", written to {args.out}"
-        print(f"paper interrupted: {finished}" + "".join(f"\n  {line}" for line in lines))
+        runs, files, info = run_protocol(protocol, configs, kinds, args.seeds, Path(args.out),
+                                         figures=figures, on_run=report)
+    except Interrupted as exc:  # the finished runs are kept (without figures: seconds)
+        print(f"paper interrupted: {exc.progress}" + "".join(f"\n  {line}" for line in lines))
         return EXIT_INTERRUPTED
     wall = time.perf_counter() - start
-    info = meta()
-    files = write(runs, Path(args.out), protocol, info, figures_too=figures)
     if not quiet:
         print(f"{len(runs)} runs in {wall:.1f} s; wrote "
               f"{', '.join(str(p) for p in files.values())}")
