@@ -58,11 +58,11 @@ def test_a_sink_map_beyond_the_limit_is_refused_before_any_work(capsys, monkeypa
 
 def test_paper_estimates_its_token_steps_and_refuses_beyond_the_limit(capsys):
     from sinkproof.commands.reproduce import MAX_TOKEN_STEPS, paper_token_steps
-    from sinkproof.experiment.config import CONFIGS, PAPER_KINDS, QUICK, Protocol
+    from sinkproof.experiment.config import CONFIGS, PAPER_KINDS, QUICK, QUICK_CONFIGS, Protocol
 
     one = paper_token_steps(Protocol(), CONFIGS, list(PAPER_KINDS), [0])
     assert one <= MAX_TOKEN_STEPS < 5 * one  # the full reproduction runs, five seeds do not
-    assert paper_token_steps(QUICK, CONFIGS, list(PAPER_KINDS), [0]) < one / 1000
+    assert paper_token_steps(QUICK, QUICK_CONFIGS, list(PAPER_KINDS), [0]) < one / 1000
     assert cli.main(["paper", "--seeds", "0", "1", "2", "3", "4"]) == EXIT_REFUSED
     err = capsys.readouterr().err
     assert "--max-work" in err and "token-steps" in err

@@ -25,7 +25,7 @@ from ..errors import EXIT_INTERRUPTED, Interrupted, check_work
 MAX_TOKEN_STEPS = 2_000_000_000
 """Default limit on a paper run's token-steps (runs x max steps x 128 sequences x L tokens
 x layers); the full reproduction with one seed (1x1, 2x2, 4x4 x 2 maps, 50000 steps,
-L=16) is about 1.4 billion (about half an hour), --quick about 0.25 million."""
+L=16) is about 1.4 billion (about half an hour), --quick about 0.8 million."""
 
 JSON_KEYS = {"runs": "one object per trained model (what results.json holds)",
              "protocol": "the training protocol and the run's settings",
@@ -66,8 +66,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "and the figures (Fig. 3: mean and std maps over the test sequences with "
                     "the trigger at index 7; Figs. 4-7: per-head maps of one test sequence).")
     p.add_argument("--quick", action="store_true",
-                   help="tiny run for tests: n=6, L=8, 40 steps, 64 test sequences, "
-                        "configurations 1x1 and 2x2")
+                   help="the quick preset, under a minute: n=6, L=8, at most 400 steps, "
+                        "learning rates 1e-2 (one layer) and 1e-3, 64 test sequences, "
+                        "configuration 1x1 (the one-layer softmax head sinks, ReLU/length "
+                        "does not)")
     p.add_argument("--seeds", type=param_arg("seed"), nargs="+", default=[0], metavar="S",
                    help="training seeds, listed (default 0; experiment's --seeds N counts)")
     p.add_argument("--configs", type=_configs, default=None, metavar="LxH,...",
@@ -76,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="attention maps (default the paper's: softmax relu_length; every "
                         "map trains, its parameters and gate learned)")
     p.add_argument("--max-steps", type=count(0), default=None, metavar="N",
-                   help="override the step limit (default 50000; --quick 40)")
+                   help="override the step limit (default 50000; --quick 400)")
     p.add_argument("--out", default="paper-out", metavar="DIR",
                    help="output folder (default paper-out)")
     add_work_option(p, MAX_TOKEN_STEPS, "token-steps (step limit x batch x length x layers, "
@@ -89,7 +91,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from ..experiment.config import CONFIGS, PAPER_KINDS, PROTOCOLS
+    from ..experiment.config import CONFIGS, PAPER_KINDS, PROTOCOLS, QUICK_CONFIGS
     from ..experiment.runner import run_protocol
 
     quiet = reserve_stdio(args, outputs=("json",))
@@ -97,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     protocol = PROTOCOLS["quick" if args.quick else "paper"]
     if args.max_steps is not None:
         protocol = replace(protocol, max_steps=args.max_steps)
-    configs = args.configs or (CONFIGS[:2] if args.quick else CONFIGS)
+    configs = args.configs or (QUICK_CONFIGS if args.quick else CONFIGS)
     kinds = args.kinds or list(PAPER_KINDS)
     check_work("token-steps of training", paper_token_steps(protocol, configs, kinds,
                                                              args.seeds), args.max_work)
