@@ -376,6 +376,28 @@ FACE = frozenset({"verify", "verify_file", "load", "Verdict", "Limits", "LimitEx
                   "CertificateError"})
 """What a producer may take from ``sinkproof.checker``: the rest is the trusted kernel's
 inside, free to change (and kept out of the producers' utility library)."""
+SETTING_MODULE_HOMES = ("sinkproof/tasks", "sinkproof/checker/family")
+"""The only folders where a module may be named after a setting: a setting's task and its
+trusted family reader.  Everything else is written once against the task protocol."""
+
+
+def test_no_module_is_named_after_a_setting_outside_the_tasks_and_family_readers():
+    """A module named ``paper*`` or ``trigger*`` (a setting of :data:`sinkproof.tasks.TASKS`)
+    outside :data:`SETTING_MODULE_HOMES` is a fork of a module of another setting: its job
+    belongs in the one module of that job, asking the task's capabilities.  No exceptions."""
+    from sinkproof.tasks import TASKS
+
+    named = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT.parent).as_posix()
+        home = any(rel.startswith(h + "/") for h in SETTING_MODULE_HOMES)
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if not home and any(part.startswith(tuple(TASKS)) for part in parts):
+            named.append(rel)
+    assert not named, f"modules named after a setting (fold each into its job's module): {named}"
+    assert {p.stem for p in (ROOT / "tasks").glob("*.py")} >= set(TASKS)  # the rule's homes
+
+
 INTERNALS_DEBT = {
     "sinkproof.bnb.dual": ("prunes leaves with the checker's bnb leaf check; reads the "
                            "token-pair instance with the checker's paper Family reader"),
