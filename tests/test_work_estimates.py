@@ -72,6 +72,7 @@ def test_paper_estimates_its_token_steps_and_refuses_beyond_the_limit(capsys):
 def test_the_variants_table_estimate_bounds_the_positions_it_evaluates(monkeypatch):
     """Cross-check: every family evaluation the table makes (the hull certificate, each
     construction level, each witness file), counted while it runs, at the family's size."""
+    import sinkproof.variants.constructions as constructions
     import sinkproof.variants.table as table
     from sinkproof.commands.variants import table_work
 
@@ -80,15 +81,16 @@ def test_the_variants_table_estimate_bounds_the_positions_it_evaluates(monkeypat
     positions = task.n_sequences * (task.T + 1)
     seen: list[int] = []
 
-    def counting(name, real, size):
+    def counting(name, real, size, module=table):
         def wrapped(*args, **kwargs):
             got = real(*args, **kwargs)
             seen.append(size(got))
             return got
-        monkeypatch.setattr(table, name, wrapped)
+        monkeypatch.setattr(module, name, wrapped)
 
     counting("verify_construction", table.verify_construction, lambda c: c.positions)
-    counting("witness_document", table.witness_document, lambda d: positions)
+    counting("witness_document", constructions.witness_document, lambda d: positions,
+             constructions)  # a construction's witness file (Construction.witness)
     counting("family_certificate", table.family_certificate, lambda c: positions)
     table.build_table(quick=True, maps=maps)
     assert all(0 < n <= positions for n in seen)
