@@ -46,6 +46,11 @@ PAPER = Protocol(n=6, L=8, max_steps=1500, n_eval=256)
 """The paper's protocol on n = 6, L = 8, one layer, at most 1500 steps."""
 QUICK_OURS = OURS.replace(steps=60, n_train=64, batch_size=16, n_heldout=32)
 QUICK_PAPER = replace(PAPER, max_steps=60, n_eval=64)
+TRAINING: dict[str, tuple[ExperimentConfig | Protocol, ExperimentConfig | Protocol]] = {
+    "ours": (OURS, QUICK_OURS), "paper": (PAPER, QUICK_PAPER)}
+"""Each setting's training preset (default, ``--quick``), as data: an
+:class:`~sinkproof.experiment.ExperimentConfig` trains one layer on a task with positions, a
+:class:`~sinkproof.experiment.Protocol` a stack on a task without them."""
 
 
 @dataclass(frozen=True)
@@ -103,12 +108,13 @@ class TrainedRow:
         return float(np.median([r.error for r in self.runs]))
 
 
-def _ours(kind: str, heads: int, seed: int, cfg: ExperimentConfig) -> TrainedRun:
+def _train_layer(setting: str, kind: str, heads: int, seed: int,
+                 cfg: ExperimentConfig) -> TrainedRun:
     task = cfg.task("signed")
     trained = train(task, kind, heads, seed, cfg)
     held = task.sample(cfg.n_heldout, seed=HELDOUT_SEED)
     ev = evaluate(trained.model, held, eta=cfg.eta, progress=False)
-    return TrainedRun("ours", kind, heads, seed, float(ev.max_error),
+    return TrainedRun(setting, kind, heads, seed, float(ev.max_error),
                       tuple(ev.sink_score.tolist()),
                       tuple(ev.bos_share_nontrigger.mean.tolist()),
                       tuple(ev.null_mass_nontrigger.mean.tolist()),
@@ -116,20 +122,22 @@ def _ours(kind: str, heads: int, seed: int, cfg: ExperimentConfig) -> TrainedRun
                       trained.seconds)
 
 
-def _paper(kind: str, heads: int, seed: int, protocol: Protocol) -> TrainedRun:
+def _train_stack(setting: str, kind: str, heads: int, seed: int,
+                 protocol: Protocol) -> TrainedRun:
     run = train_stack(kind, 1, heads, seed, protocol)
     mp = run.params.get("mp")
     params = () if mp is None else tuple(tuple(row) for row in np.asarray(mp)[0].tolist())
-    return TrainedRun("paper", kind, heads, seed, float(run.max_abs_error),
+    return TrainedRun(setting, kind, heads, seed, float(run.max_abs_error),
                       tuple(run.bos_nontrigger[0]), tuple(run.bos_share_nontrigger[0]),
                       tuple(run.null_nontrigger[0]), params, run.wall_s)
 
 
 def _job(job: tuple[str, str, int, int, bool]) -> TrainedRun:
     setting, kind, H, seed, quick = job
-    if setting == "ours":
-        return _ours(kind, H, seed, QUICK_OURS if quick else OURS)
-    return _paper(kind, H, seed, QUICK_PAPER if quick else PAPER)
+    preset = TRAINING[setting][1 if quick else 0]
+    if isinstance(preset, ExperimentConfig):
+        return _train_layer(setting, kind, H, seed, preset)
+    return _train_stack(setting, kind, H, seed, preset)
 
 
 def train_variants(kinds: Sequence[str] | None = None, settings: Sequence[str] = SETTINGS,
