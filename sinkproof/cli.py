@@ -26,7 +26,7 @@ from typing import Any
 
 from . import __version__, files, interrupts
 from . import progress as progress_bars
-from .commands import COMMANDS
+from .commands import COMMANDS, module_of
 from .errors import (
     EXIT_BAD_INPUT,
     EXIT_CODES,
@@ -118,7 +118,7 @@ def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_line in sorted(COMMANDS.items()):
         if load is None or name in load:
-            importlib.import_module(f"sinkproof.commands.{name}").register(sub)
+            importlib.import_module(f"sinkproof.commands.{module_of(name)}").register(sub)
             add_common_options(sub.choices[name])
         else:
             sub.add_parser(name, help=help_line)

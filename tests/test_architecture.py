@@ -287,10 +287,11 @@ def test_lazy_names_resolve_and_dir_lists_the_entry_points():
 
 def test_the_command_table_matches_the_command_modules():
     from sinkproof.cli import build_parser
-    from sinkproof.commands import COMMANDS
+    from sinkproof.commands import COMMANDS, module_of
 
     found = {p.stem for p in (ROOT / "commands").glob("*.py") if p.stem != "__init__"}
-    assert set(COMMANDS) == found, "sinkproof/commands/__init__.py COMMANDS is out of date"
+    assert {module_of(c) for c in COMMANDS} == found, \
+        "sinkproof/commands/__init__.py COMMANDS (and MODULES) is out of date"
     sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
     assert {a.dest: a.help for a in sub._choices_actions} == COMMANDS
 
@@ -375,6 +376,28 @@ FACE = frozenset({"verify", "verify_file", "load", "Verdict", "Limits", "LimitEx
                   "CertificateError"})
 """What a producer may take from ``sinkproof.checker``: the rest is the trusted kernel's
 inside, free to change (and kept out of the producers' utility library)."""
+SETTING_MODULE_HOMES = ("sinkproof/tasks", "sinkproof/checker/family")
+"""The only folders where a module may be named after a setting: a setting's task and its
+trusted family reader.  Everything else is written once against the task protocol."""
+
+
+def test_no_module_is_named_after_a_setting_outside_the_tasks_and_family_readers():
+    """A module named ``paper*`` or ``trigger*`` (a setting of :data:`sinkproof.tasks.TASKS`)
+    outside :data:`SETTING_MODULE_HOMES` is a fork of a module of another setting: its job
+    belongs in the one module of that job, asking the task's capabilities.  No exceptions."""
+    from sinkproof.tasks import TASKS
+
+    named = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT.parent).as_posix()
+        home = any(rel.startswith(h + "/") for h in SETTING_MODULE_HOMES)
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if not home and any(part.startswith(tuple(TASKS)) for part in parts):
+            named.append(rel)
+    assert not named, f"modules named after a setting (fold each into its job's module): {named}"
+    assert {p.stem for p in (ROOT / "tasks").glob("*.py")} >= set(TASKS)  # the rule's homes
+
+
 INTERNALS_DEBT = {
     "sinkproof.bnb.heads": "prunes steps with the checker's bnb-heads step check",
     "sinkproof.variants.verify": ("bounds a construction's error, BOS and null mass with the "

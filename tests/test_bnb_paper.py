@@ -320,7 +320,7 @@ def test_the_certified_bound_stays_below_the_accurate_model(task, accurate):
 @pytest.mark.slow
 def test_the_example_claim_file_is_proved_by_the_cli(tmp_path):
     claim = load_claim(CLAIM)
-    assert claim.setting == "paper"
+    assert claim.task.setting == "paper" and not claim.task.has_positions
     from sinkproof.cli import main
     assert main(["check", str(CLAIM), "--certificate-out", str(tmp_path / "c.json")]) == 0
 

@@ -335,7 +335,8 @@ def test_variants_cli_prints_the_maps_done(monkeypatch, capsys):
     ("sinkproof.experiment.runner", "_one_run",
      ["experiment", "--smoke", "--no-figures", "--out"],
      ["experiment interrupted: 1 of", "runs finished", "Mean"]),  # Mean: the summary table
-    ("sinkproof.experiment.paper", "train", ["paper", "--quick", "--configs", "1x1", "--out"],
+    ("sinkproof.experiment.runner", "train_stack",
+     ["paper", "--quick", "--configs", "1x1", "--out"],
      ["paper interrupted: 1 of 2 runs finished", "1x1 seed 0"]),
 ])
 @pytest.mark.slow  # 2-7 s of subprocesses/compiles: CI runs it
@@ -455,9 +456,9 @@ def test_the_console_entry_leaves_at_once_after_an_interrupt(monkeypatch):
 def test_an_interrupted_paper_run_writes_the_runs_it_finished(monkeypatch, tmp_path, capsys):
     import json
 
-    import sinkproof.experiment.paper as paper
+    import sinkproof.experiment.runner as runner
 
-    _interrupt_after(monkeypatch, paper, "train", 1)
+    _interrupt_after(monkeypatch, runner, "train_stack", 1)
     out = tmp_path / "paper"
     argv = ["paper", "--quick", "--configs", "1x1", "--max-steps", "5", "--no-figures",
             "--out", str(out)]

@@ -231,7 +231,7 @@ def test_certify_setting_paper_writes_a_verified_certificate(tmp_path, capsys):
 # ---------------------------------------------------------------- trained models vs bounds
 def test_the_per_position_bound_holds_for_random_one_head_models():
     from sinkproof.autodiff import stack_forward as paper_forward
-    from sinkproof.experiment.paperbounds import bound_check
+    from sinkproof.experiment.theory import stack_bound_check as bound_check
 
     rng = np.random.default_rng(0)
     task = sp.PaperTask(n=5, L=6)
@@ -258,3 +258,19 @@ def test_stored_p2_witness_refutes_two_layer_sinks_on_five_content_values():
     assert refuting(claim, verdict) is not None
     assert refuting(claim_from_dict({**claim.to_dict(), "hypothesis": {"max_error": "0.04"}}),
                     verdict) is None
+
+
+def test_the_fixed_value_theorem_is_theorem3_of_the_registry(monkeypatch):
+    """The paper's ``1 - √2 ε`` is Theorem 3 on the PaperTask, found by the registry: without
+    Theorem 3 in the registry the theorem route proves nothing."""
+    import sinkproof.claims.theorems as routes
+
+    claim = claim_from_dict(data(model={"kind": "softmax", "values": "fixed"},
+                                 hypothesis={"max_error": "1/10"},
+                                 conclusion={"min_bos_mass": "0.85"}))
+    proved = routes.prove_by_theorem(claim, [])
+    assert proved is not None and proved.by.startswith("Theorem 3 on PaperTask")
+    without = {k: v for k, v in routes.THEOREMS.items() if k != "theorem3"}
+    monkeypatch.setattr(routes, "registry", lambda: without)
+    reasons: list[str] = []
+    assert routes.prove_by_theorem(claim, reasons) is None and reasons

@@ -274,9 +274,10 @@ def test_training_learns_the_gate():
 
 @pytest.mark.slow  # 4.3 s of CPU (JAX training) in the default run; CI runs it
 def test_paper_training_learns_map_parameters_and_reports_null_mass():
-    from sinkproof.experiment import paper
+    from sinkproof.experiment.config import Protocol
+    from sinkproof.experiment.runner import train_stack
 
-    run = paper.train("sink_logit", 1, 2, 0, paper.Protocol(n=5, L=5, max_steps=5, n_eval=16))
+    run = train_stack("sink_logit", 1, 2, 0, Protocol(n=5, L=5, max_steps=5, n_eval=16))
     assert np.all(np.asarray(run.params["mp"]) != 0.0)
     null, bos = np.asarray(run.null_nontrigger), np.asarray(run.bos_nontrigger)
     share = np.asarray(run.bos_share_nontrigger)
@@ -286,7 +287,7 @@ def test_paper_training_learns_map_parameters_and_reports_null_mass():
 
 
 def test_null_figures_follow_the_properties():
-    from sinkproof.experiment.paper import null_figures
+    from sinkproof.experiment.measure import null_figures
 
     # one sequence, one layer, one head, one row, three keys; key 2's value is zero
     w = np.array([0.2, 0.3, 0.1]).reshape(1, 1, 1, 1, 3)

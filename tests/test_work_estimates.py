@@ -57,12 +57,12 @@ def test_a_sink_map_beyond_the_limit_is_refused_before_any_work(capsys, monkeypa
 
 
 def test_paper_estimates_its_token_steps_and_refuses_beyond_the_limit(capsys):
-    from sinkproof.commands.paper import MAX_TOKEN_STEPS, paper_token_steps
-    from sinkproof.experiment.paper import CONFIGS, PAPER_KINDS, QUICK, Protocol
+    from sinkproof.commands.reproduce import MAX_TOKEN_STEPS, paper_token_steps
+    from sinkproof.experiment.config import CONFIGS, PAPER_KINDS, QUICK, QUICK_CONFIGS, Protocol
 
     one = paper_token_steps(Protocol(), CONFIGS, list(PAPER_KINDS), [0])
     assert one <= MAX_TOKEN_STEPS < 5 * one  # the full reproduction runs, five seeds do not
-    assert paper_token_steps(QUICK, CONFIGS, list(PAPER_KINDS), [0]) < one / 1000
+    assert paper_token_steps(QUICK, QUICK_CONFIGS, list(PAPER_KINDS), [0]) < one / 1000
     assert cli.main(["paper", "--seeds", "0", "1", "2", "3", "4"]) == EXIT_REFUSED
     err = capsys.readouterr().err
     assert "--max-work" in err and "token-steps" in err
@@ -72,6 +72,7 @@ def test_paper_estimates_its_token_steps_and_refuses_beyond_the_limit(capsys):
 def test_the_variants_table_estimate_bounds_the_positions_it_evaluates(monkeypatch):
     """Cross-check: every family evaluation the table makes (the hull certificate, each
     construction level, each witness file), counted while it runs, at the family's size."""
+    import sinkproof.variants.constructions as constructions
     import sinkproof.variants.table as table
     from sinkproof.commands.variants import table_work
 
@@ -80,15 +81,16 @@ def test_the_variants_table_estimate_bounds_the_positions_it_evaluates(monkeypat
     positions = task.n_sequences * (task.T + 1)
     seen: list[int] = []
 
-    def counting(name, real, size):
+    def counting(name, real, size, module=table):
         def wrapped(*args, **kwargs):
             got = real(*args, **kwargs)
             seen.append(size(got))
             return got
-        monkeypatch.setattr(table, name, wrapped)
+        monkeypatch.setattr(module, name, wrapped)
 
     counting("verify_construction", table.verify_construction, lambda c: c.positions)
-    counting("witness_document", table.witness_document, lambda d: positions)
+    counting("witness_document", constructions.witness_document, lambda d: positions,
+             constructions)  # a construction's witness file (Construction.witness)
     counting("family_certificate", table.family_certificate, lambda c: positions)
     table.build_table(quick=True, maps=maps)
     assert all(0 < n <= positions for n in seen)

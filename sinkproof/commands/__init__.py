@@ -1,4 +1,6 @@
-"""CLI subcommands: one module each, listed in :data:`COMMANDS`.
+"""CLI subcommands: one module each, listed in :data:`COMMANDS` (the module named after the
+command, or the one :data:`MODULES` names: a module is named by what it does, never by a
+setting).
 
 ``sinkproof --help`` is built from this table alone; a command's module is imported only
 when that command runs (or its own ``--help`` is asked for).  Each module exposes
@@ -22,4 +24,13 @@ COMMANDS: dict[str, str] = {
     "variants": "sink verdicts for every attention map, each proved or refuted",
     "verify": "re-check a certificate file with exact rational arithmetic",
 }
-"""Command name (= module name) -> the one-line help ``sinkproof --help`` shows."""
+"""Command name -> the one-line help ``sinkproof --help`` shows."""
+
+MODULES: dict[str, str] = {"paper": "reproduce"}
+"""Commands whose module has another name than the command (the command is the user's word;
+the module says what it does)."""
+
+
+def module_of(command: str) -> str:
+    """The module (under ``sinkproof.commands``) of a command."""
+    return MODULES.get(command, command)

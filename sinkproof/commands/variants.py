@@ -139,7 +139,7 @@ def trained_work(quick: bool, maps: tuple[str, ...] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     setting = require_setting_arg(args, "variants")
     from ..tasks.protocol import require
-    from ..variants import build_table
+    from ..variants.table import build_table
     from ..variants.table import table_work as work
 
     quiet = reserve_stdio(args, outputs=("json",))

@@ -1,4 +1,6 @@
-"""The settings of one experiment: task instances, models, seeds, optimiser, data sizes."""
+"""The settings of one experiment: task instances, models, seeds, optimiser, data sizes; and
+the training protocol of stacks on a task without positional features (:class:`Protocol`,
+with the paper's protocol and a quick one as presets), as data."""
 
 from __future__ import annotations
 
@@ -135,3 +137,52 @@ class ExperimentConfig:
         if unknown:
             raise ValueError(f"unknown experiment settings: {', '.join(sorted(unknown))}")
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A training protocol for stacks on a task without positional features, as data: the
+    task's size (``n``, ``L``), fresh batches of ``batch`` sequences a step, at most
+    ``max_steps`` steps, stop as soon as a batch's largest absolute error is below ``tol``
+    (measured before the update), initial weights N(0, ``init_std``²), Adam with ``betas``
+    and the learning rate of :meth:`lr`; evaluated on ``n_eval`` sequences seeded
+    ``eval_seed``.  The defaults are the paper's protocol (:data:`PROTOCOLS`)."""
+
+    n: int = 16
+    L: int = 16
+    batch: int = 128
+    max_steps: int = 50_000
+    tol: float = 5e-3
+    init_std: float = 0.02
+    betas: tuple[float, float] = (0.9, 0.95)
+    n_eval: int = 1000
+    eval_seed: int = 12345
+    lr_one_layer: float = 1e-3
+    lr_layers: float = 1e-4
+
+    def lr(self, layers: int) -> float:
+        """The learning rate: ``lr_one_layer`` for one layer (the paper's ``1e-3``),
+        ``lr_layers`` for several (``1e-4``)."""
+        return self.lr_one_layer if layers == 1 else self.lr_layers
+
+    @property
+    def eval_trigger(self) -> int:
+        return min(7, self.L - 1)
+
+
+QUICK = Protocol(n=6, L=8, max_steps=400, n_eval=64, lr_one_layer=1e-2, lr_layers=1e-3)
+"""The quick preset (``sinkproof paper --quick``): a small task (``n = 6``, ``L = 8``), at
+most 400 steps, learning rates ten times the paper's (``1e-2`` for one layer, ``1e-3`` for
+several); one layer then stops at the tolerance within about 300 steps, the softmax head
+sinking (mean non-trigger BOS weight about 0.999 over seeds 0..3) and ReLU/length not (0)."""
+PAPER_PROTOCOL = Protocol()
+"""The paper's protocol (the defaults)."""
+PROTOCOLS: dict[str, Protocol] = {"paper": PAPER_PROTOCOL, "quick": QUICK}
+"""The protocol presets by name: the paper's own, and the quick one."""
+CONFIGS = ((1, 1), (2, 2), (4, 4))
+"""``(layers, heads)`` of the paper's figures."""
+QUICK_CONFIGS = ((1, 1),)
+"""``(layers, heads)`` of the quick preset: the one layer of one head where the phenomenon
+shows (``--configs 1x1,2x2`` adds the 2x2 figures, about half a minute more here)."""
+PAPER_KINDS = ("softmax", "relu_length")
+"""The paper's own attention maps (every map of ``MAPS`` trains)."""

@@ -10,7 +10,8 @@ import numpy as np
 
 from ..model import AttentionModel
 from ..task import TRIG, TriggerTask
-from .measure import RunResult
+from .config import Protocol
+from .measure import RunResult, StackRun
 
 
 def _figure(width: float, height: float) -> Any:
@@ -108,3 +109,61 @@ def _save(fig: Any, path: str | Path) -> Path:
     path = Path(path)
     fig.savefig(path, dpi=100)
     return path
+
+
+# ------------------------------------------------ stacks trained with a protocol
+def _grid(maps: np.ndarray, title: str, path: Path,
+          names: Sequence[Sequence[str]] | None = None) -> Path:
+    """Heat maps ``maps`` ``(rows, cols, L, L)`` in one figure; ``names`` the panel titles
+    (default ``layer r, head c``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows, cols = maps.shape[:2]
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.0 * rows), squeeze=False)
+    for r in range(rows):
+        for c in range(cols):
+            ax = axes[r][c]
+            im = ax.imshow(maps[r, c], vmin=0.0, vmax=max(1.0, float(maps[r, c].max())),
+                           cmap="viridis")
+            ax.set_title(names[r][c] if names else f"layer {r}, head {c}", fontsize=8)
+            ax.set_xlabel("key", fontsize=7)
+            ax.set_ylabel("query", fontsize=7)
+            ax.tick_params(labelsize=6)
+            fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def _find(runs: Sequence[StackRun], kind: str, layers: int, heads: int, seed: int
+          ) -> StackRun | None:
+    return next((r for r in runs if (r.kind, r.layers, r.heads, r.seed) ==
+                 (kind, layers, heads, seed)), None)
+
+
+def protocol_figures(runs: Sequence[StackRun], out: Path, protocol: Protocol,
+                     seed: int) -> list[Path]:
+    """Fig. 3 (1×1 mean and std maps, softmax and ReLU), Figs. 4–5 (2×2) and 6–7 (4×4),
+    per-head maps on the first test sequence, for the runs of ``seed`` that exist."""
+    made = []
+    one = [r for r in (_find(runs, k, 1, 1, seed) for k in ("softmax", "relu_length")) if r]
+    if one:
+        maps = np.stack([np.stack([r.mean_maps[0, 0], r.std_maps[0, 0]]) for r in one])
+        made.append(_grid(maps, f"Fig. 3: 1 layer, 1 head ({', '.join(r.kind for r in one)}; "
+                          f"rows); mean | std over {protocol.n_eval} sequences, trigger at "
+                          f"index {protocol.eval_trigger}", out / "fig3_1x1_mean_std.png",
+                          names=[[f"{r.kind}: mean", f"{r.kind}: std"] for r in one]))
+    number = {(2, 2, "softmax"): 4, (2, 2, "relu_length"): 5, (4, 4, "softmax"): 6,
+              (4, 4, "relu_length"): 7}
+    for (layers, heads, kind), fig in number.items():
+        r = _find(runs, kind, layers, heads, seed)
+        if r is not None:
+            made.append(_grid(r.one_maps, f"Fig. {fig}: {layers}×{heads} {kind}, one test "
+                              f"sequence (trigger at index {protocol.eval_trigger})",
+                              out / f"fig{fig}_{layers}x{heads}_{kind}.png"))
+    return made

@@ -4,17 +4,21 @@ BOS mass, sink score, null mass, and the theory checks."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..attention import MAPS
+from ..autodiff import stack_forward_details as forward_details
 from ..kernel import forward_prefixes
 from ..measures import evaluate, explicit_prefix_blocks
 from ..model import AttentionModel
 from ..numerics import stable_norm
 from ..task import TriggerTask
-from .theory import relu_check, theorem1_check, theorem3_check
+from ..tasks.paper import PaperTask
+from .config import Protocol
+from .theory import relu_check, stack_bound_check, theorem1_check, theorem3_check
 from .train import TrainedModel
 
 NESTED = ("theory", "history", "head_outputs", "value_norms")
@@ -158,3 +162,97 @@ def measure(trained: TrainedModel, content: str, heldout: Sequence[Sequence[int]
         sink_step=trained.history.sink_step(), seconds=trained.seconds,
         theory=theory, history=trained.history.to_dict(),
     )
+
+# ------------------------------------------------ stacks on a task without positions
+SINK_LEVEL = 0.97
+"""A head *sinks* when its mean BOS weight over non-trigger rows is at least this."""
+NULL_ETA = 0.05
+"""A key of a stack is null when its value ``W_V x_k`` has norm at most this."""
+
+
+@dataclass
+class StackRun:
+    """One trained stack (:func:`sinkproof.experiment.runner.train_stack`): its
+    configuration, stop and evaluation figures, its weights."""
+
+    kind: str
+    layers: int
+    heads: int
+    seed: int
+    steps: int
+    stopped: bool
+    stop_batch_error: float
+    max_abs_error: float
+    bos_nontrigger: list[list[float]]
+    bos_trigger: list[list[float]]
+    sinks_per_layer: list[int]
+    wall_s: float
+    lr: float
+    bound_check: dict[str, Any] = field(default_factory=dict)
+    bos_share_nontrigger: list[list[float]] = field(default_factory=list)
+    null_nontrigger: list[list[float]] = field(default_factory=list)
+    params: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
+    mean_maps: np.ndarray | None = field(repr=False, default=None)
+    std_maps: np.ndarray | None = field(repr=False, default=None)
+    one_maps: np.ndarray | None = field(repr=False, default=None)
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON-friendly record (no arrays)."""
+        d = asdict(self)
+        for key in ("params", "mean_maps", "std_maps", "one_maps"):
+            d.pop(key)
+        return d
+
+
+def null_figures(kind: str, w: np.ndarray, vnorm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean BOS share and null mass per layer and head ``(layers, heads)`` over the rows of
+    ``w`` ``(B, layers, heads, rows, L)`` (effective weights), by the map's properties."""
+    props = MAPS[kind].properties
+    total = w.sum(axis=-1)
+    safe = np.where(total > 0, total, 1.0)
+    share = np.where(total > 0, w[..., 0] / safe, 0.0)
+    on_null = (w * (vnorm[:, :, :, None, :] <= NULL_ETA)).sum(axis=-1)
+    if props.on_simplex or props.null_slot:  # the slot (if any) takes 1 - Σ_k α_ik
+        null = on_null + (1.0 - total if props.null_slot else 0.0)
+    else:
+        null = np.where(total > 0, on_null / safe, 0.0)
+    return share.mean(axis=(0, 3)), null.mean(axis=(0, 3))
+
+
+def eval_set(protocol: Protocol) -> np.ndarray:
+    """The seeded test sequences, float32 ``(n_eval, L, n)``, trigger at ``eval_trigger``."""
+    task = PaperTask(n=protocol.n, L=protocol.L)
+    return task.sample(protocol.n_eval, seed=protocol.eval_seed,
+                       trigger_at=protocol.eval_trigger).astype(np.float32)
+
+
+def evaluate_stack(kind: str, layers: int, heads: int, seed: int, params: dict[str, np.ndarray],
+             protocol: Protocol, *, steps: int, stopped: bool, stop_error: float,
+             wall_s: float, lr: float) -> StackRun:
+    """Error, attention maps and BOS statistics of trained weights on the test set
+    (float32 JAX forward): the largest absolute error, every head's mean and standard
+    deviation map, ``bos_nontrigger[l][h]`` (mean BOS weight over the non-trigger rows
+    ``i >= 1``), ``bos_trigger[l][h]`` (the trigger row's), and off the simplex the BOS
+    share and null mass (:func:`null_figures`)."""
+    import jax.numpy as jnp
+
+    residual = layers > 1
+    x = eval_set(protocol)
+    task = PaperTask(n=protocol.n, L=protocol.L, residual=residual)
+    y = task.row_targets(x.astype(float))
+    out, w, vnorm = forward_details({k: jnp.asarray(v) for k, v in params.items()},
+                                    jnp.asarray(x), kind, residual)
+    out, w, vnorm = (np.asarray(a, dtype=float) for a in (out, w, vnorm))
+    rows = [i for i in range(1, protocol.L) if i != protocol.eval_trigger]
+    bos = w[:, :, :, rows, 0].mean(axis=(0, 3))
+    share, null = null_figures(kind, w[:, :, :, rows], vnorm)
+    held = stack_bound_check(kind, layers, heads, params, x.astype(float), out, w, y,
+                       protocol.eval_trigger)
+    return StackRun(kind=kind, layers=layers, heads=heads, seed=seed, steps=steps, stopped=stopped,
+               stop_batch_error=stop_error, max_abs_error=float(np.abs(out - y).max()),
+               bos_nontrigger=bos.tolist(),
+               bos_trigger=w[:, :, :, protocol.eval_trigger, 0].mean(axis=0).tolist(),
+               sinks_per_layer=[int(np.sum(b >= SINK_LEVEL)) for b in bos],
+               wall_s=wall_s, lr=lr, bound_check=held, bos_share_nontrigger=share.tolist(),
+               null_nontrigger=null.tolist(), params=params, mean_maps=w.mean(axis=0),
+               std_maps=w.std(axis=0), one_maps=w[0])

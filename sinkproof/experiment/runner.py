@@ -1,13 +1,16 @@
-"""The experiment: train every (content, kind, heads, seed), measure, tabulate, draw."""
+"""The experiment: train every (content, kind, heads, seed), measure, tabulate, draw; and
+every (seed, layers x heads, map) stack trained with a protocol (:func:`run_protocol`)."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .._validate import as_int
 from ..errors import Interrupted
@@ -15,11 +18,18 @@ from ..executor import ProcessExecutor
 from ..model import AttentionModel
 from ..progress import Progress
 from ..tables import Tabular
-from .config import HELDOUT_SEED, LONGER_SEED, ExperimentConfig
-from .figures import attention_heatmaps, bos_over_training
-from .measure import RunResult, longer_sequences, measure
-from .table import aggregate, exemplar, summary_markdown, theory_markdown, violations
-from .train import train
+from .config import HELDOUT_SEED, LONGER_SEED, PAPER_PROTOCOL, ExperimentConfig, Protocol
+from .figures import attention_heatmaps, bos_over_training, protocol_figures
+from .measure import RunResult, StackRun, evaluate_stack, longer_sequences, measure
+from .table import (
+    aggregate,
+    exemplar,
+    protocol_table,
+    summary_markdown,
+    theory_markdown,
+    violations,
+)
+from .train import fit_stack, train
 
 
 @dataclass(frozen=True)
@@ -208,3 +218,76 @@ def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None
     if out is not None:
         result.write(out, figures=figures)
     return result
+
+# ------------------------------------------------ stacks trained with a protocol
+def train_stack(kind: str, layers: int, heads: int, seed: int = 0,
+                protocol: Protocol = PAPER_PROTOCOL) -> StackRun:
+    """Train one stack with ``protocol`` (:func:`~sinkproof.experiment.train.fit_stack`) and
+    evaluate it (:func:`~sinkproof.experiment.measure.evaluate_stack`)."""
+    fit = fit_stack(kind, layers, heads, seed, protocol)
+    return evaluate_stack(kind, layers, heads, seed, fit.params, protocol, steps=fit.steps,
+                          stopped=fit.stopped, stop_error=fit.stop_error, wall_s=fit.wall_s,
+                          lr=fit.lr)
+
+
+def run_protocol(protocol: Protocol, configs: Sequence[tuple[int, int]], kinds: Sequence[str],
+                 seeds: Sequence[int], out: str | Path, *, figures: bool = True,
+                 on_run: Callable[[StackRun, str], None] | None = None
+                 ) -> tuple[list[StackRun], dict[str, Path], dict[str, Any]]:
+    """Train every (seed, configuration, map) with ``protocol`` and write what
+    :func:`write_protocol_runs` writes to ``out``; ``on_run(run, line)`` after each.
+    Returns the runs, the files and the run's settings.  Ctrl-C raises
+    :class:`~sinkproof.errors.Interrupted` whose ``partial`` is the finished runs, written
+    to ``out`` first (without figures, which take seconds), and whose ``progress`` says how
+    many finished."""
+    start = time.perf_counter()
+    planned = [(seed, layers, heads, kind) for seed in seeds for layers, heads in configs
+               for kind in kinds]
+    runs: list[StackRun] = []
+
+    def meta() -> dict[str, Any]:
+        return {"seeds": list(seeds), "configs": [list(c) for c in configs],
+                "kinds": list(kinds), "wall_s": time.perf_counter() - start}
+
+    try:
+        for seed, layers, heads, kind in planned:
+            r = train_stack(kind, layers, heads, seed, protocol)
+            runs.append(r)
+            if on_run is not None:
+                on_run(r, run_line(r))
+    except KeyboardInterrupt:
+        finished = f"{len(runs)} of {len(planned)} runs finished"
+        if runs:
+            write_protocol_runs(runs, Path(out), protocol,
+                                {**meta(), "interrupted": finished}, figures_too=False)
+            finished += f", written to {out}"
+        raise Interrupted(runs, finished) from None
+    info = meta()
+    return runs, write_protocol_runs(runs, Path(out), protocol, info, figures_too=figures), info
+
+
+def run_line(r: StackRun) -> str:
+    """One trained stack in one line."""
+    return (f"{r.kind:11s} {r.layers}x{r.heads} seed {r.seed}: {r.steps} steps "
+            f"({'stopped' if r.stopped else 'step limit'}), test max abs error "
+            f"{r.max_abs_error:.4g}, sinking heads per layer {r.sinks_per_layer}, "
+            f"{r.wall_s:.1f} s")
+
+
+def write_protocol_runs(runs: Sequence[StackRun], out: Path, protocol: Protocol,
+                        meta: dict[str, Any], figures_too: bool = True) -> dict[str, Path]:
+    """``results.json`` (runs and the protocol), ``table.md``, ``maps.npz`` and (with
+    ``figures_too``) the figures."""
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / "results.json"
+    results.write_text(json.dumps([r.summary() for r in runs], indent=1) + "\n",
+                       encoding="utf-8")
+    (out / "protocol.json").write_text(json.dumps({**protocol.__dict__, **meta}, indent=1,
+                                                  default=list) + "\n", encoding="utf-8")
+    (out / "table.md").write_text(protocol_table(runs, protocol), encoding="utf-8")
+    np.savez_compressed(out / "maps.npz", **{
+        f"{r.kind}_{r.layers}x{r.heads}_s{r.seed}_{name}": getattr(r, name)
+        for r in runs for name in ("mean_maps", "std_maps", "one_maps")})
+    seeds = sorted({r.seed for r in runs})
+    figs = protocol_figures(runs, out, protocol, seeds[0]) if seeds and figures_too else []
+    return {"results": results, "table": out / "table.md", **{p.stem: p for p in figs}}

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .measure import RunResult
+from .config import Protocol
+from .measure import SINK_LEVEL, RunResult, StackRun
 
 SOLVED_ERROR = 0.1
 """A run *solves* the task when its held-out sup error is below this (content norms are ~1)."""
@@ -148,3 +149,59 @@ def violations(runs: Sequence[RunResult]) -> int:
     """Total number of positions where a trained model breaks a proved bound (must be 0)."""
     return sum(int(t.get("violations", 0)) + int(t.get("registry", {}).get("violations", 0))
                for r in runs for t in r.theory)
+
+
+# ------------------------------------------------ stacks trained with a protocol
+def _held(r: StackRun) -> str:
+    bc = r.bound_check
+    if not bc:
+        return "—"
+    if bc.get("bound") is None:
+        return "no bound proved"
+    return f"{bc['violations']} violations in {bc['positions']} rows"
+
+
+def protocol_table(runs: Sequence[StackRun], protocol: Protocol) -> str:
+    """Markdown: per run, heads sinking (mean non-trigger BOS weight >= 0.97) per layer,
+    the least and largest head BOS weight, error and steps at stop, and the run held
+    against the proved per-position bound (one softmax head); then, when a configuration
+    ran with several seeds, one line per configuration over its seeds."""
+    lines = [f"| kind | layers×heads | seed | sinking heads per layer (>= {SINK_LEVEL}) | "
+             "BOS weight min..max | max abs error (test) | steps | stopped | "
+             "held against the bound |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        bos = np.asarray(r.bos_nontrigger)
+        sinks = ", ".join(f"{s}/{r.heads}" for s in r.sinks_per_layer)
+        lines.append(f"| {r.kind} | {r.layers}×{r.heads} | {r.seed} | {sinks} | "
+                     f"{bos.min():.3f}..{bos.max():.3f} | {r.max_abs_error:.4g} | {r.steps} | "
+                     f"{'yes' if r.stopped else f'no (max {protocol.max_steps})'} | "
+                     f"{_held(r)} |")
+    summary = seed_summary(runs)
+    if summary:
+        lines += ["", summary]
+    return "\n".join(lines) + "\n"
+
+
+def seed_summary(runs: Sequence[StackRun]) -> str:
+    """Markdown, one line per (kind, layers, heads) run with more than one seed: seeds,
+    sinking heads per layer (mean and range over seeds), steps (median, range), the
+    largest test error and how many runs stopped at the tolerance."""
+    groups: dict[tuple[str, int, int], list[StackRun]] = {}
+    for r in runs:
+        groups.setdefault((r.kind, r.layers, r.heads), []).append(r)
+    lines = ["| kind | layers×heads | seeds | sinking heads per layer: mean (min..max) | "
+             "steps: median (min..max) | largest max abs error | stopped |",
+             "|---|---|---|---|---|---|---|"]
+    for (kind, layers, heads), rs in groups.items():
+        if len(rs) < 2:
+            continue
+        sinks = np.array([r.sinks_per_layer for r in rs])
+        per = ", ".join(f"{sinks[:, i].mean():.1f} ({sinks[:, i].min()}..{sinks[:, i].max()})"
+                        for i in range(layers))
+        steps = np.array([r.steps for r in rs])
+        lines.append(f"| {kind} | {layers}×{heads} | {len(rs)} | {per} | "
+                     f"{int(np.median(steps))} ({steps.min()}..{steps.max()}) | "
+                     f"{max(r.max_abs_error for r in rs):.4g} | "
+                     f"{sum(r.stopped for r in rs)}/{len(rs)} |")
+    return "\n".join(lines) if len(lines) > 2 else ""

@@ -19,7 +19,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from ..attention import MAPS
 from ..autodiff import padded_size, x64
+from ..autodiff import stack_forward as forward
 from ..measures import evaluate
 from ..model import AttentionModel
 from ..search.objective import (
@@ -30,7 +32,8 @@ from ..search.objective import (
     prefix_batch,
 )
 from ..task import TriggerTask
-from .config import PROBE_SEED, TRAIN_SEED_OFFSET, ExperimentConfig
+from ..tasks.paper import BOS
+from .config import PAPER_PROTOCOL, PROBE_SEED, TRAIN_SEED_OFFSET, ExperimentConfig, Protocol
 from .optim import adam
 
 
@@ -177,3 +180,106 @@ def train(task: TriggerTask, kind: str, heads: int, seed: int,
     history = History(np.array(steps), np.array(losses), np.array(sinks), np.array(shares))
     return TrainedModel(AttentionModel(task, kind, A, U, **extra), seed, history,
                         time.perf_counter() - start)
+
+# ------------------------------------------------ stacks on a task without positions
+@dataclass(frozen=True)
+class StackFit:
+    """What :func:`fit_stack` trained: host weights, steps taken, whether the tolerance
+    stopped it (and the batch error then), wall seconds and the learning rate."""
+
+    params: dict[str, np.ndarray]
+    steps: int
+    stopped: bool
+    stop_error: float
+    wall_s: float
+    lr: float
+
+
+def init_params(key: Any, layers: int, heads: int, n: int, std: float = 0.02,
+                kind: str = "softmax") -> dict:
+    """Weights N(0, std²): ``wq, wk, wv`` ``(layers, heads, n, n)``, ``wo`` ``(layers, n, Hn)``;
+    for a map with parameters ``mp`` ``(layers, heads, P)`` at the map's defaults, and for a
+    gated map ``gw`` ``(layers, heads, n)`` N(0, std²) and ``gc`` ``(layers, heads)`` 0."""
+    kq, kk, kv, ko, kg = jax.random.split(key, 5)
+    shape = (layers, heads, n, n)
+    params = {"wq": std * jax.random.normal(kq, shape), "wk": std * jax.random.normal(kk, shape),
+              "wv": std * jax.random.normal(kv, shape),
+              "wo": std * jax.random.normal(ko, (layers, n, heads * n))}
+    amap = MAPS[kind]
+    if amap.param_names:
+        params["mp"] = jnp.broadcast_to(jnp.asarray(amap.default_params(), jnp.float32),
+                                        (layers, heads, len(amap.param_names)))
+    if amap.properties.gated:
+        params["gw"] = std * jax.random.normal(kg, (layers, heads, n))
+        params["gc"] = jnp.zeros((layers, heads))
+    return params
+
+
+def batch(key: Any, size: int, n: int, L: int, residual: bool) -> tuple[Any, Any]:
+    """``size`` fresh sequences and their targets (JAX): trigger uniform in ``2..L-1``."""
+    kj, kc = jax.random.split(key)
+    j = jax.random.randint(kj, (size,), 2, L)
+    content = jax.random.uniform(kc, (size, L - 1, n - 3), minval=-1.0, maxval=1.0)
+    return assemble(content, j, n, L, residual)
+
+
+def assemble(content: Any, j: Any, n: int, L: int, residual: bool) -> tuple[Any, Any]:
+    """Token matrices and targets from content ``(B, L-1, n-3)`` and trigger positions."""
+    B = content.shape[0]
+    is_trig = (jnp.arange(1, L)[None, :] == j[:, None]).astype(content.dtype)
+    body = jnp.concatenate([jnp.zeros((B, L - 1, 1), content.dtype), is_trig[..., None],
+                            content, (1.0 - is_trig)[..., None]], axis=-1)
+    bos = jnp.zeros((B, 1, n), content.dtype).at[:, 0, BOS].set(1.0)
+    x = jnp.concatenate([bos, body], axis=1)
+    mean = jnp.cumsum(body, axis=1) / jnp.arange(1, L, dtype=content.dtype)[None, :, None]
+    y_body = mean * is_trig[..., None]
+    y = jnp.concatenate([jnp.zeros((B, 1, n), content.dtype), y_body], axis=1)
+    return x, (x + y if residual else y)
+
+
+def fit_stack(kind: str, layers: int, heads: int, seed: int = 0,
+              protocol: Protocol = PAPER_PROTOCOL) -> StackFit:
+    """Train one stack of ``layers`` x ``heads`` ``kind`` heads (residual when there are
+    several layers) with ``protocol`` (float32, JAX): fresh batches each step, Adam, MSE,
+    stopping at the tolerance or the step limit."""
+    if kind not in MAPS:
+        raise ValueError(f"kind must be one of {', '.join(MAPS)}, got {kind!r}")
+    p = protocol
+    residual = layers > 1
+    lr = p.lr(layers)
+    opt = optax.adam(lr, b1=p.betas[0], b2=p.betas[1])
+    key = jax.random.PRNGKey(seed)
+    key, kinit = jax.random.split(key)
+    params = init_params(kinit, layers, heads, p.n, p.init_std, kind)
+
+    def loss_fn(prm, x, y):
+        out, _ = forward(prm, x, kind, residual)
+        err = out - y
+        return jnp.mean(err**2), jnp.max(jnp.abs(err))
+
+    grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+    def body(carry):
+        prm, state, k, step, _, _ = carry
+        k, kb = jax.random.split(k)
+        x, y = batch(kb, p.batch, p.n, p.L, residual)
+        (_, err), grads = grad_fn(prm, x, y)
+        done = err < p.tol
+        updates, new_state = opt.update(grads, state, prm)
+        new_prm = optax.apply_updates(prm, updates)
+        keep = lambda a, b: jax.tree_util.tree_map(  # noqa: E731
+            lambda u, v: jnp.where(done, u, v), a, b)
+        return (keep(prm, new_prm), keep(state, new_state), k,
+                step + jnp.where(done, 0, 1), done, err)
+
+    def cond(carry):
+        return (~carry[4]) & (carry[3] < p.max_steps)
+
+    start = time.perf_counter()
+    init = (params, opt.init(params), key, jnp.asarray(0), jnp.asarray(False),
+            jnp.asarray(jnp.inf, dtype=jnp.float32))
+    params, _, _, steps, done, err = jax.jit(lambda c: jax.lax.while_loop(cond, body, c))(init)
+    steps = int(steps)
+    wall = time.perf_counter() - start
+    host = {k: np.asarray(v) for k, v in params.items()}
+    return StackFit(host, steps, bool(done), float(err), wall, lr)

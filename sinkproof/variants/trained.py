@@ -7,7 +7,7 @@ initialisation and measured on held-out sequences at non-trigger positions ``t >
   :func:`sinkproof.experiment.train`): every parameter of the head is learned, the sink
   logit or sigmoid bias ``b`` and the gate included;
 - **paper** (:class:`~sinkproof.tasks.PaperTask`, the paper's full-width one-layer model
-  and protocol with fewer steps: :func:`sinkproof.experiment.paper.train`).
+  and protocol with fewer steps: :func:`sinkproof.experiment.runner.train_stack`).
 
 Per head: the **sink score** (mean BOS weight ``α_t0``; a gated head's ``g_t α_t0``), the
 **BOS share** ``α_t0 / Σ_j α_tj`` and the **null score** (mean null mass: the null slot of
@@ -28,8 +28,8 @@ import numpy as np
 from ..attention import MAPS
 from ..errors import SinkproofError
 from ..executor import ProcessExecutor, SerialExecutor
-from ..experiment import paper as paper_training
-from ..experiment.config import HELDOUT_SEED, ExperimentConfig
+from ..experiment.config import HELDOUT_SEED, ExperimentConfig, Protocol
+from ..experiment.runner import train_stack
 from ..experiment.train import train
 from ..measures import evaluate
 
@@ -42,10 +42,15 @@ OURS = ExperimentConfig(p=2, T=4, contents=("signed",), heads=HEADS, seeds=SEEDS
                         n_train=256, batch_size=32, n_heldout=128, longer_T=6, n_longer=16,
                         n_probe=8, record_every=100, eta=0.05)
 """Our setting: p = 2, T = 4, signed content, inverse positions, 400 Adam steps."""
-PAPER = paper_training.Protocol(n=6, L=8, max_steps=1500, n_eval=256)
+PAPER = Protocol(n=6, L=8, max_steps=1500, n_eval=256)
 """The paper's protocol on n = 6, L = 8, one layer, at most 1500 steps."""
 QUICK_OURS = OURS.replace(steps=60, n_train=64, batch_size=16, n_heldout=32)
 QUICK_PAPER = replace(PAPER, max_steps=60, n_eval=64)
+TRAINING: dict[str, tuple[ExperimentConfig | Protocol, ExperimentConfig | Protocol]] = {
+    "ours": (OURS, QUICK_OURS), "paper": (PAPER, QUICK_PAPER)}
+"""Each setting's training preset (default, ``--quick``), as data: an
+:class:`~sinkproof.experiment.ExperimentConfig` trains one layer on a task with positions, a
+:class:`~sinkproof.experiment.Protocol` a stack on a task without them."""
 
 
 @dataclass(frozen=True)
@@ -103,12 +108,13 @@ class TrainedRow:
         return float(np.median([r.error for r in self.runs]))
 
 
-def _ours(kind: str, heads: int, seed: int, cfg: ExperimentConfig) -> TrainedRun:
+def _train_layer(setting: str, kind: str, heads: int, seed: int,
+                 cfg: ExperimentConfig) -> TrainedRun:
     task = cfg.task("signed")
     trained = train(task, kind, heads, seed, cfg)
     held = task.sample(cfg.n_heldout, seed=HELDOUT_SEED)
     ev = evaluate(trained.model, held, eta=cfg.eta, progress=False)
-    return TrainedRun("ours", kind, heads, seed, float(ev.max_error),
+    return TrainedRun(setting, kind, heads, seed, float(ev.max_error),
                       tuple(ev.sink_score.tolist()),
                       tuple(ev.bos_share_nontrigger.mean.tolist()),
                       tuple(ev.null_mass_nontrigger.mean.tolist()),
@@ -116,20 +122,22 @@ def _ours(kind: str, heads: int, seed: int, cfg: ExperimentConfig) -> TrainedRun
                       trained.seconds)
 
 
-def _paper(kind: str, heads: int, seed: int, protocol: paper_training.Protocol) -> TrainedRun:
-    run = paper_training.train(kind, 1, heads, seed, protocol)
+def _train_stack(setting: str, kind: str, heads: int, seed: int,
+                 protocol: Protocol) -> TrainedRun:
+    run = train_stack(kind, 1, heads, seed, protocol)
     mp = run.params.get("mp")
     params = () if mp is None else tuple(tuple(row) for row in np.asarray(mp)[0].tolist())
-    return TrainedRun("paper", kind, heads, seed, float(run.max_abs_error),
+    return TrainedRun(setting, kind, heads, seed, float(run.max_abs_error),
                       tuple(run.bos_nontrigger[0]), tuple(run.bos_share_nontrigger[0]),
                       tuple(run.null_nontrigger[0]), params, run.wall_s)
 
 
 def _job(job: tuple[str, str, int, int, bool]) -> TrainedRun:
     setting, kind, H, seed, quick = job
-    if setting == "ours":
-        return _ours(kind, H, seed, QUICK_OURS if quick else OURS)
-    return _paper(kind, H, seed, QUICK_PAPER if quick else PAPER)
+    preset = TRAINING[setting][1 if quick else 0]
+    if isinstance(preset, ExperimentConfig):
+        return _train_layer(setting, kind, H, seed, preset)
+    return _train_stack(setting, kind, H, seed, preset)
 
 
 def train_variants(kinds: Sequence[str] | None = None, settings: Sequence[str] = SETTINGS,

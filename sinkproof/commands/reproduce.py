@@ -1,4 +1,6 @@
-"""``sinkproof paper``: the paper's figures, trained with the paper's protocol."""
+"""``sinkproof paper``: reproduce the paper's attention-map figures by training stacks with a
+protocol preset (:data:`sinkproof.experiment.config.PROTOCOLS`: the paper's, or the quick
+one) and the one protocol runner (:func:`sinkproof.experiment.runner.run_protocol`)."""
 
 from __future__ import annotations
 
@@ -18,12 +20,12 @@ from ..cli_common import (
     param_arg,
     reserve_stdio,
 )
-from ..errors import EXIT_INTERRUPTED, check_work
+from ..errors import EXIT_INTERRUPTED, Interrupted, check_work
 
 MAX_TOKEN_STEPS = 2_000_000_000
 """Default limit on a paper run's token-steps (runs x max steps x 128 sequences x L tokens
 x layers); the full reproduction with one seed (1x1, 2x2, 4x4 x 2 maps, 50000 steps,
-L=16) is about 1.4 billion (about half an hour), --quick about 0.25 million."""
+L=16) is about 1.4 billion (about half an hour), --quick about 0.8 million."""
 
 JSON_KEYS = {"runs": "one object per trained model (what results.json holds)",
              "protocol": "the training protocol and the run's settings",
@@ -64,8 +66,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "and the figures (Fig. 3: mean and std maps over the test sequences with "
                     "the trigger at index 7; Figs. 4-7: per-head maps of one test sequence).")
     p.add_argument("--quick", action="store_true",
-                   help="tiny run for tests: n=6, L=8, 40 steps, 64 test sequences, "
-                        "configurations 1x1 and 2x2")
+                   help="the quick preset, under a minute: n=6, L=8, at most 400 steps, "
+                        "learning rates 1e-2 (one layer) and 1e-3, 64 test sequences, "
+                        "configuration 1x1 (the one-layer softmax head sinks, ReLU/length "
+                        "does not)")
     p.add_argument("--seeds", type=param_arg("seed"), nargs="+", default=[0], metavar="S",
                    help="training seeds, listed (default 0; experiment's --seeds N counts)")
     p.add_argument("--configs", type=_configs, default=None, metavar="LxH,...",
@@ -74,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="attention maps (default the paper's: softmax relu_length; every "
                         "map trains, its parameters and gate learned)")
     p.add_argument("--max-steps", type=count(0), default=None, metavar="N",
-                   help="override the step limit (default 50000; --quick 40)")
+                   help="override the step limit (default 50000; --quick 400)")
     p.add_argument("--out", default="paper-out", metavar="DIR",
                    help="output folder (default paper-out)")
     add_work_option(p, MAX_TOKEN_STEPS, "token-steps (step limit x batch x length x layers, "
@@ -87,48 +91,33 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from ..experiment.paper import CONFIGS, PAPER_KINDS, QUICK, Protocol, train
-    from ..experiment.paperfigs import write
+    from ..experiment.config import CONFIGS, PAPER_KINDS, PROTOCOLS, QUICK_CONFIGS
+    from ..experiment.runner import run_protocol
 
     quiet = reserve_stdio(args, outputs=("json",))
     figures = figures_wanted(args)
-    protocol = QUICK if args.quick else Protocol()
+    protocol = PROTOCOLS["quick" if args.quick else "paper"]
     if args.max_steps is not None:
         protocol = replace(protocol, max_steps=args.max_steps)
-    configs = args.configs or (CONFIGS[:2] if args.quick else CONFIGS)
+    configs = args.configs or (QUICK_CONFIGS if args.quick else CONFIGS)
     kinds = args.kinds or list(PAPER_KINDS)
     check_work("token-steps of training", paper_token_steps(protocol, configs, kinds,
                                                              args.seeds), args.max_work)
     start = time.perf_counter()
-    planned = [(seed, layers, heads, kind) for seed in args.seeds for layers, heads in configs
-               for kind in kinds]
-    runs, lines = [], []
+    lines: list[str] = []
 
-    def meta() -> dict[str, object]:
-        return {"seeds": args.seeds, "configs": [list(c) for c in configs], "kinds": kinds,
-                "wall_s": time.perf_counter() - start}
+    def report(_run: object, line: str) -> None:
+        lines.append(line)
+        if not quiet:  # with the JSON on stdout, nothing else is printed
+            print(line, file=sys.stderr)
 
     try:
-        for seed, layers, heads, kind in planned:
-            r = train(kind, layers, heads, seed, protocol)
-            lines.append(f"{kind:11s} {layers}x{heads} seed {seed}: {r.steps} steps "
-                         f"({'stopped' if r.stopped else 'step limit'}), test max abs error "
-                         f"{r.max_abs_error:.4g}, sinking heads per layer "
-                         f"{r.sinks_per_layer}, {r.wall_s:.1f} s")
-            if not quiet:  # with the JSON on stdout, nothing else is printed
-                print(lines[-1], file=sys.stderr)
-            runs.append(r)
-    except KeyboardInterrupt:  # the finished runs are kept (without figures: seconds)
-        finished = f"{len(runs)} of {len(planned)} runs finished"
-        if runs:
-            write(runs, Path(args.out), protocol, {**meta(), "interrupted": finished},
-                  figures_too=False)
-            finished += f", written to {args.out}"
-        print(f"paper interrupted: {finished}" + "".join(f"\n  {line}" for line in lines))
+        runs, files, info = run_protocol(protocol, configs, kinds, args.seeds, Path(args.out),
+                                         figures=figures, on_run=report)
+    except Interrupted as exc:  # the finished runs are kept (without figures: seconds)
+        print(f"paper interrupted: {exc.progress}" + "".join(f"\n  {line}" for line in lines))
         return EXIT_INTERRUPTED
     wall = time.perf_counter() - start
-    info = meta()
-    files = write(runs, Path(args.out), protocol, info, figures_too=figures)
     if not quiet:
         print(f"{len(runs)} runs in {wall:.1f} s; wrote "
               f"{', '.join(str(p) for p in files.values())}")
