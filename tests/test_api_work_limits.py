@@ -47,7 +47,8 @@ def nothing_runs(monkeypatch):
     monkeypatch.setattr(core, "_target_prefixes", never)
     monkeypatch.setattr(core, "learned_sink_map", never)
     monkeypatch.setattr(engine, "_outcomes", never)
-    monkeypatch.setattr(family, "read_instance", never)
+    monkeypatch.setattr(family, "value_table", never)
+    monkeypatch.setattr(family, "token_set_certificate", never)
 
 
 @pytest.mark.parametrize("name", sorted(ENTRY_POINTS))

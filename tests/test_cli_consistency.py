@@ -63,6 +63,7 @@ CASES: dict[str, Case] = {
                   slow=True),
     "report": Case(("--p", "1", "--T", "2"), ("--T", "0"), "--T"),
     "theory": Case(("--section", "1"), ("--section", "0"), "--section"),
+    "schema": Case(("sweep",), ("nothing",), "nothing"),
     "sinkmap": Case(("--p", "1", "--T", "2", "--eps", "1/10", "--rows", "2"),
                     ("--eps", "0.1", "--rows", "-1"), "--rows"),
     "sweep": Case(("{sweep}", "--executor", "serial", "--no-figures", "--out", "{tmp}/s"),
