@@ -461,9 +461,10 @@ def test_the_producers_copy_of_the_format_agrees_with_the_checker():
     assert tuple(sorted(KIND_MODULES)) == certformat.KINDS
 
 
-CHECKER_LINE_BUDGET = 4625
+CHECKER_LINE_BUDGET = 4520
 """Lines of ``sinkproof/checker`` (``cat sinkproof/checker/*.py sinkproof/checker/*/*.py |
-wc -l``) not to be exceeded; the goal of issue 23 is under 2,500."""
+wc -l``) not to be exceeded: 4,400 today plus 120 for the planned multiset-reduction rule (a
+new ``rules/`` module and one ``KIND_MODULES`` row); the goal of issue 23 is under 2,500."""
 
 
 def test_checker_line_count_is_reported_and_within_budget(capsys):

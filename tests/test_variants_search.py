@@ -76,8 +76,7 @@ def test_the_search_measure_is_the_claims_measure(kind):
     if witness_measure(kind) == "share" or MAPS[kind].properties.on_simplex:
         assert m.max_bos_mass == pytest.approx(share, abs=1e-9)
     else:  # relu, relu_length: the BOS weight c_t max(s_0, 0)
-        fig = checker.rules.witness.measure(checker.rules.witness.read_witness(
-            witness_document(model, 0.0, 0.0, "nontrigger")))
+        fig = checker.verify(witness_document(model, 0.0, 0.0, "nontrigger")).figures
         assert m.max_bos_mass == pytest.approx(float(fig.bos), abs=1e-9)
     ev = sp.evaluate(model, progress=False)
     assert m.max_error == pytest.approx(ev.max_error, abs=1e-9)

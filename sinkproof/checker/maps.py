@@ -359,7 +359,10 @@ class MapRule:
     maps); ``interval``: else their outward-rounded enclosure at rational scores; ``null``:
     the mass of the zero-valued null (maps under the simplex), else ``None``; ``boxed``:
     an enclosure of the weights when the scores are themselves intervals; ``partial``: the
-    exact weights where they happen to be rational, else ``None``."""
+    exact weights where they happen to be rational, else ``None``; ``gated``: the head
+    multiplies its weights by a gate ``σ(w·φ + c)``; ``grid``: the weights are
+    ``exp(s_j - s_0) / Σ_k exp(s_k - s_0)``, which a witness may sum on the fixed-point grid
+    from one enclosure of ``exp(s_j - s_0)`` per (query, key) class."""
 
     boxed: Callable[[list[Iv], int, list[Fraction]], list[Iv]]
     exact: Callable[[list[Fraction], int, list[Fraction]], list[Fraction]] | None = None
@@ -367,10 +370,12 @@ class MapRule:
     null: Callable[[list[Fraction], list[Fraction]], Iv] | None = None
     params: tuple[str, ...] = ()
     partial: Callable[[list[Fraction], int], list[Fraction] | None] | None = None
+    gated: bool = False
+    grid: bool = False
 
 
 RULES: dict[str, MapRule] = {
-    "softmax": MapRule(_boxed_softmax, interval=_softmax),
+    "softmax": MapRule(_boxed_softmax, interval=_softmax, grid=True),
     "sink_logit": MapRule(_boxed_sink, interval=_sink_logit, null=_sink_null, params=("b",)),
     "softmax1": MapRule(_boxed_sink, interval=_sink_logit, null=_sink_null),
     "sparsemax": MapRule(_corners("sparsemax"), exact=_sparsemax),
@@ -379,7 +384,7 @@ RULES: dict[str, MapRule] = {
     "sigmoid": MapRule(_boxed_sigmoid, interval=_sigmoid_map, params=("b",)),
     "relu": MapRule(_boxed_relu, exact=_relu),
     "relu_length": MapRule(lambda s, t, p: _boxed_relu(s, t, p, max(t, 1)), exact=_relu_length),
-    "gated_softmax": MapRule(_boxed_softmax, interval=_softmax),  # the head applies its gate
+    "gated_softmax": MapRule(_boxed_softmax, interval=_softmax, gated=True),
     "stick_breaking": MapRule(_corners("stick_breaking"), interval=lambda s, p: _sticks(s)[0],
                               null=lambda s, p: _sticks(s)[1]),
 }

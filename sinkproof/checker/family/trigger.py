@@ -323,7 +323,45 @@ def situations(inst: Instance) -> list[tuple[int, ...]]:
             if any(c != TRIGGER for c in combo)]
 
 
-class TreeInstance:
+def read_eps(inst: dict[str, Any]) -> Fraction:
+    """``instance.eps``, an exact rational ``> 0``."""
+    eps = need_rational(inst, "eps", "instance")
+    if eps <= 0:
+        raise CertificateError(f"instance.eps: must be > 0, got {show(eps)}")
+    return eps
+
+
+class View:
+    """A rule's view of the trigger Family: the instance read exactly (``base``), ``ε > 0``,
+    prefixes of the family checked, and the one target code."""
+
+    base: Instance
+
+    def prefix(self, value: Any, path: str) -> tuple[int, ...]:
+        """A prefix ``x_1..x_t`` of the family, checked: tokens, length, trigger count."""
+        return tuple(read_tokens(value, self.base, path))
+
+    def target_of(self, prefix: tuple[int, ...]) -> list[Fraction]:
+        """``y_t`` at the last position of ``prefix``."""
+        return self.base.target(prefix)
+
+
+class SocpInstance(View):
+    """The logit-sharing rule's view: the instance with its values (``U_fix`` or ``U``),
+    ``eps > 0`` and the hypothesis family (``"S_T"`` or ``"listed"`` prefixes)."""
+
+    FIELDS = ("task", "content_vectors", "values", "eps", "family")
+
+    def __init__(self, inst: dict[str, Any]) -> None:
+        self.base = read_instance(check_fields(inst, "instance", self.FIELDS))
+        self.p, self.T, self.k = self.base.p, self.base.T, self.base.k
+        self.triggers, self.content = self.base.triggers, self.base.content
+        self.value, self.v_bos = self.base.values, self.base.bos
+        self.family = need_str(inst, "family", "instance", ("S_T", "listed"))
+        self.eps = read_eps(inst)
+
+
+class TreeInstance(View):
     """The tree rules' view of the trigger Family (the interface
     :func:`sinkproof.checker.rules.tree.check_trees` uses): exact content, positions,
     ``eps``, value class, the classes of a prefix and the root box of values."""
@@ -339,9 +377,7 @@ class TreeInstance:
         self.positions = self.base.description.get("positions", "inverse")
         self._pi: dict[int, tuple[Fraction, ...]] = {}
         self.family = need_str(inst, "family", "instance", ("S_T",))
-        self.eps = need_rational(inst, "eps", "instance")
-        if self.eps <= 0:
-            raise CertificateError(f"instance.eps: must be > 0, got {show(self.eps)}")
+        self.eps = read_eps(inst)
         self.tokens = [*range(self.k), TRIGGER]
 
     def pi(self, t: int) -> tuple[Fraction, ...]:
@@ -351,14 +387,6 @@ class TreeInstance:
         if t not in self._pi:
             self._pi[t] = tuple(position_features(self.positions, self.T, t))
         return self._pi[t]
-
-    def prefix(self, value: Any, path: str) -> tuple[int, ...]:
-        """A prefix ``x_1..x_t`` of ``S_T`` (tokens, length, trigger count checked)."""
-        return tuple(read_tokens(value, self.base, path))
-
-    def target_of(self, prefix: tuple[int, ...]) -> list[Fraction]:
-        """``y_t`` at the last position of ``prefix`` (the checker's one target code)."""
-        return self.base.target(prefix)
 
     def classes(self, prefix: tuple[int, ...]) -> dict[tuple, int]:
         """Class -> multiplicity at the last position of ``prefix`` (keys ``j = 1..t``)."""
@@ -382,3 +410,20 @@ class TreeInstance:
 
 def _fmt(pi: tuple[Fraction, ...]) -> str:
     return "[" + ",".join(format_rational(x) for x in pi) + "]"
+
+
+class HeadsInstance(TreeInstance):
+    """The tree view plus the head count ``H`` (fixed values only)."""
+
+    def __init__(self, inst: dict[str, Any]) -> None:
+        check_fields(inst, "instance", (*TreeInstance.FIELDS, "heads"))
+        self.heads = need_int(inst, "heads", "instance", minimum=1)
+        super().__init__({k: v for k, v in inst.items() if k != "heads"})
+        if self.values != "fixed":
+            raise CertificateError("instance.values: a bnb-heads certificate covers the fixed "
+                                   "values U_fix only (learned values in other heads leave "
+                                   "their outputs unconstrained)")
+
+    def value(self, token: int) -> list[Fraction]:
+        """``v_x`` of ``U_fix`` (``c`` for content, 0 for the trigger)."""
+        return list(self.base.values[token])

@@ -70,7 +70,7 @@ from typing import Any
 
 from ...errors import CertificateError
 from ..exact import InequalityFailed, check_leq, check_lt, common_denominator, dot, show
-from ..family.trigger import TRIGGER, read_instance, read_tokens
+from ..family.trigger import TRIGGER, SocpInstance
 from ..limits import current, require
 from ..schema import (
     as_list,
@@ -92,8 +92,6 @@ from ..verdict import Verdict
 from . import hull
 
 TRIG_TOKEN = TRIGGER
-FAMILIES = ("S_T", "listed")
-INSTANCE_FIELDS = ("task", "content_vectors", "values", "eps", "family")
 BOUND_FIELDS = ("target", "constraints", "z", "w", "bound")
 DERIVED_FIELDS = ("from", "target", "positions", "tokens", "matrix", "bound")
 RAY_FIELDS = ("target", "direction")
@@ -103,30 +101,7 @@ SLOT_MAPS = {"sink_logit": "a zero-valued virtual slot of any logit b",
 """The maps whose null mass (slot plus BOS) the program bounds, and their slot in words."""
 
 
-class Instance:
-    """The instance as the checker reads it (:func:`~sinkproof.checker.instance.read_instance`:
-    signed content rebuilt exactly, other content and ``U`` as exact rationals), plus
-    ``eps > 0`` and the hypothesis family (``"S_T"`` or ``"listed"`` prefixes)."""
-
-    def __init__(self, inst: dict[str, Any]) -> None:
-        self.base = read_instance(check_fields(inst, "instance", INSTANCE_FIELDS))
-        self.p, self.T, self.k = self.base.p, self.base.T, self.base.k
-        self.triggers = self.base.triggers
-        self.content = self.base.content
-        self.value = self.base.values
-        self.v_bos = self.base.bos
-        self.family = need_str(inst, "family", "instance", FAMILIES)
-        self.eps = need_rational(inst, "eps", "instance")
-        if self.eps <= 0:
-            raise CertificateError(f"instance.eps: must be > 0, got {show(self.eps)}")
-
-    def prefix(self, value: Any, path: str) -> tuple[int, ...]:
-        """A prefix ``x_1..x_t`` of the family, checked: tokens, length, trigger count."""
-        return tuple(read_tokens(value, self.base, path))
-
-    def target_of(self, prefix: tuple[int, ...]) -> list[Fraction]:
-        """``y_t`` at the last position of ``prefix``."""
-        return self.base.target(prefix)
+Instance = SocpInstance
 
 
 def _variables(prefix: tuple[int, ...]) -> list[tuple[int, int]]:

@@ -80,7 +80,7 @@ from typing import Any
 from ...errors import CertificateError
 from ..exact import InequalityFailed, check_leq, check_lt, dot, show
 from ..family.paper import PaperInstance
-from ..family.trigger import TreeInstance
+from ..family.trigger import HeadsInstance, TreeInstance
 from ..limits import require
 from ..schema import (
     as_list,
@@ -112,23 +112,6 @@ Interval = tuple[Fraction | None, Fraction | None]
 Box = dict[int, list[Interval]]
 Lemma = tuple[dict[tuple, int], Fraction]  # (class counts a_k, c_k = 1/b_k - 1)
 Instance = TreeInstance
-
-
-class HeadsInstance(TreeInstance):
-    """The one-head instance (content, positions, ``eps``, classes) plus the head count."""
-
-    def __init__(self, inst: dict[str, Any]) -> None:
-        check_fields(inst, "instance", (*TreeInstance.FIELDS, "heads"))
-        self.heads = need_int(inst, "heads", "instance", minimum=1)
-        super().__init__({k: v for k, v in inst.items() if k != "heads"})
-        if self.values != "fixed":
-            raise CertificateError("instance.values: a bnb-heads certificate covers the fixed "
-                                   "values U_fix only (learned values in other heads leave "
-                                   "their outputs unconstrained)")
-
-    def value(self, token: int) -> list[Fraction]:
-        """``v_x`` of ``U_fix`` (``c`` for content, 0 for the trigger)."""
-        return list(self.base.values[token])
 
 
 def support(g: list[Fraction], box: list[Interval]) -> Fraction | None:

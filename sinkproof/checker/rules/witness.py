@@ -53,6 +53,7 @@ from ..maps import (
     MAP_NAMES,
     MAP_PARAMETERS,
     RATIONAL_MAPS,
+    RULES,
     gate_interval,
     interval_weights,
     row_weights,
@@ -180,7 +181,7 @@ def _extras(data: dict[str, Any], kind: str, lead: tuple[int, ...], width: int
     names = MAP_PARAMETERS.get(kind, ())
     if not names and "map_params" in data:
         raise CertificateError(f"data.map_params: the {kind} map has no parameters")
-    gated = kind == "gated_softmax"
+    gated = RULES[kind].gated
     if not gated and ("gate_w" in data or "gate_c" in data):
         raise CertificateError(f"data.gate_w/gate_c: the {kind} map has no gate")
     params = _tensor(data, "map_params", (*lead, len(names))) if names else None
@@ -264,7 +265,7 @@ def estimate_work(inst: Instance, D: int, heads: int, kind: str, n_prefixes: int
     rows = (inst.k + 2) * (inst.T + 1)
     pairs = (inst.k + 2) ** 2 * (inst.T + 1) * (inst.T + 2) // 2
     scale = EXP_COST * max(1, digits // DEFAULT_DIGITS)
-    if kind == "softmax":
+    if RULES[kind].grid:
         exp = pairs * scale
     elif kind in RATIONAL_MAPS:
         exp = 0
@@ -282,7 +283,7 @@ class _Model:
         inst = w.inst
         self.w = w
         self.iv = _Intervals(w.digits)
-        self.generic = w.kind != "softmax"
+        self.generic = not RULES[w.kind].grid
         tokens = [*range(inst.k), TRIGGER, BOS]
         rows = {(b, j): token_features(inst, b) + position_features(w.positions, inst.T, j)
                 for b in tokens for j in range(inst.T + 1)}
@@ -303,7 +304,7 @@ class _Model:
             self.scores.append(table)
         # softmax: per key, the interval weight e = exp(s_j - s_0) and e·v_j
         self.terms: list[dict[tuple[int, int, int, int], tuple[Any, list[Any]]]] = []
-        if w.kind == "softmax":
+        if not self.generic:
             for h, table in enumerate(self.scores):
                 vals = self.values[h]
                 terms = {}
