@@ -376,7 +376,6 @@ FACE = frozenset({"verify", "verify_file", "load", "Verdict", "Limits", "LimitEx
 """What a producer may take from ``sinkproof.checker``: the rest is the trusted kernel's
 inside, free to change (and kept out of the producers' utility library)."""
 INTERNALS_DEBT = {
-    "sinkproof.bnb.heads": "prunes steps with the checker's bnb-heads step check",
     "sinkproof.convex.certfile": "reads the instance back with the checker's reader",
     "sinkproof.convex.family": ("enumerates situations (the paper hull's too) and reads "
                                 "instances as the checker does"),
