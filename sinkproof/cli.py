@@ -24,7 +24,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__, interrupts
+from . import __version__, files, interrupts
 from . import progress as progress_bars
 from .commands import COMMANDS
 from .errors import (
@@ -76,8 +76,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
-    """``-q/--quiet``, ``-v/--verbose`` and ``--progress/--no-progress`` on a command's
-    parser (a command that defines one of them itself keeps its own)."""
+    """``-q/--quiet``, ``-v/--verbose``, ``--force`` and ``--progress/--no-progress`` on a
+    command's parser (a command that defines one of them itself keeps its own)."""
     have = parser._option_string_actions
     if "--quiet" in have:
         if "-q" not in have:  # the command's own --quiet answers -q too
@@ -90,6 +90,10 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     if "--verbose" not in have:
         parser.add_argument("-v", "--verbose", action="store_true",
                             help="progress bars, and the full traceback of an error")
+    if "--force" not in have:
+        parser.add_argument("--force", action="store_true",
+                            help="overwrite an existing output file (without it, a file this "
+                                 "run did not create is never replaced: exit 2)")
     if "--progress" not in have:
         parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                             help="draw progress bars on stderr (default: on a terminal, for "
@@ -216,6 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     bars = args.progress if args.progress is not None else (
         True if args.verbose else False if args.quiet else None)
     progress_bars.set_default(bars)
+    files.new_run(force=args.force)
     stdout = sys.stdout
     sys.stdout = quiet = _QuietStdout(stdout)
     quiet.muted = args.quiet and "-" not in (getattr(args, "json", None),
@@ -249,6 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
         sys.stdout = stdout
         progress_bars.set_default(None)
+        files.new_run()
 
 
 def console_main() -> None:

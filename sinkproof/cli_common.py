@@ -37,6 +37,7 @@ from . import params, tokens
 from ._version import __version__
 from .errors import InputError
 from .exact_numbers import plain
+from .files import write_file
 from .shipped import example_names, example_path
 
 STDIO = "-"
@@ -399,9 +400,13 @@ def output_path(target: str | Path, suffix: str = "") -> Iterator[Path]:
 
 
 def write_text(text: str, target: str | Path) -> None:
-    """Write ``text`` to a path, or to stdout for ``-``."""
-    with output_path(target) as path:
-        path.write_text(text, encoding="utf-8")
+    """Write ``text`` to a path (atomically, never over a file this run did not create
+    unless ``--force``: :func:`sinkproof.files.write_file`), or to stdout for ``-``."""
+    if str(target) == STDIO:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    write_file(target, text)
 
 
 def write_json(data: Any, target: str | Path) -> None:

@@ -88,6 +88,24 @@ def softmax_solution(task: TriggerTask, L: float) -> AttentionModel:
     return AttentionModel(task, kind="softmax", A=softmax_score_matrix(task, L), U=None)
 
 
+def trigger_sink_solution(task: TriggerTask, eps: float, bos: float = 0.01) -> AttentionModel:
+    """One softmax head with fixed values that sinks on the trigger, not on BOS, once the
+    trigger has been seen: Theorem 5's scores plus ``L + c`` from a content query on a
+    trigger key.  The trigger's fixed value is zero, so after the trigger the head rests on
+    it (BOS mass at most ``e^{-c}``); before it the head sinks on BOS as Theorem 5's does,
+    and the trigger row is Theorem 5's.  ``L = ceil(log(4 (T + 2) / eps))`` (content norm
+    scaled in) keeps the error ``<= eps / 4``, and ``c = ceil(log(1 / bos)) + 1`` the BOS
+    mass after the trigger below ``bos``."""
+    eps = float(as_real("eps", eps, minimum=0.0, strict=True))
+    bos = float(as_real("bos", bos, minimum=0.0, strict=True))
+    scale = max(1.0, float(np.max(np.linalg.norm(task.content, axis=1))))
+    L = float(math.ceil(math.log(4.0 * (task.T + 2) * scale / eps)))
+    c = float(math.ceil(math.log(1.0 / min(bos, 0.5))) + 1)
+    A = softmax_score_matrix(task, L)
+    A[feature_index(task, "is_content"), feature_index(task, "is_trigger")] = L + c
+    return AttentionModel(task, kind="softmax", A=A, U=None)
+
+
 def cancelling_pair_scores(task: TriggerTask, L: float) -> np.ndarray:
     """Score matrices ``(2, D, D)`` of two softmax heads that agree at every non-trigger
     query and differ only at a trigger query: both score ``-L`` on BOS from a content
@@ -333,3 +351,167 @@ def paper_sink_solution(task: PaperTask, eps: float) -> StackModel:
         R = math.sqrt(1.0 + task.n - 3)
     lam = math.log((task.L - 1) * R / eps)
     return paper_model(task, "softmax", **paper_sink_weights(task, max(lam, 1e-3)))
+
+
+def composed_pair_weights(task: PaperTask, lam: float, layers: int = 2,
+                          mu: float | None = None) -> dict[str, np.ndarray]:
+    """A **pure composition** (no residual) of ``layers >= 2`` layers of two softmax heads
+    each that solves the paper's one-layer targets with no BOS sink at any non-trigger row
+    of any head of any layer: ``W_Q, W_K, W_V`` ``(layers, 2, n, n)``, ``W_O`` ``(layers, n, 2n)``
+    (``[I, I]``: the two heads' outputs summed).
+
+    Layer 1 is :func:`paper_pair_weights`' cancelling pair, head 0 writing besides the
+    non-BOS indicator ``x^trig + x^bias`` into coordinate 0: its output ``h_t`` is exactly
+    ``a_t e_0`` at every non-trigger row ``t >= 1`` (``a_t = 1 - α_t0 ≈ 1``), exactly 0 at
+    row 0, and ``≈ mean + a_j e_0`` at the trigger row ``j`` (trigger coordinate ``≈ 1/j``).
+    Every later layer reads that form: both heads score ``λ h_i^0 h_k^0`` (every non-BOS key
+    ``≈ λ``, BOS 0: BOS weight ``≈ e^{-λ}/i``) plus ``±μ h_i^trig h_k^trig``, which is 0 at
+    every non-trigger query (its trigger coordinate is exactly 0), so the heads attend alike
+    there and their values ``±(I - e_0 e_0^T)`` cancel exactly; at the trigger row head 0
+    puts ``≈ 1`` on the trigger key and head 1 ``≈ 0``, so the layer copies ``mean``.  A middle
+    layer's head 0 keeps coordinate 0 (value ``I``) for the next layer; the last drops it.
+    ``mu`` defaults to ``λ (L-1)²`` (so ``μ/j² >= λ``).  Head 1 of layer 1 sinks at the
+    trigger row, the one row the question does not ask about."""
+    if not isinstance(task, PaperTask):
+        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
+    layers = as_int("layers", layers, minimum=2)
+    lam = float(as_real("lam", lam, minimum=0.0, strict=True))
+    mu = lam * (task.L - 1) ** 2 if mu is None else float(as_real("mu", mu, minimum=0.0))
+    n, b = task.n, task.bias_index
+    weights = paper_pair_weights(task, lam, layers=1, heads=2)
+    WQ, WK, WV = (np.zeros((layers, 2, n, n)) for _ in range(3))
+    WO = np.zeros((layers, n, 2 * n))
+    WQ[0], WK[0], WV[0] = weights["W_Q"][0], weights["W_K"][0], weights["W_V"][0]
+    WV[0, 0, BOS, TRIGGER] = WV[0, 0, BOS, b] = 1.0
+    WO[:, :, :n] = WO[:, :, n:] = np.eye(n)
+    drop = np.eye(n)
+    drop[BOS, BOS] = 0.0
+    for layer in range(1, layers):
+        for h, sign in ((0, 1.0), (1, -1.0)):
+            WQ[layer, h, 0, BOS], WK[layer, h, 0, BOS] = lam, 1.0
+            WQ[layer, h, 1, TRIGGER], WK[layer, h, 1, TRIGGER] = sign * mu, 1.0
+        WV[layer, 0] = drop if layer == layers - 1 else np.eye(n)
+        WV[layer, 1] = -drop
+    return dict(W_Q=WQ, W_K=WK, W_V=WV, W_O=WO)
+
+
+def composed_pair_solution(task: PaperTask, eps: float, layers: int = 2) -> StackModel:
+    """:func:`composed_pair_weights` as a pure stack with ``λ = ceil(log(8 N L² n / eps))``
+    (``N`` the layers; the error, ``O(N L² n e^{-λ})``, is then below ``eps``: the
+    trusted checker's ``paper-witness`` rule decides it exactly on a finite family)."""
+    eps = float(as_real("eps", eps, minimum=0.0, strict=True))
+    layers = as_int("layers", layers, minimum=2)
+    lam = float(math.ceil(math.log(8.0 * layers * task.L**2 * task.n / eps)))
+    return paper_model(task.replace(residual=False), "softmax", residual=False,
+                       **composed_pair_weights(task, lam, layers))
+
+
+def composed_sink_weights(task: PaperTask, lam: float) -> dict[str, np.ndarray]:
+    """A pure 2-layer stack of one softmax head per layer that is accurate by sinking in
+    layer 1: :func:`paper_sink_weights` with ``W_V = I`` (BOS's coordinate kept, so layer 1
+    writes ``≈ e_0`` at every non-trigger row and ``≈ mean`` at the trigger row); layer 2
+    scores ``λ h_i^0 h_k^0 + λ (L-1)² h_i^trig h_k^trig`` (non-trigger queries avoid the
+    trigger row, the trigger query takes itself) with value ``I - e_0 e_0^T``.  A model in
+    the class of the composition theorem (:mod:`sinkproof.theorems.composition`) that
+    meets its hypothesis: its product ``Π_ℓ (1 - α^ℓ_10)`` is ``≈ e^{-λ}/2``."""
+    if not isinstance(task, PaperTask):
+        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
+    lam = float(as_real("lam", lam, minimum=0.0, strict=True))
+    n = task.n
+    first = paper_sink_weights(task, lam)
+    WQ, WK, WV = (np.zeros((2, 1, n, n)) for _ in range(3))
+    WQ[0], WK[0] = first["W_Q"][0], first["W_K"][0]
+    WV[0, 0] = np.eye(n)
+    WQ[1, 0, 0, BOS], WK[1, 0, 0, BOS] = lam, 1.0
+    WQ[1, 0, 1, TRIGGER], WK[1, 0, 1, TRIGGER] = lam * (task.L - 1) ** 2, 1.0
+    WV[1, 0] = np.eye(n)
+    WV[1, 0, BOS, BOS] = 0.0
+    return dict(W_Q=WQ, W_K=WK, W_V=WV, W_O=np.stack([np.eye(n), np.eye(n)]))
+
+
+def _content_direction(task: PaperTask, direction: Any) -> tuple[np.ndarray, float, float]:
+    """A unit direction ``u`` of the content space, the largest ``|u·c|`` (``R``) and, on a
+    finite set, the least gap ``δ`` between distinct values of ``u·c`` (``inf`` for a single
+    value; ``0`` when two contents tie, which the construction refuses)."""
+    k = task.n - 3
+    u = np.sqrt(np.arange(1, k + 1, dtype=float)) if direction is None else \
+        np.asarray(direction, dtype=float).reshape(k)
+    if not np.all(np.isfinite(u)) or not np.any(u):
+        raise ValueError("direction must be a non-zero finite vector of the content space")
+    u = u / np.linalg.norm(u)
+    if not task.finite:
+        return u, math.sqrt(k), 0.0
+    proj = task.content @ u
+    distinct = np.unique(proj)
+    if distinct.size < task.m:
+        raise ValueError("two content vectors have the same projection on the direction: "
+                         "give direction= that separates them")
+    gap = float(np.min(np.diff(distinct))) if distinct.size > 1 else math.inf
+    return u, max(1.0, float(np.max(np.abs(proj)))), gap
+
+
+def residual_cancel_weights(task: PaperTask, lam: float, direction: Any = None
+                            ) -> dict[str, np.ndarray]:
+    """A residual stack of two layers of **one** softmax head each that solves the paper's
+    residual targets with no BOS sink at any non-trigger row: ``W_Q, W_K, W_V``
+    ``(2, 1, n, n)``, ``W_O`` ``(2, n, n)`` (identity).
+
+    With ``u`` a unit content direction (``direction``; on a finite set it must separate the
+    contents) and ``Λ = 4 λ R`` (``R >= max |u·c|``):
+
+    * layer 1 scores ``x_i^bias (λ u·c_k + Λ x_k^bias) + Λ x_i^trig (x_k^bias + x_k^trig)``:
+      a content query attends to the content keys of largest ``u·c`` (weights ``∝ e^{λ u·c_k}``;
+      BOS and the trigger get ``O(e^{-2λR})``), the trigger query to every non-BOS key alike;
+      value ``I - e_0 e_0^T``.  So it writes ``x*_t``, the content token of largest ``u·c``
+      seen so far, at a non-trigger row, and the mean of ``x_1..x_j`` at the trigger row;
+    * layer 2 reads ``h = x + layer 1``: it scores ``h_i^bias (λ u·h_k^c + Λ h_k^bias - 4Λ h_k^trig)
+      + 8Λ h_i^trig h_k^BOS``: a non-trigger query attends, like layer 1, to the keys whose
+      content is largest (their ``h_k = x*_t + x*_t``), the trigger query sinks on BOS, whose
+      ``h_0 = e_0``; value ``-(I - e_0 e_0^T)/2``.  So it writes ``-x*_t`` at a non-trigger
+      row, cancelling layer 1, and 0 at the trigger row.
+
+    The output is ``x_t`` off the trigger and ``x_j + mean`` at it, up to the softness of the
+    two argmaxes: ``O(L e^{-λδ})`` on a finite set whose projections are ``δ`` apart, and on
+    samples of continuous content it falls like ``1/λ``.  Every non-trigger BOS weight is
+    ``O(e^{-2λR})``; the one sink is layer 2's at the trigger row, the row the question does
+    not ask about."""
+    if not isinstance(task, PaperTask):
+        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
+    lam = float(as_real("lam", lam, minimum=0.0, strict=True))
+    u, R, _ = _content_direction(task, direction)
+    big = 4.0 * lam * R
+    n, b, cs = task.n, task.bias_index, task.content_slice
+    WQ, WK, WV = (np.zeros((2, 1, n, n)) for _ in range(3))
+    drop = np.eye(n)
+    drop[BOS, BOS] = 0.0
+    WQ[:, 0, 0, b] = 1.0
+    WQ[:, 0, 1, TRIGGER] = 1.0
+    WK[:, 0, 0, cs] = lam * u
+    WK[:, 0, 0, b] = big
+    WK[0, 0, 1, b] = WK[0, 0, 1, TRIGGER] = big
+    WK[1, 0, 0, TRIGGER] = -4.0 * big
+    WK[1, 0, 1, BOS] = 8.0 * big
+    WV[0, 0], WV[1, 0] = drop, -0.5 * drop
+    return dict(W_Q=WQ, W_K=WK, W_V=WV, W_O=np.stack([np.eye(n), np.eye(n)]))
+
+
+def residual_cancel_solution(task: PaperTask, eps: float, direction: Any = None,
+                             max_level: float = 2.0**12) -> StackModel:
+    """:func:`residual_cancel_weights` on a finite task with ``λ`` the least power of two
+    from 4 whose float error over the whole family is ``<= eps / 2`` (the trusted checker's
+    ``paper-witness`` rule decides the error exactly); refused beyond ``max_level``."""
+    if not isinstance(task, PaperTask) or not task.finite:
+        raise ValueError("residual_cancel_solution needs a PaperTask with a finite content set "
+                         "(use residual_cancel_weights for continuous content)")
+    eps = float(as_real("eps", eps, minimum=0.0, strict=True))
+    task = task.replace(residual=True)
+    x = task.prefix_features(np.concatenate([blk.codes for blk in task.prefix_blocks(task.L - 1)]))
+    y = task.row_targets(x)
+    lam = 4.0
+    while lam <= max_level:
+        model = paper_model(task, "softmax", residual=True,
+                            **residual_cancel_weights(task, lam, direction))
+        if float(np.max(np.linalg.norm(model.forward_batch(x).out - y, axis=-1))) <= eps / 2:
+            return model
+        lam *= 2.0
+    raise ValueError(f"no level up to {max_level} reaches error eps/2 = {eps / 2}")

@@ -60,10 +60,17 @@ one per symmetry image of a target; ``sinkproof sinkmap --max-work``): p=2, T=8 
 ``sinkproof sinkmap --help`` loads no solver."""
 
 
-def check_work(what: str, estimate: int, limit: int, flag: str = "--max-work") -> None:
+SATURATED = 10**30
+"""Where size estimates stop counting (:data:`sinkproof.work.BEYOND`): an estimate this
+large reads "10^30 or more"."""
+
+
+def check_work(what: str, estimate: int, limit: int, flag: str = "--max-work N") -> None:
     """Refuse (:class:`WorkLimitError`) when ``estimate`` units of ``what`` exceed ``limit``
-    (an estimate of exactly ``limit + 1`` is read as a capped count: "more than")."""
+    (an estimate of exactly ``limit + 1`` is read as a capped count: "more than"; one of
+    :data:`SATURATED` or more as a saturated one)."""
     if estimate > limit:
-        about = f"more than {limit:,}" if estimate == limit + 1 else f"about {estimate:,}"
+        about = (f"more than {limit:,}" if estimate == limit + 1 else
+                 "10^30 or more" if estimate >= SATURATED else f"about {estimate:,}")
         raise WorkLimitError(f"not started: {about} {what}, beyond the limit "
-                             f"of {limit:,} (raise it with {flag} N)")
+                             f"of {limit:,} (raise it with {flag})")

@@ -58,6 +58,7 @@ __all__ = [
     "models",
     "near_solutions",
     "paper_tasks",
+    "reproducible_repr",
     "sequences",
     "task_model_sequence",
     "tasks",
@@ -355,13 +356,25 @@ def paper_tasks(
     return PaperTask(n=n, L=L, residual=res)
 
 
+def reproducible_repr(model: AttentionModel) -> str:
+    """Python text that rebuilds ``model`` exactly: ``AttentionModel.from_dict({...})``
+    with every float written in full (``repr`` round-trips a float), so that a falsifying
+    example can be pasted back into a shell."""
+    return f"AttentionModel.from_dict({model.to_dict()!r})"
+
+
 def _register() -> None:
     """Strategies for ``st.from_type``: small tasks and models, as :func:`tasks` and
-    :func:`models` draw them."""
+    :func:`models` draw them; and a falsifying example's model printed by
+    :func:`reproducible_repr` (the plain repr shows norms, not weights)."""
+    from hypothesis.vendor.pretty import for_type_by_name
+
     st.register_type_strategy(TriggerTask, tasks())
     st.register_type_strategy(PaperTask, paper_tasks())
     st.register_type_strategy(AttentionModel, models(tasks()))
     st.register_type_strategy(ModelClass, model_classes())
+    for_type_by_name(AttentionModel.__module__, AttentionModel.__qualname__,
+                     lambda model, printer, cycle: printer.text(reproducible_repr(model)))
 
 
 _register()

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .exact_numbers import show
+from .files import write_file
 
 PANDAS_HINT = "pip install pandas (or: pip install 'sinkproof[tables]')"
 
@@ -80,7 +81,7 @@ def _write(text: str, path: str | Path | None) -> str:
     if str(path) == "-":
         sys.stdout.write(text)
     else:
-        Path(path).write_text(text, encoding="utf-8")
+        write_file(path, text, what="table")
     return text
 
 

@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterable
 
 from . import certformat
-from .errors import WorkLimitError
+from .errors import SATURATED, WorkLimitError, check_work
 
 WorkLimitExceeded = WorkLimitError
 """The one error of a refused estimate (an alias: the CLI maps it to exit status 4)."""
@@ -29,7 +29,7 @@ WorkLimitExceeded = WorkLimitError
 API_FLAG = "max_work=N"
 """How a Python caller raises a limit (the CLI says ``--max-work N``)."""
 
-BEYOND = 10**30
+BEYOND = SATURATED
 """A count beyond every limit: saturated counts stop here."""
 
 MAX_ENTRIES = 100_000_000
@@ -83,9 +83,7 @@ def refuse_beyond(what: str, estimate: int, max_work: int | None, default: int) 
     """Raise :class:`WorkLimitExceeded` when ``estimate`` units of ``what`` exceed the
     limit (``max_work``, default ``default``); return the limit otherwise."""
     bound = limit(max_work, default)
-    if estimate > bound:  # the CLI's format (errors.check_work), with the API's keyword
-        raise WorkLimitError(f"not started: about {estimate:,} {what}, beyond the limit "
-                             f"of {bound:,} (raise it with {API_FLAG})")
+    check_work(what, estimate, bound, flag=API_FLAG)  # the CLI's format, the API's keyword
     return bound
 
 

@@ -28,7 +28,7 @@ ROOT = Path(sinkproof.__file__).resolve().parent
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "interrupts"),
     ("_version", "_validate", "_lazy", "_callable", "numerics", "progress", "exact_numbers",
-     "executor", "stats", "tokens", "certformat", "shipped"),
+     "executor", "stats", "tokens", "certformat", "shipped", "files"),
     ("tables", "work"),
     ("checker", "params"),           # checker TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),
@@ -40,8 +40,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("theorems",),
     ("search",),
     ("claims",),
-    ("experiment",), ("variants",), ("sweep",),
-    ("report",),
+    ("experiment", "stackwitness"), ("variants",), ("sweep",),
+    ("report", "schemas"),
     ("strategies", "testing"), ("pytest_plugin",),
     ("cli_common",), ("commands",), ("cli",), ("__main__",),
 ]
@@ -336,7 +336,7 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     paper = sinkproof.PaperTask(n=4, L=5, content="grid", grid=2)
     paper_family_certificate(paper, "1/100").save(files["paper-hull-family"])
     from sinkproof.claims import claim_from_dict
-    from sinkproof.claims.paperwitness import witness_document as paper_witness
+    from sinkproof.claims.witness import stack_witness_document as paper_witness
     pclaim = claim_from_dict({"task": {"setting": "paper", "n": 4, "L": 4, "content": [[1.0]]},
                               "model": {"kind": "relu_length"},
                               "hypothesis": {"max_error": "1/100"},
@@ -376,17 +376,9 @@ FACE = frozenset({"verify", "verify_file", "load", "Verdict", "Limits", "LimitEx
 """What a producer may take from ``sinkproof.checker``: the rest is the trusted kernel's
 inside, free to change (and kept out of the producers' utility library)."""
 INTERNALS_DEBT = {
-    "sinkproof.convex.certfile": "reads the instance back with the checker's reader",
-    "sinkproof.convex.family": ("enumerates situations (the paper hull's too) and reads "
-                                "instances as the checker does"),
-    "sinkproof.convex.values": "reads the instance with the checker's reader",
-    "sinkproof.search.realise": "the sink-map instance type of the checker",
-    "sinkproof.search.verify": "measures a witness with the checker's evaluator",
-    "sinkproof.search.witnessfile": "parses a witness file with the checker's reader",
-    "sinkproof.sinkmap.certify": "checks bounds and rays with the checker's socp rules",
-    "sinkproof.sinkmap.core": "the sink-map instance type of the checker",
-    "sinkproof.variants.paper": "measures a paper witness with the checker's evaluator",
-    "sinkproof.variants.verify": "the checker's interval weights",
+    "sinkproof.variants.verify": ("bounds a construction's error, BOS and null mass with the "
+                                  "rule table's interval weights (a producer copy would twin "
+                                  "checker/maps.py)"),
 }
 """Producer modules that still import the checker's inside (issue 23, item 4), and why.  The
 list may only shrink: a module that no longer needs its entry fails the test below."""
@@ -436,12 +428,13 @@ def test_producers_import_only_the_checkers_face():
 def test_the_producers_copy_of_the_format_agrees_with_the_checker():
     """``sinkproof.certformat`` is the producers' own copy of what the checker reads."""
     from sinkproof import attention, certformat
-    from sinkproof.checker import family, maps, schema
+    from sinkproof.checker import KIND_MODULES, family, maps, schema
 
     assert (certformat.FORMAT, certformat.VERSION) == (schema.FORMAT, schema.VERSION)
     assert certformat.TRIGGER == family.TRIGGER
     assert tuple(attention.MAPS) == certformat.MAP_NAMES
     assert set(certformat.MAP_NAMES) <= set(maps.MAP_NAMES)
+    assert tuple(sorted(KIND_MODULES)) == certformat.KINDS
 
 
 CHECKER_LINE_BUDGET = 4625

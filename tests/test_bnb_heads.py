@@ -153,7 +153,7 @@ def test_two_fixed_heads_are_proved_by_theorem_7_and_by_the_engine_alike(tmp_pat
     path = CLAIMS / "two_heads_fixed.toml"
     by_theorem = sp.check(str(path), search=False, bnb=False)
     assert by_theorem.status == "proved" and "7" in by_theorem.by
-    run = certify_by_engine(as_claim(str(path)), tmp_path / "heads.json", 20.0)
+    run = certify_by_engine(as_claim(str(path)), tmp_path / "heads.json")
     assert run.path is not None
     bound, _ = prove_by_certificate(as_claim(str(path)), run.path)
     assert bound >= Fraction(1, 2)

@@ -23,8 +23,10 @@ from sinkproof.bnb import (
 from sinkproof.checker.family.paper import PaperInstance
 from sinkproof.checker.rules.stackwitness import n_prefixes
 from sinkproof.claims import claim_from_dict, load_claim
-from sinkproof.claims.paperengine import applies, implied_bound, prove_by_engine
-from sinkproof.claims.paperwitness import write_witness
+from sinkproof.claims.engine import certify_by_engine, engine_targets
+from sinkproof.claims.implications import NotImplied
+from sinkproof.claims.implications import implied_bound as implied
+from sinkproof.claims.witness import write_stack_witness as write_witness
 from sinkproof.constructions import paper_sink_solution
 from sinkproof.errors import CertificateError
 
@@ -185,22 +187,35 @@ def _advancing(monkeypatch, clock, name, seconds):
     monkeypatch.setattr(api, name, run)
 
 
+def implied_bound(claim, verdict):
+    """The bound the verified statement proves for ``claim``, or why it does not."""
+    try:
+        return implied(claim, verdict.statement)
+    except NotImplied as exc:
+        return str(exc)
+
+
+def applies(claim) -> str | None:
+    """Why the engine does not apply to ``claim`` (``None`` when it does)."""
+    return engine_targets(claim)[1]
+
+
 def test_a_budget_spent_by_the_tree_leaves_it_uncertified_and_unproved(task, clock,
                                                                          monkeypatch, tmp_path):
     """The tree closes (it would prove the claim) but spends the budget: its exact
-    certification is not started, the result is open and says why; the claim route does
-    not prove the claim and names the budget."""
+    certification is not started, the result is open and says why.  The claim route runs
+    the engine without a clock, so there it proves the claim all the same."""
     _advancing(monkeypatch, clock, "branch_and_bound", 2000.0)
     res = prove_paper(task, EPS, min_bos_mass="1/2", some=True, budget=1000.0)
     (outcome,) = res.targets
     assert outcome.tree.status == "proved" and outcome.certified is None
     assert outcome.skipped == api.OUT_OF_BUDGET and res.skipped
     assert res.status == "open" and res.certificate is None
+    # a claim's engine route has no clock: the same tree is certified and proves it
     data = _claim("0.5")
     data["check"]["budget"] = 1000
-    reasons: list[str] = []
-    assert prove_by_engine(claim_from_dict(data), tmp_path / "c.json", reasons) is None
-    assert "budget was spent" in reasons[-1] and not (tmp_path / "c.json").exists()
+    run = certify_by_engine(claim_from_dict(data), tmp_path / "c.json")
+    assert run.path is not None and (tmp_path / "c.json").exists()
 
 
 def test_a_budget_spent_during_certification_stops_at_the_next_leaf(task, clock, monkeypatch):
@@ -225,11 +240,14 @@ def test_the_route_reads_only_a_statement_about_the_claims_instance(proved, tmp_
     verdict = checker.verify_file(path)
     assert implied_bound(claim_from_dict(_claim("0.5")), verdict) >= Fraction(1, 2)
     assert "reaches b" in implied_bound(claim_from_dict(_claim("0.99")), verdict)
-    assert "eps" in implied_bound(claim_from_dict(_claim("0.5", eps="0.04")), verdict)
+    # a smaller ε is implied (fewer models are accurate); a larger one is not
+    assert implied_bound(claim_from_dict(_claim("0.5", eps="0.04")), verdict) >= Fraction(1, 2)
+    assert "assumes error <= 1/20" in implied_bound(claim_from_dict(_claim("0.5", eps="0.06")),
+                                                    verdict)
     other = _claim("0.5")
     other["task"]["content"] = [[-1.0], [0.5]]
     assert "instance" in implied_bound(claim_from_dict(other), verdict)
-    assert "lack" in implied_bound(claim_from_dict(_claim("0.5", "every")), verdict)
+    assert "gives no bound" in implied_bound(claim_from_dict(_claim("0.5", "every")), verdict)
 
 
 @pytest.mark.parametrize("model", [{"kind": "softmax", "heads": 2},
@@ -246,7 +264,7 @@ def test_the_routes_statement_reader_refuses_another_class(proved, tmp_path, mod
     data = _claim("0.5")
     data["model"] = model
     got = implied_bound(claim_from_dict(data), verdict)
-    assert isinstance(got, str) and "one softmax head" in got
+    assert isinstance(got, str) and "the certificate covers" in got
     tampered = copy.deepcopy(verdict)
     tampered.statement["model_class"]["heads"] = 2
     assert isinstance(implied_bound(claim_from_dict(_claim("0.5")), tampered), str)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import mpmath
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sinkproof.checker import maps as cm
@@ -19,7 +19,8 @@ rationals = st.fractions(min_value=-10, max_value=10, max_denominator=50)
 def test_imports_only_the_standard_library_and_mpmath():
     """maps.py and the interval module it builds on: the standard library, mpmath, and (for
     the interval module) the checker's error class; nothing of the producer."""
-    allowed = {"__future__", "fractions", "collections", "dataclasses", "typing", "mpmath"}
+    allowed = {"__future__", "fractions", "collections", "contextlib", "dataclasses", "typing",
+               "mpmath"}
     here = Path(cm.__file__).parent
     for name, relative in (("maps.py", {".interval"}), ("interval.py", {"..errors"})):
         tree = ast.parse((here / name).read_text())
@@ -164,3 +165,25 @@ def test_the_rule_table_has_one_row_per_map_and_the_null_maps_have_a_null():
         assert (rule.exact is None) != (rule.interval is None), name
         assert (rule.null is not None) == (name in cm.NULL_MAPS), name
     assert set(cm.RATIONAL_MAPS) == {n for n, r in cm.RULES.items() if r.exact}
+
+
+@settings(max_examples=30, deadline=None)
+@given(kind=st.sampled_from(["sparsemax", "entmax15", "softmax", "sink_logit", "sigmoid",
+                             "relu_length", "stick_breaking"]),
+       scores=st.lists(st.integers(-40, 40), min_size=1, max_size=5),
+       width=st.integers(0, 8), data=st.data())
+def test_weights_on_interval_scores_enclose_every_point_inside(kind, scores, width, data):
+    """The rule table's weights on interval scores (monotone corners for sparsemax,
+    entmax-1.5 and stick-breaking) contain the weights at any rational scores inside the
+    score box."""
+    from sinkproof.checker.interval import ivpair, lower, precision, upper
+
+    s = [F(x, 8) for x in scores]
+    d = F(width, 64)
+    t = len(s) - 1
+    params = [F(1, 3)] * len(cm.RULES[kind].params)
+    with precision(mpmath.libmp.dps_to_prec(30)):
+        box = cm.RULES[kind].boxed([ivpair(x - d, x + d) for x in s], t, params)
+    inside = [x + F(data.draw(st.integers(-width, width)), 64) for x in s]
+    for (lo, hi), b in zip(cm.interval_weights(kind, inside, t, params), box):
+        assert lower(b) <= lo and hi <= upper(b)

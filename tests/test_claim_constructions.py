@@ -48,3 +48,46 @@ def test_the_two_head_claim_is_refuted_by_the_construction_under_a_slow_clock(mo
     assert isinstance(out, Refuted) and "cancelling" in out.detail
     assert sp.checker.verify_file(out.witness).ok
     assert time.perf_counter() - start < 10 * 30  # far below its own budget, slowed
+
+
+@pytest.mark.parametrize("p, T, content, positions", [
+    (1, 3, "signed", "inverse"), (2, 3, "signed", "inverse"), (2, 4, "signed", "onehot"),
+    (1, 4, "gaussian", "inverse"), (2, 3, "signed", "none")])
+@pytest.mark.parametrize("eps, bos", [(0.05, 0.05), (0.01, 0.001)])
+def test_the_trigger_takes_the_sink_after_it(p, T, content, positions, eps, bos):
+    """:func:`trigger_sink_solution`: accurate to ``eps / 4`` on the whole family, and at
+    every position after the trigger its BOS mass is below ``bos`` while the null mass
+    (BOS + the zero-valued trigger) is near 1 — the head rests on the trigger, not BOS."""
+    from sinkproof.constructions import trigger_sink_solution
+
+    task = sp.TriggerTask(p=p, T=T, content=content, positions=positions)
+    model = trigger_sink_solution(task, eps, bos)
+    assert sp.evaluate(model).max_error <= eps / 4
+    after = 0
+    for seq in task.sequences():
+        if sp.TRIG not in seq:
+            continue
+        masses = model.bos_mass(seq)[0]  # position 0 is BOS, position t holds seq[t - 1]
+        for t in range(seq.index(sp.TRIG) + 2, len(seq) + 1):
+            after += 1
+            assert masses[t] < bos
+    assert after > 0
+
+
+def test_the_after_trigger_claim_is_refuted_by_construction_at_once():
+    start = time.process_time()
+    outcome = check(CLAIMS / "after_trigger.toml")
+    assert isinstance(outcome, Refuted) and "zero-valued trigger" in outcome.detail
+    assert time.process_time() - start < 30  # no search ran
+
+
+def test_a_search_cut_by_its_wall_time_is_open_for_time_and_says_so():
+    """The wall-time budget only stops a search early, and an outcome it decided says so:
+    status "open (for time)" in the text, the repr and the JSON (issue 24.5)."""
+    from sinkproof.claims import Open
+
+    outcome = check(CLAIMS / "learned_values_homogeneous_onehot.toml", budget=0.01, bnb=False)
+    assert isinstance(outcome, Open) and outcome.for_time
+    assert outcome.status == "open (for time)" and "for time" in repr(outcome)
+    assert outcome.to_dict()["for_time"] is True and "open for time:" in outcome.render()
+    assert outcome.render().startswith("OPEN (FOR TIME):")

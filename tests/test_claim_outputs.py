@@ -106,3 +106,50 @@ def test_cli_opt_in_and_no_overwrite(tmp_path, monkeypatch, capsys):
     assert target.read_bytes() == first
     assert main(["check", str(claim), "--write-witness", "--force"]) == 1
     assert sp.checker.verify_file(target).ok
+
+
+def test_every_file_writer_is_atomic_and_never_replaces_a_file_it_did_not_create(
+        tmp_path, monkeypatch):
+    """The one writer (:func:`sinkproof.files.write_file`): an existing file another run made
+    is refused and left byte for byte; the run's own file may be replaced; ``force`` allows
+    it; a folder is refused; an interrupted write leaves neither the destination changed
+    nor a temporary file behind."""
+    from sinkproof import files
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("theirs")
+    with pytest.raises(files.OutputExistsError, match="victim.txt exists"):
+        files.write_file(victim, "ours")
+    assert victim.read_text() == "theirs"
+    files.write_file(victim, "ours", force=True)
+    assert victim.read_text() == "ours"
+    own = files.write_file(tmp_path / "own.txt", "1")
+    files.write_file(own, "2")  # this run made it
+    assert own.read_text() == "2"
+    with pytest.raises(sp.errors.InputError, match="is a folder"):
+        files.write_file(tmp_path, "x", force=True)
+
+    def explode(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", explode)
+    with pytest.raises(KeyboardInterrupt):
+        files.write_file(own, "3")
+    monkeypatch.undo()
+    assert own.read_text() == "2" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "own.txt", "victim.txt"]
+
+
+@pytest.mark.parametrize("argv, name", [
+    (["certify", "--p", "1", "--T", "2", "--eps", "1/10", "--out", "{f}"], "certificate"),
+    (["report", "--p", "1", "--T", "2", "--json", "{f}"], "json"),
+])
+def test_a_command_never_replaces_a_file_it_did_not_create_without_force(
+        tmp_path, capsys, argv, name):
+    target = tmp_path / f"{name}.out"
+    target.write_text("a file the user keeps")
+    args = [a.replace("{f}", str(target)) for a in argv]
+    assert main(args) == 2
+    assert "exists and this run did not create it" in capsys.readouterr().err
+    assert target.read_text() == "a file the user keeps"
+    assert main([*args, "--force"]) == 0 and target.read_text() != "a file the user keeps"

@@ -306,8 +306,8 @@ def test_hull_certificate_proves_what_it_covers(hull_certificate):
 
 @pytest.mark.parametrize(("over", "match"), [
     (dict(hypothesis=dict(max_error=0.06)), "assumes error <= 1/20"),
-    (dict(model=dict(values="learned")), "covers 1-head softmax"),
-    (dict(model=dict(heads=2)), "covers 1-head softmax"),
+    (dict(model=dict(values="learned")), "covers 1-head on-simplex"),
+    (dict(model=dict(heads=2)), "covers 1-head on-simplex"),
     (dict(task=dict(T=4)), "another task instance"),
     (dict(conclusion=dict(min_bos_mass=0.96)), "only 0.95"),
     (dict(conclusion=dict(at="nontrigger", min_bos_mass=0.5)), "no bound at"),

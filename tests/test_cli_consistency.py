@@ -175,7 +175,7 @@ def test_json_object_closed_pipe_and_stdin(name, inputs, tmp_path, capsys, monke
             raise BrokenPipeError(32, "Broken pipe")
 
     monkeypatch.setattr(sys, "stdout", Closed())
-    assert main(argv) == status
+    assert main([*argv, "--force"]) == status  # again, over the files of the first run
     monkeypatch.undo()
     assert capsys.readouterr().err == ""
 

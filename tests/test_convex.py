@@ -360,7 +360,10 @@ def test_cli_single_position_and_model_values(tmp_path, capsys):
     task = sp.TriggerTask(p=2, T=4)
     model_file.write_text(json.dumps(softmax_solution(task, 3.0).to_dict()))
     assert main(["certify", "--p", "2", "--T", "4", "--eps", "0.05", "--values",
-                 str(model_file), "--out", str(path)]) == 0
+                 str(model_file), "--out", str(path)]) == 2  # the first run's file
+    assert "exists and this run did not create it" in capsys.readouterr().err
+    assert main(["certify", "--p", "2", "--T", "4", "--eps", "0.05", "--values",
+                 str(model_file), "--out", str(path), "--force"]) == 0
     assert checker.verify_file(path).ok
     assert main(["certify", "--eps", "0.1", "--t", "2", "--out", str(path)]) == 2
     assert main(["certify", "--eps", "0.1", "--sequence", "0,x", "--t", "1",

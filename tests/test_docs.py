@@ -368,9 +368,12 @@ def _conventions() -> list[str]:
         "closest one (\"did you mean --eps?\").",
         "- **Every command** takes `-q/--quiet` (nothing on stdout but data asked for "
         "there: `--json -`, `--out -`; the exit status carries the verdict), "
-        "`-v/--verbose` (progress bars, and the traceback of an error) and "
+        "`-v/--verbose` (progress bars, and the traceback of an error), "
         "`--progress/--no-progress` (bars on stderr; by default on a terminal or in a "
-        "notebook, for long work). No colour is printed.",
+        "notebook, for long work) and `--force`. No colour is printed.",
+        "- **Files are written whole or not at all** (a temporary name, renamed once "
+        "complete), and a file this run did not create is never replaced: an existing "
+        "output path is refused with status 2 unless `--force` is given.",
         "- **A file that cannot be read** is one message in every command: "
         "`sinkproof: error: cannot read FILE: No such file or directory` (status 2).",
         "- `sinkproof` alone prints this help (status 0), `--version` the version; a "

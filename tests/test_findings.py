@@ -113,7 +113,7 @@ def test_findings_command_gives_its_recorded_outcome(command, outcome, tmp_path,
         verdict = verify_file(tmp_path / "c.json")
         assert verdict.ok and verdict.digest in out
         if "bnb" in by:  # one head: ours, or the paper setting's adapter
-            paper = getattr(load_claim(ROOT / args[1]), "setting", None) == "paper"
+            paper = not load_claim(ROOT / args[1]).task.has_positions
             assert verdict.kind == ("paper-bnb-learned-values" if paper else
                                     "bnb-learned-values")
     if outcome == "Refuted":

@@ -665,10 +665,10 @@ PAPER_CLAIM = dict(task=dict(setting="paper", n=4, L=4, content=[[0.5], [1.0]]),
 
 @cache
 def paper_hull_file() -> str:
-    from sinkproof.claims.paperclaim import paper_claim_from_dict
+    from sinkproof.claims import claim_from_dict
     from sinkproof.convex import paper_family_certificate
 
-    task = paper_claim_from_dict(json.loads(json.dumps(PAPER_CLAIM))).task
+    task = claim_from_dict(json.loads(json.dumps(PAPER_CLAIM))).task
     return json.dumps(paper_family_certificate(task, "1/10").to_dict())
 
 
@@ -735,20 +735,19 @@ def true_paper_claim_by_hulls(claim) -> None:
 def test_mutated_paper_claims_are_proved_by_a_hull_certificate_only_when_true(data, tmp_path):
     """Found by this test: a paper-hull certificate (one fixed-value softmax head) proved
     claims about learned values, two heads and length-normalised ReLU."""
-    from sinkproof.claims.papercheck import _by_certificate
-    from sinkproof.claims.paperclaim import paper_claim_from_dict
+    from sinkproof.claims import claim_from_dict
 
     cert = tmp_path / "hull.json"
     cert.write_text(paper_hull_file())
     try:
-        claim = paper_claim_from_dict(data)
+        claim = claim_from_dict(data)
     except (ValueError, TypeError, SinkproofError) as exc:
         assert str(exc) and "\n" not in str(exc).strip(), str(exc)
         return
-    reasons: list[str] = []
-    proved = _by_certificate(claim, cert, None, reasons)
-    if proved is None:
-        assert len(reasons) == 1 and "\n" not in reasons[0]
+    try:
+        prove_by_certificate(claim, cert)
+    except NotImplied as exc:
+        assert "\n" not in str(exc)
         return
     true_paper_claim_by_hulls(claim)
 
@@ -758,17 +757,16 @@ def test_mutated_paper_claims_are_proved_by_a_hull_certificate_only_when_true(da
                                    dict(heads=2, values="learned"),
                                    dict(layers=2, values="learned")])
 def test_a_paper_hull_certificate_proves_nothing_about_another_class(model, tmp_path):
-    from sinkproof.claims import check
-    from sinkproof.claims.paperclaim import paper_claim_from_dict
+    from sinkproof.claims import check, claim_from_dict
 
     cert = tmp_path / "hull.json"
     cert.write_text(paper_hull_file())
-    same = paper_claim_from_dict(json.loads(json.dumps(PAPER_CLAIM)))
+    same = claim_from_dict(json.loads(json.dumps(PAPER_CLAIM)))
     assert check(same, certificate=cert, search=False, bnb=False).status == "proved"
     other = json.loads(json.dumps(PAPER_CLAIM))
     other["model"].update(model)
-    out = check(paper_claim_from_dict(other), certificate=cert, search=False, bnb=False)
-    assert out.status == "open" and any("covers one normalised-attention head" in r
+    out = check(claim_from_dict(other), certificate=cert, search=False, bnb=False)
+    assert out.status == "open" and any("the certificate covers" in r
                                         for r in out.reasons), out.reasons
 
 
@@ -776,15 +774,15 @@ def test_a_paper_hull_certificate_proves_nothing_about_another_class(model, tmp_
 @cache
 def paper_witness_file() -> str:
     """A real paper-witness: the two cancelling softmax heads refuting a sink claim."""
-    from sinkproof.claims.papercheck import constructions
-    from sinkproof.claims.paperclaim import paper_claim_from_dict
-    from sinkproof.claims.paperwitness import witness_document
+    from sinkproof.claims import claim_from_dict
+    from sinkproof.claims.theorems import stack_constructions
+    from sinkproof.claims.witness import stack_witness_document
 
     data = json.loads(json.dumps(PAPER_CLAIM))
     data["model"].update(heads=2, values="learned")
     data["conclusion"]["min_bos_mass"] = "1/2"
-    claim = paper_claim_from_dict(data)
-    doc, _, _ = witness_document(claim, constructions(claim)[0][1])
+    claim = claim_from_dict(data)
+    doc, _, _ = stack_witness_document(claim, stack_constructions(claim)[0][1])
     return json.dumps(doc)
 
 
@@ -852,7 +850,7 @@ def true_paper_witness(doc: dict, statement: dict) -> None:
     """Re-derived here in float64 by the producer's stack model (not the checker's interval
     arithmetic): the file's own weights on the statement's instance have error <= ε at
     every position of the family and BOS weight <= the stated bound where it says."""
-    from sinkproof.claims.paperwitness import family_bos
+    from sinkproof.claims.witness import family_bos
     from sinkproof.stack import paper_model
     from sinkproof.tasks.paper import PaperTask
 

@@ -93,3 +93,30 @@ def test_the_variants_table_estimate_bounds_the_positions_it_evaluates(monkeypat
     table.build_table(quick=True, maps=maps)
     assert all(0 < n <= positions for n in seen)
     assert 0 < sum(seen) <= table_work(True, maps)
+
+
+@pytest.mark.parametrize("T", [60, 1000, 10**5, 10**8])
+def test_a_sink_map_of_an_absurd_length_is_refused_at_once_as_saturated(T):
+    """The estimate decides from ``k ** T`` alone when it passes every limit (no loop over
+    the lengths, no huge power, no float overflow), and the refusal says the count is
+    saturated instead of printing the saturation value as if it were the count."""
+    import time
+
+    from sinkproof.sinkmap.work import estimate
+    from sinkproof.work import BEYOND
+
+    task = sp.TriggerTask(p=2, T=T)
+    start = time.process_time()
+    assert estimate(task) == BEYOND
+    with pytest.raises(sp.errors.WorkLimitError, match=r"10\^30 or more work units"):
+        sp.sink_map(task, eps=0.1)
+    assert time.process_time() - start < 1.0
+
+
+def test_an_estimate_just_below_saturation_is_still_exact():
+    """Below the saturation point the count is the exact closed form, unchanged."""
+    from sinkproof.sinkmap.work import estimate
+    from sinkproof.work import BEYOND
+
+    small = estimate(sp.TriggerTask(p=2, T=6))
+    assert 0 < small < BEYOND and small == _work(sp.TriggerTask(p=2, T=6))

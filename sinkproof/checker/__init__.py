@@ -38,11 +38,11 @@ KIND_MODULES: Mapping[str, str] = MappingProxyType({
     "hull-family": "sinkproof.checker.rules.hull",
     "paper-hull-family": "sinkproof.checker.rules.hull",
     "witness": "sinkproof.checker.rules.witness",
-    "paper-witness": "sinkproof.checker.rules.stackwitness",
+    "paper-witness": "sinkproof.checker.rules.witness",
     "sinkmap-socp": "sinkproof.checker.rules.dual",
-    "sinkmap-gated": "sinkproof.checker.rules.gated",
+    "sinkmap-gated": "sinkproof.checker.rules.dual",
     "bnb-learned-values": "sinkproof.checker.rules.tree",
-    "bnb-heads": "sinkproof.checker.rules.treeheads",
+    "bnb-heads": "sinkproof.checker.rules.tree",
     "paper-bnb-learned-values": "sinkproof.checker.rules.tree",
 })
 """Certificate kind -> module (with ``verify(cert) -> Verdict``) that checks it.  Read-only:
@@ -84,7 +84,8 @@ def verify(cert: dict[str, Any], limits: Limits | None = None) -> Verdict:
         try:
             verdict = module.verify(cert)
         except InequalityFailed as exc:
-            return Verdict(ok=False, kind=kind, claim=_stated_claim(cert), failure=str(exc))
+            return Verdict(ok=False, kind=kind, claim=_stated_claim(cert), failure=str(exc),
+                           figures=exc.figures)
         except CertificateError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError, AttributeError,

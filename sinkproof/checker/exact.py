@@ -15,7 +15,12 @@ Vector = Sequence[Fraction]
 
 
 class InequalityFailed(Exception):
-    """A well-formed certificate whose inequality does not hold (the CLI exits 1, not 2)."""
+    """A well-formed certificate whose inequality does not hold (the CLI exits 1, not 2);
+    ``figures``: what the rule measured before it failed (a witness's bounds), if any."""
+
+    def __init__(self, message: str, figures: object = None) -> None:
+        super().__init__(message)
+        self.figures = figures
 
 
 def common_denominator(values: Iterable[Fraction], what: str) -> int:

@@ -1,21 +1,29 @@
-"""Outward-rounded interval arithmetic for the checker, in one module: every enclosure a
-rule takes, with its end points converted exactly to rationals before any decision.
+"""The checker's one outward-rounded interval type: mpmath's ``iv`` intervals.
 
-Three representations, each for the computation that uses it (merging them into one type
-is issue 23's next step; each here rounds every end point outward):
+An interval is an ``iv.mpf`` (a pair of binary floating-point end points, libmp's
+``mpi``); every operation rounds its lower end down and its upper end up at the working
+precision, set for a block by :func:`precision`.  Rationals enter by :func:`point` (the
+tightest enclosure, one rounding each way) and leave by :func:`lower` / :func:`upper`,
+which convert an end point to a :class:`fractions.Fraction` exactly, so every decision
+is taken on exact rationals.
 
-- **libmp pairs** ``(lower mpf, upper mpf)`` for a map's weights at exact rational scores
-  (:mod:`sinkproof.checker.maps`): :func:`point`, :func:`exp_interval`,
-  :func:`inverse_sum_of_exps`, :func:`sigmoid_interval`, :func:`to_rationals`;
-- **fixed point** :class:`FixedPoint`, integers ``(lo, hi)`` over ``2^P``, for the softmax
-  witness's table of terms (sums exact, products and quotients rounded outward);
-- **mpmath.iv** intervals for the rows of a stack witness once a layer is not exact
-  (:mod:`sinkproof.checker.rules.heads`): :func:`ivq`, :func:`ivpair`, :func:`lower`,
-  :func:`upper`.
+**Why mpmath.iv and not python-flint's arb balls.**  The dependency list of the checker
+is part of its trusted base.  mpmath is pure Python and already a dependency (the
+checker's only one); arb is faster and well trusted, but it would add a compiled library
+to the trusted base and a second arithmetic beside mpmath's, and the checker's time is
+spent in exact rational sums, not in the few transcendental calls.  The verified
+statements also pin the enclosures: a certificate's reported upper bounds are end points
+of these intervals, and the golden corpus holds them byte for byte.
+
+The softmax witness sums many enclosed terms: :class:`FixedPoint` takes each term's
+enclosure from this type (:meth:`FixedPoint.exp`) and rounds it outward onto the grid
+``2^-P``, where sums are exact integer sums.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
 
@@ -24,97 +32,36 @@ from mpmath import iv, libmp
 from ..errors import CertificateError
 
 Interval = tuple[Fraction, Fraction]
-"""A closed interval ``[lo, hi]`` of rationals."""
-
-Mpi = tuple[tuple, tuple]  # libmp interval: (lower mpf, upper mpf)
+"""A closed interval ``[lo, hi]`` of rationals (an interval's exact end points)."""
 
 
 def prec_of(digits: int) -> int:
+    """Working bits for ``digits`` decimal digits, with 10 guard bits."""
     if isinstance(digits, bool) or not isinstance(digits, int) or digits < 10:
         raise ValueError(f"digits must be an int >= 10, got {digits!r}")
     return libmp.dps_to_prec(digits) + 10
 
 
-def point(x: Fraction, prec: int) -> Mpi:
-    return (libmp.from_rational(x.numerator, x.denominator, prec, libmp.round_floor),
-            libmp.from_rational(x.numerator, x.denominator, prec, libmp.round_ceiling))
+@contextmanager
+def precision(prec: int) -> Iterator[None]:
+    """Run the block with ``prec`` working bits for every interval operation."""
+    saved = iv.prec
+    iv.prec = prec
+    try:
+        yield
+    finally:
+        iv.prec = saved
 
 
-def to_rationals(a: Mpi) -> Interval:
-    lo, hi = (Fraction(*libmp.to_rational(e)) for e in a)
-    return lo, hi
-
-
-def exp_interval(x: Fraction, prec: int) -> Mpi:
-    return libmp.mpi_exp(point(x, prec), prec)
-
-
-def inverse_sum_of_exps(gaps: list[Fraction], prec: int) -> Mpi:
-    """An interval holding ``1 / Σ_i exp(gaps_i)`` (exact zeros in ``gaps`` give 1)."""
-    total = point(Fraction(0), prec)
-    for g in gaps:
-        total = libmp.mpi_add(total, point(Fraction(1), prec) if g == 0 else exp_interval(g, prec),
-                              prec)
-    return libmp.mpi_div(point(Fraction(1), prec), total, prec)
-
-
-def sigmoid_interval(z: Fraction, prec: int) -> Mpi:
-    return inverse_sum_of_exps([Fraction(0), -z], prec)
-
-
-class FixedPoint:
-    """Rigorous interval arithmetic in fixed point: ``(lo, hi)`` integers standing for
-    ``[lo / 2^P, hi / 2^P]``.
-
-    Sums are exact; products and quotients round ``lo`` down and ``hi`` up; ``exp``
-    comes from mpmath's outward-rounded interval exponential (``libmpi.mpi_exp``).
-    ``P`` is the bit precision of ``digits`` decimal digits.  Quantities stay in a
-    range where an absolute precision of ``2^-P`` is ample: softmax denominators are
-    ``>= 1`` (the BOS term is ``exp(0)``).
-    """
-
-    def __init__(self, digits: int) -> None:
-        self.P = libmp.dps_to_prec(digits)
-        self.one = 1 << self.P
-
-    def of(self, x: Fraction) -> tuple[int, int]:
-        """The tightest interval holding the rational ``x``."""
-        n = x.numerator << self.P
-        return n // x.denominator, -((-n) // x.denominator)
-
-    def exp(self, x: Fraction) -> tuple[int, int]:
-        """An interval holding ``exp(x)``."""
-        prec = self.P + 20
-        a = (libmp.from_rational(x.numerator, x.denominator, prec, libmp.round_floor),
-             libmp.from_rational(x.numerator, x.denominator, prec, libmp.round_ceiling))
-        lo, hi = libmp.mpi_exp(a, prec)
-        return (libmp.to_int(libmp.mpf_shift(lo, self.P), libmp.round_floor),
-                libmp.to_int(libmp.mpf_shift(hi, self.P), libmp.round_ceiling))
-
-    @staticmethod
-    def scale(a: tuple[int, int], v: Fraction) -> tuple[int, int]:
-        """``a · v`` for an exact rational ``v``."""
-        n, d = v.numerator, v.denominator
-        lo, hi = (a[0] * n, a[1] * n) if n >= 0 else (a[1] * n, a[0] * n)
-        return lo // d, -((-hi) // d)
-
-    def div(self, a: tuple[int, int], z: tuple[int, int]) -> tuple[int, int]:
-        """``a / z`` for ``z > 0``."""
-        n0, n1 = a[0] << self.P, a[1] << self.P
-        lo = min(n0 // z[0], n0 // z[1])
-        hi = max(-((-n1) // z[0]), -((-n1) // z[1]))
-        return lo, hi
-
-    def square_upper(self, a: tuple[int, int]) -> Fraction:
-        """An upper bound on ``x²`` over the interval ``a``, exactly."""
-        return Fraction(max(a[0] * a[0], a[1] * a[1]), self.one * self.one)
-
-    def lower(self, a: tuple[int, int]) -> Fraction:
-        return Fraction(a[0], self.one)
+def point(q: Fraction) -> Any:
+    """The tightest interval holding the rational ``q`` at the working precision."""
+    n, d = q.numerator, q.denominator
+    return iv.make_mpf((libmp.from_rational(n, d, iv.prec, libmp.round_floor),
+                        libmp.from_rational(n, d, iv.prec, libmp.round_ceiling)))
 
 
 def ivq(q: Fraction) -> Any:
-    """An interval holding the rational ``q``."""
+    """An interval holding the rational ``q``: its numerator over its denominator."""
     return iv.mpf(q.numerator) / q.denominator
 
 
@@ -124,6 +71,7 @@ def ivpair(lo: Fraction, hi: Fraction) -> Any:
 
 
 def as_iv(x: Any) -> Any:
+    """``x`` as an interval (a Fraction by :func:`ivq`)."""
     return ivq(x) if isinstance(x, Fraction) else x
 
 
@@ -143,3 +91,53 @@ def lower(x: Any) -> Fraction:
 def upper(x: Any) -> Fraction:
     """The upper end point exactly (a Fraction is its own)."""
     return x if isinstance(x, Fraction) else _end(x, 1)
+
+
+def ends(x: Any) -> Interval:
+    """Both end points exactly."""
+    return lower(x), upper(x)
+
+
+class FixedPoint:
+    """Enclosures on the grid ``2^-P``: ``(lo, hi)`` integers stand for ``[lo/2^P, hi/2^P]``.
+
+    Sums are exact; products with a rational and quotients round ``lo`` down and ``hi``
+    up; ``exp`` is this module's interval rounded outward onto the grid.  ``P`` is the bit
+    precision of ``digits`` decimal digits; quantities stay where an absolute precision of
+    ``2^-P`` is ample (softmax denominators are ``>= 1``, the BOS term being ``exp(0)``).
+    """
+
+    def __init__(self, digits: int) -> None:
+        self.P = libmp.dps_to_prec(digits)
+        self.one = 1 << self.P
+
+    def of(self, x: Fraction) -> tuple[int, int]:
+        """The tightest interval holding the rational ``x``."""
+        n = x.numerator << self.P
+        return n // x.denominator, -((-n) // x.denominator)
+
+    def exp(self, x: Fraction) -> tuple[int, int]:
+        """An interval holding ``exp(x)``."""
+        with precision(self.P + 20):
+            lo, hi = iv.exp(point(x))._mpi_
+        return (libmp.to_int(libmp.mpf_shift(lo, self.P), libmp.round_floor),
+                libmp.to_int(libmp.mpf_shift(hi, self.P), libmp.round_ceiling))
+
+    @staticmethod
+    def scale(a: tuple[int, int], v: Fraction) -> tuple[int, int]:
+        """``a · v`` for an exact rational ``v``."""
+        n, d = v.numerator, v.denominator
+        lo, hi = (a[0] * n, a[1] * n) if n >= 0 else (a[1] * n, a[0] * n)
+        return lo // d, -((-hi) // d)
+
+    def div(self, a: tuple[int, int], z: tuple[int, int]) -> tuple[int, int]:
+        """``a / z`` for ``z > 0``."""
+        n0, n1 = a[0] << self.P, a[1] << self.P
+        return (min(n0 // z[0], n0 // z[1]), max(-((-n1) // z[0]), -((-n1) // z[1])))
+
+    def square_upper(self, a: tuple[int, int]) -> Fraction:
+        """An upper bound on ``x²`` over the interval ``a``, exactly."""
+        return Fraction(max(a[0] * a[0], a[1] * a[1]), self.one * self.one)
+
+    def lower(self, a: tuple[int, int]) -> Fraction:
+        return Fraction(a[0], self.one)

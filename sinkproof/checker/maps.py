@@ -23,7 +23,8 @@ with nothing but the standard library and mpmath:
   weights plus null sum to 1); :func:`gate_interval` encloses a gate ``σ(z)``.
 
 Each map is one row of :data:`RULES` (its parameters, its exact form if any, its interval
-form, its null mass): the checker looks a map up by name and never branches on it.
+form at rational scores, its null mass, and its enclosure on interval scores,
+:func:`row_weights`): the checker looks a map up by name and never branches on it.
 
 The support of sparsemax and entmax-1.5 is found by the sort-based rule and then
 confirmed exactly: every key in the support lies at or above ``τ`` and every
@@ -37,18 +38,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
-from mpmath import libmp
+from mpmath import iv, libmp
 
-from .interval import (
-    Interval,
-    Mpi,
-    inverse_sum_of_exps,
-    point,
-    prec_of,
-    sigmoid_interval,
-    to_rationals,
-)
+from .interval import Interval, as_iv, ends, ivpair, lower, point, prec_of, precision, upper
 
 __all__ = [
     "INTERVAL_MAPS",
@@ -64,22 +58,11 @@ __all__ = [
     "gate_interval",
     "interval_weights",
     "null_slot_interval",
+    "row_weights",
 ]
 
 
-MAP_NAMES = ("softmax", "sink_logit", "softmax1", "sparsemax", "entmax15", "sigmoid", "relu",
-             "relu_length", "gated_softmax", "stick_breaking")
-RATIONAL_MAPS = ("relu", "relu_length", "sparsemax")
-"""Maps whose weights at rational scores are rational (computed exactly)."""
-INTERVAL_MAPS = tuple(m for m in MAP_NAMES if m not in RATIONAL_MAPS)
-MAP_PARAMETERS = {"sink_logit": ("b",), "sigmoid": ("b",)}
-"""Per-head parameters of each map (maps not listed have none)."""
-NULL_MAPS = ("sink_logit", "softmax1", "stick_breaking")
-"""Maps whose weights lie under the simplex with the remainder a zero-valued null: their
-"null mass" is the mass on zero-valued keys plus the null (:func:`null_slot_interval`)."""
-
 DEFAULT_DIGITS = 50
-
 
 
 # ------------------------------------------------------------------ input checks
@@ -211,11 +194,15 @@ def exact_entmax15_weights(scores: Sequence[object], t: int) -> list[Fraction] |
 
 
 # ------------------------------------------------------------------ intervals
+Iv = Any
+"""An interval of :mod:`sinkproof.checker.interval` (an ``iv.mpf``)."""
+
 
 def gate_interval(z: object, digits: int = DEFAULT_DIGITS) -> Interval:
     """An interval holding the gate ``σ(z) = 1 / (1 + exp(-z))`` for rational ``z``."""
     (zq,) = _rationals("z", [z])
-    return to_rationals(sigmoid_interval(zq, prec_of(digits)))
+    with precision(prec_of(digits)):
+        return ends(_inverse_sum_of_exps([Fraction(0), -zq]))
 
 
 def interval_weights(name: str, scores: Sequence[object], t: int,
@@ -227,95 +214,11 @@ def interval_weights(name: str, scores: Sequence[object], t: int,
     (:func:`gate_interval`).
     """
     s, p = _inputs(name, scores, t, params)
-    prec = prec_of(digits)
     rule = RULES[name]
     if rule.exact is not None:
         return [(w, w) for w in rule.exact(s, t, p)]
-    return [to_rationals(a) for a in rule.interval(s, p, prec)]
-
-
-def _softmax(s: list[Fraction], p: list[Fraction], prec: int) -> list[Mpi]:
-    return [inverse_sum_of_exps([sk - sj for sk in s], prec) for sj in s]
-
-
-def _slot_logit(p: list[Fraction]) -> Fraction:
-    return p[0] if p else Fraction(0)  # sink_logit's b; softmax1's slot has logit 0
-
-
-def _sink_logit(s: list[Fraction], p: list[Fraction], prec: int) -> list[Mpi]:
-    b = _slot_logit(p)
-    return [inverse_sum_of_exps([b - sj] + [sk - sj for sk in s], prec) for sj in s]
-
-
-def _sink_null(s: list[Fraction], p: list[Fraction], prec: int) -> Mpi:
-    b = _slot_logit(p)
-    return inverse_sum_of_exps([Fraction(0)] + [sk - b for sk in s], prec)
-
-
-def _sigmoid_map(s: list[Fraction], p: list[Fraction], prec: int) -> list[Mpi]:
-    return [sigmoid_interval(sj + p[0], prec) for sj in s]
-
-
-def _entmax15(s: list[Fraction], p: list[Fraction], prec: int) -> list[Mpi]:
-    """On ``x = s/2``: ``α_j = (x_j - τ)^2`` on the support, ``τ = m - sqrt(δ)``."""
-    x = [v / 2 for v in s]
-    support, mean, delta = _threshold_support(x, 2)
-    root = libmp.mpi_sqrt(point(delta, prec), prec)
-    zero = point(Fraction(0), prec)
-    out: list[Mpi] = []
-    for j, xj in enumerate(x):
-        if j not in support:
-            out.append(zero)
-            continue
-        gap = libmp.mpi_add(point(xj - mean, prec), root, prec)  # x_j - τ >= 0
-        lo, hi = libmp.mpi_mul(gap, gap, prec)
-        out.append((lo if libmp.mpf_sign(lo) >= 0 else libmp.fzero, hi))
-    return out
-
-
-def _sticks(s: list[Fraction], prec: int) -> tuple[list[Mpi], Mpi]:
-    """Stick-breaking from key ``t`` down to 0: each key takes ``σ(s_k)`` of what the keys
-    after it left; returns the weights (in key order) and the remainder, the null."""
-    left = point(Fraction(1), prec)
-    out: list[Mpi] = [left] * len(s)
-    for k in range(len(s) - 1, -1, -1):
-        out[k] = libmp.mpi_mul(sigmoid_interval(s[k], prec), left, prec)
-        left = libmp.mpi_mul(sigmoid_interval(-s[k], prec), left, prec)  # 1 - σ(s) = σ(-s)
-    return out, left
-
-
-def _stick_breaking(s: list[Fraction], p: list[Fraction], prec: int) -> list[Mpi]:
-    return _sticks(s, prec)[0]
-
-
-def _stick_null(s: list[Fraction], p: list[Fraction], prec: int) -> Mpi:
-    return _sticks(s, prec)[1]
-
-
-@dataclass(frozen=True)
-class MapRule:
-    """One attention map as the checker evaluates it: ``exact`` weights at rational scores
-    (rational maps), else outward-rounded ``interval`` weights; ``null``: the mass of the
-    zero-valued null (maps under the simplex), else ``None`` (no null)."""
-
-    exact: Callable[[list[Fraction], int, list[Fraction]], list[Fraction]] | None = None
-    interval: Callable[[list[Fraction], list[Fraction], int], list[Mpi]] | None = None
-    null: Callable[[list[Fraction], list[Fraction], int], Mpi] | None = None
-
-
-RULES: dict[str, MapRule] = {
-    "softmax": MapRule(interval=_softmax),
-    "gated_softmax": MapRule(interval=_softmax),  # the head multiplies by its gate
-    "sink_logit": MapRule(interval=_sink_logit, null=_sink_null),
-    "softmax1": MapRule(interval=_sink_logit, null=_sink_null),
-    "sigmoid": MapRule(interval=_sigmoid_map),
-    "entmax15": MapRule(interval=_entmax15),
-    "relu": MapRule(exact=_relu),
-    "relu_length": MapRule(exact=_relu_length),
-    "sparsemax": MapRule(exact=_sparsemax),
-    "stick_breaking": MapRule(interval=_stick_breaking, null=_stick_null),
-}
-"""The map-rule table: one row per map, looked up by name."""
+    with precision(prec_of(digits)):
+        return [ends(a) for a in rule.interval(s, p)]
 
 
 def null_slot_interval(name: str, scores: Sequence[object], t: int,
@@ -328,4 +231,166 @@ def null_slot_interval(name: str, scores: Sequence[object], t: int,
     null = RULES[name].null
     if null is None:
         return Fraction(0), Fraction(0)
-    return to_rationals(null(s, p, prec_of(digits)))
+    with precision(prec_of(digits)):
+        return ends(null(s, p))
+
+
+def row_weights(name: str, scores: list[Any], t: int, params: list[Fraction]) -> list[Any]:
+    """A head's weights on its scores: exact Fractions where the scores are exact and the
+    weights rational there, else intervals (at exact scores of a map with a partial exact
+    form, :func:`interval_weights`; otherwise :attr:`MapRule.boxed` at the working
+    precision on the scores' enclosures)."""
+    rule = RULES[name]
+    if all(isinstance(x, Fraction) for x in scores):
+        if rule.exact is not None:
+            return list(exact_weights(name, scores, t))
+        if rule.partial is not None:
+            w = rule.partial(scores, t)
+            return list(w) if w is not None else [
+                ivpair(lo, hi) for lo, hi in interval_weights(name, scores, t)]
+    return rule.boxed([as_iv(x) for x in scores], t, params)
+
+
+def _inverse_sum_of_exps(gaps: list[Fraction]) -> Iv:
+    """``1 / Σ_i exp(gaps_i)`` (an exact zero in ``gaps`` gives exactly 1)."""
+    total = point(Fraction(0))
+    for g in gaps:
+        total = total + (point(Fraction(1)) if g == 0 else iv.exp(point(g)))
+    return point(Fraction(1)) / total
+
+
+def _softmax(s: list[Fraction], p: list[Fraction]) -> list[Iv]:
+    return [_inverse_sum_of_exps([sk - sj for sk in s]) for sj in s]
+
+
+def _slot_logit(p: list[Any]) -> Any:
+    return p[0] if p else Fraction(0)  # sink_logit's b; softmax1's slot has logit 0
+
+
+def _sink_logit(s: list[Fraction], p: list[Fraction]) -> list[Iv]:
+    b = _slot_logit(p)
+    return [_inverse_sum_of_exps([b - sj] + [sk - sj for sk in s]) for sj in s]
+
+
+def _sink_null(s: list[Fraction], p: list[Fraction]) -> Iv:
+    b = _slot_logit(p)
+    return _inverse_sum_of_exps([Fraction(0)] + [sk - b for sk in s])
+
+
+def _sigmoid_map(s: list[Fraction], p: list[Fraction]) -> list[Iv]:
+    return [_inverse_sum_of_exps([Fraction(0), -(sj + p[0])]) for sj in s]
+
+
+def _entmax15(s: list[Fraction], p: list[Fraction]) -> list[Iv]:
+    """On ``x = s/2``: ``α_j = (x_j - τ)^2`` on the support, ``τ = m - sqrt(δ)``."""
+    x = [v / 2 for v in s]
+    support, mean, delta = _threshold_support(x, 2)
+    root = iv.sqrt(point(delta))
+    out: list[Iv] = []
+    for j, xj in enumerate(x):
+        if j not in support:
+            out.append(point(Fraction(0)))
+            continue
+        gap = point(xj - mean) + root  # x_j - τ >= 0
+        lo, hi = (gap * gap)._mpi_
+        out.append(iv.make_mpf((lo if libmp.mpf_sign(lo) >= 0 else libmp.fzero, hi)))
+    return out
+
+
+def _sticks(s: list[Fraction]) -> tuple[list[Iv], Iv]:
+    """Stick-breaking from key ``t`` down to 0: each key takes ``σ(s_k)`` of what the keys
+    after it left; returns the weights (in key order) and the remainder, the null."""
+    left = point(Fraction(1))
+    out: list[Iv] = [left] * len(s)
+    for k in range(len(s) - 1, -1, -1):
+        out[k] = _inverse_sum_of_exps([Fraction(0), -s[k]]) * left
+        left = _inverse_sum_of_exps([Fraction(0), s[k]]) * left  # 1 - σ(s) = σ(-s)
+    return out, left
+
+
+# ---------------------------------------------------- weights on interval scores
+def _boxed_relu(s: list[Iv], t: int, p: list[Fraction], div: int = 1) -> list[Iv]:
+    return [x / div if x.a >= 0 else iv.mpf(0) if x.b <= 0 else iv.mpf([0, x.b]) / div
+            for x in s]
+
+
+def _boxed_softmax(s: list[Iv], t: int, p: list[Fraction], slot: Any = None) -> list[Iv]:
+    ref = iv.mpf(max(x.b for x in s))  # any reference point: exp(s - ref) <= 1
+    e = [iv.exp(x - ref) for x in s]
+    total = sum(e, iv.mpf(0))
+    if slot is not None:
+        total += iv.exp(slot - ref)
+    return [x / total for x in e]
+
+
+def _boxed_sink(s: list[Iv], t: int, p: list[Fraction]) -> list[Iv]:
+    b = p[0] if p else None
+    return _boxed_softmax(s, t, p, iv.mpf(0) if b is None else as_iv(b))
+
+
+def _boxed_sigmoid(s: list[Iv], t: int, p: list[Fraction]) -> list[Iv]:
+    b = as_iv(p[0])
+    return [1 / (1 + iv.exp(-(x + b))) for x in s]
+
+
+def _corners(name: str) -> Callable[[list[Iv], int, list[Fraction]], list[Iv]]:
+    """Weights of a map whose ``α_j`` increases with ``s_j`` and does not increase with any
+    other score (sparsemax and entmax-1.5: Jacobian ``diag(g) - g g^T / Σ g``, ``g >= 0``;
+    stick-breaking: it decreases with the later keys' scores and ignores the earlier ones):
+    on a box of scores ``α_j`` lies between its values at the corners ``(s_j low, others
+    high)`` and ``(s_j high, others low)``."""
+    def boxed(s: list[Iv], t: int, p: list[Fraction]) -> list[Iv]:
+        lo_s, hi_s = [lower(x) for x in s], [upper(x) for x in s]
+        out = []
+        for j in range(len(s)):
+            low = [hi_s[k] if k != j else lo_s[j] for k in range(len(s))]
+            high = [lo_s[k] if k != j else hi_s[j] for k in range(len(s))]
+            a = interval_weights(name, low, t)[j][0]
+            b = interval_weights(name, high, t)[j][1]
+            out.append(ivpair(max(a, Fraction(0)), b))
+        return out
+    return boxed
+
+
+@dataclass(frozen=True)
+class MapRule:
+    """One attention map as the checker evaluates it.  ``params``: its per-head parameter
+    names; ``exact``: its weights at rational scores when they are rational (rational
+    maps); ``interval``: else their outward-rounded enclosure at rational scores; ``null``:
+    the mass of the zero-valued null (maps under the simplex), else ``None``; ``boxed``:
+    an enclosure of the weights when the scores are themselves intervals; ``partial``: the
+    exact weights where they happen to be rational, else ``None``."""
+
+    boxed: Callable[[list[Iv], int, list[Fraction]], list[Iv]]
+    exact: Callable[[list[Fraction], int, list[Fraction]], list[Fraction]] | None = None
+    interval: Callable[[list[Fraction], list[Fraction]], list[Iv]] | None = None
+    null: Callable[[list[Fraction], list[Fraction]], Iv] | None = None
+    params: tuple[str, ...] = ()
+    partial: Callable[[list[Fraction], int], list[Fraction] | None] | None = None
+
+
+RULES: dict[str, MapRule] = {
+    "softmax": MapRule(_boxed_softmax, interval=_softmax),
+    "sink_logit": MapRule(_boxed_sink, interval=_sink_logit, null=_sink_null, params=("b",)),
+    "softmax1": MapRule(_boxed_sink, interval=_sink_logit, null=_sink_null),
+    "sparsemax": MapRule(_corners("sparsemax"), exact=_sparsemax),
+    "entmax15": MapRule(_corners("entmax15"), interval=_entmax15,
+                        partial=lambda s, t: exact_entmax15_weights(s, t)),
+    "sigmoid": MapRule(_boxed_sigmoid, interval=_sigmoid_map, params=("b",)),
+    "relu": MapRule(_boxed_relu, exact=_relu),
+    "relu_length": MapRule(lambda s, t, p: _boxed_relu(s, t, p, max(t, 1)), exact=_relu_length),
+    "gated_softmax": MapRule(_boxed_softmax, interval=_softmax),  # the head applies its gate
+    "stick_breaking": MapRule(_corners("stick_breaking"), interval=lambda s, p: _sticks(s)[0],
+                              null=lambda s, p: _sticks(s)[1]),
+}
+"""The map-rule table: one row per map, looked up by name; no rule branches on a name."""
+
+MAP_NAMES = tuple(RULES)
+RATIONAL_MAPS = tuple(m for m, r in RULES.items() if r.exact is not None)
+"""Maps whose weights at rational scores are rational (computed exactly)."""
+INTERVAL_MAPS = tuple(m for m in MAP_NAMES if m not in RATIONAL_MAPS)
+MAP_PARAMETERS = {m: r.params for m, r in RULES.items() if r.params}
+"""Per-head parameters of each map (maps not listed have none)."""
+NULL_MAPS = tuple(m for m, r in RULES.items() if r.null is not None)
+"""Maps whose weights lie under the simplex with the remainder a zero-valued null: their
+"null mass" is the mass on zero-valued keys plus the null (:func:`null_slot_interval`)."""

@@ -32,7 +32,9 @@ class Verdict:
     hypothesis, the model class, the conclusion), built by the checker from the numbers
     it checked; empty when not ``ok``.  ``digest``: its SHA-256, which ``sinkproof
     verify`` prints and a proof by certificate reports.
-    ``bool(verdict)`` is ``verdict.ok``.
+    ``figures``: what the checker measured, exactly, also when not ``ok`` (a witness's
+    rigorous upper bounds on its error² and BOS measure and where they occur); ``None``
+    for the other kinds.  ``bool(verdict)`` is ``verdict.ok``.
     """
 
     ok: bool
@@ -41,6 +43,7 @@ class Verdict:
     failure: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
     statement: dict[str, Any] = field(default_factory=dict)
+    figures: Any = None
 
     def __bool__(self) -> bool:
         return self.ok

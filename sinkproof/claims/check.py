@@ -1,22 +1,31 @@
 """``sinkproof.check(claim)``: prove a claim, refute it, or say honestly that it is open.
 
-Routes, in order:
+One route chain for a claim on any task; each route asks the task's capabilities, never
+its setting's name.  Routes, in order:
 
 1. **Theorem**: a theorem of the registry (:data:`sinkproof.theorems.THEOREMS`)
    whose every hypothesis holds for the claim's model class, and whose bound,
    instantiated on the claim's task at the claim's ε, is ``>= b`` at the claimed
-   positions.
-2. **Certificate**: a certificate file named by the claim (or the call) that the
-   trusted checker verifies exactly and that implies the claim
-   (:mod:`sinkproof.claims.certified`).
+   positions (on a task without positions: an error floor under which the claim is
+   vacuous, then Theorem 3's bound at every non-trigger position;
+   :mod:`sinkproof.claims.theorems`).
+2. **Certificate**: a certificate file named by the claim (or the call), or one made
+   now (the sink map; a hull-family certificate), that the trusted checker verifies
+   exactly and that implies the claim (:mod:`sinkproof.claims.certified`, deciding by
+   the registry of :mod:`sinkproof.claims.implications`).
 3. **Engine**: the branch-and-bound proof engine (:mod:`sinkproof.bnb`) for a claim
-   about one softmax head, learned or fixed values, on all of ``S_T``
+   about softmax heads, learned or fixed values, on the whole family
    (:mod:`sinkproof.claims.engine`); its certificate is saved, verified again by the
    trusted checker from the file, and the claim decided from the verified statement
    exactly as for route 2.
-4. **Search**: a model of the class with error ``<= ε`` that violates the
-   conclusion, found by :func:`sinkproof.search` and re-verified in high precision
-   (:mod:`sinkproof.claims.refute`); saved as a witness file.
+4. **Construction**: the explicit models of the class that may refute it
+   (:func:`sinkproof.claims.theorems.constructions`), each checked as a search result.
+5. **Search**: a model of the class with error ``<= ε`` that violates the
+   conclusion, found by :func:`sinkproof.search` (a stack: the stack search) and
+   verified (in high precision, then by the trusted checker from its witness file;
+   :mod:`sinkproof.claims.witness`).  On continuous content a model is evaluated on
+   seeded samples plus an adversarial search: a lower estimate, so the answer stays
+   Open and says so.
 
 Search alone never proves anything: when no proof and no witness is found the
 answer is :class:`Open`, with the best trade-offs seen and the budget spent.
@@ -27,8 +36,10 @@ refuted only when ``ε_w <= ε`` and ``m_w <`` the claimed threshold, as rationa
 (:func:`sinkproof.claims.witness.refuting_statement`).
 
 Before a route that enumerates the family (certificates, search) the work is estimated
-and refused beyond ``max_work``; the engine runs for at most the claim's time budget
-(and the search then has its own budget) (:class:`~sinkproof.errors.WorkLimitError`).  Ctrl-C
+and refused beyond ``max_work`` (:class:`~sinkproof.errors.WorkLimitError`).  Budgets
+are deterministic (theorems, certificates, the engine's nodes per target, constructions,
+the search's restarts × steps); the claim's ``budget`` seconds are only a safety stop of
+the search, and an Open outcome that stop decided says so (``for_time``).  Ctrl-C
 during a check returns :class:`Open` marked ``interrupted`` with what was found so far
 (``so_far``: the engine's bounds certified before the signal, or the sink map's progress).
 """
@@ -42,22 +53,33 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Interrupted, SinkproofError, check_work
-from .certified import NotImplied, certify_claim, prove_by_certificate
+from .certified import (
+    NotImplied,
+    certificate_maker,
+    certify_claim,
+    prove_by_certificate,
+    why_no_certificate,
+)
 from .engine import certify_by_engine
 from .options import check_model_size
 from .outcome import Open, Outcome, Proved, Refuted
 from .outputs import private_folder, publish_outcome
-from .papercheck import check_paper
-from .paperclaim import PaperClaim
 from .refute import refutes
 from .schema import Claim, claim_from_dict, load_claim
 from .theorems import constructions, prove_by_theorem, proved_positions, theorem_bound
-from .witness import SearchRecord, search_witness, write_witness
+from .witness import (
+    SearchRecord,
+    sampled,
+    search_stack_witness,
+    search_witness,
+    write_stack_witness,
+    write_witness,
+)
 
 
-def as_claim(claim: Claim | PaperClaim | Mapping[str, Any] | str | Path) -> Claim | PaperClaim:
-    """A claim (either setting) from a claim, its data, or the path of a claim file."""
-    if isinstance(claim, (Claim, PaperClaim)):
+def as_claim(claim: Claim | Mapping[str, Any] | str | Path) -> Claim:
+    """A claim from a claim, its data, or the path of a claim file."""
+    if isinstance(claim, Claim):
         return claim
     if isinstance(claim, (str, Path)):
         return load_claim(claim)
@@ -68,7 +90,7 @@ def as_claim(claim: Claim | PaperClaim | Mapping[str, Any] | str | Path) -> Clai
 
 
 def check(
-    claim: Claim | PaperClaim | Mapping[str, Any] | str | Path,
+    claim: Claim | Mapping[str, Any] | str | Path,
     *,
     budget: float | None = None,
     restarts: int | None = None,
@@ -99,10 +121,8 @@ def check(
     ``certificate_out`` too.  ``search=False`` skips the counterexample search (the
     answer is then Proved or Open; the engine still runs).
     ``max_work`` overrides ``[check] max_work``: the most prefixes a route may enumerate.
-    A claim in the paper's setting (``[task] setting = "paper"``) is settled by
-    :func:`sinkproof.claims.papercheck.check_paper` (theorem, certificate, engine,
-    constructions, search; every answer says whether its family was exhaustive or
-    sampled).
+    Every task goes through the same routes (the module docstring); an answer on
+    continuous content says that its family was sampled.
     """
     claim = as_claim(claim)
     changes: dict[str, Any] = {}
@@ -122,12 +142,7 @@ def check(
         if claim.options.witness is None:
             raise InputError("write_witness: the claim names no [check] witness path")
         witness = claim.options.witness
-    if isinstance(claim, PaperClaim):
-        outcome = check_paper(claim, certificate=certificate, witness=made_witness,
-                              certificate_out=made_cert, search=search, bnb=bnb,
-                              progress=progress)
-    else:
-        outcome = _check(claim, made_witness, made_cert, search, bnb, progress)
+    outcome = _check(claim, made_witness, made_cert, search, bnb, progress)
     return publish_outcome(outcome, folder, None if witness is None else Path(witness),
                            None if certificate_out is None else Path(certificate_out), force)
 
@@ -147,7 +162,10 @@ def _check(claim: Claim, witness: Path, certificate_out: Path, search: bool, bnb
         if not search:
             return Open(claim, reasons=tuple(reasons),
                         spent={"seconds": round(time.perf_counter() - start, 2)})
-        check_model_size(claim.model_class.heads or 1, 1, claim.task.D)
+        mc = claim.model_class
+        check_model_size(mc.heads or 1, getattr(mc, "layers", 1), claim.task.D)
+        if not claim.task.has_positions:
+            return _refute_stack(claim, witness, reasons)
         bound_at = theorem_bound(claim)
         refuted = _refute_by_constructions(claim, bound_at, witness, reasons)
         if refuted is not None:
@@ -161,8 +179,11 @@ def _check(claim: Claim, witness: Path, certificate_out: Path, search: bool, bnb
 
 def estimate_work(claim: Claim) -> int:
     """Prefixes the enumerating routes touch: the claimed positions and the hypothesis
-    family's prefixes (each evaluated in high precision to confirm a refutation)."""
+    family's prefixes (each evaluated in high precision to confirm a refutation); on a
+    task without positions the family's prefixes (none listed on continuous content)."""
     cap, task = claim.options.max_work, claim.task
+    if not task.has_positions:
+        return task.n_prefixes_at_most(cap) if task.finite else 0
     return min(max(claim.conclusion.at.size_estimate(task, cap),
                    claim.hypothesis.family_size(task, cap)), cap + 1)
 
@@ -185,6 +206,37 @@ def _prove(claim: Claim, certificate_out: str | Path | None, reasons: list[str]
         return None
     return Proved(claim, by="certificate", bound=float(bound), detail=stated,
                   certificate=str(cert_path))
+
+
+def _refute_stack(claim: Claim, witness: Path, reasons: list[str]) -> Refuted | Open:
+    """The construction and search routes for a stack claim: a witness file verified by
+    the trusted checker on a finite family; sampled evaluations (Open) on continuous
+    content."""
+    task = claim.task
+    if task.finite:
+        check_work("prefixes to enumerate (the family, to verify a witness)",
+                   task.n_prefixes_at_most(claim.options.max_work), claim.options.max_work)
+    for name, model in constructions(claim):
+        if not task.finite:
+            reasons.append(f"construction ({name}): {sampled(claim, model)}")
+            continue
+        found = write_stack_witness(claim, model, witness)
+        if found is not None:
+            return Refuted(claim, model=model, error=found.error, violations=(found.where,),
+                           witness=str(found.path),
+                           detail=f"the construction: {name}; verified by the trusted "
+                                  f"checker over all "
+                                  f"{task.n_prefixes_at_most(claim.options.max_work)} "
+                                  f"prefixes (sha256:{found.digest})")
+        reasons.append(f"construction ({name}): does not refute the claim")
+    found, res, model = search_stack_witness(claim, witness, reasons)
+    spent = {"seconds": res.seconds, "restarts": res.restarts}
+    if found is None:
+        return Open(claim, frontier=res.frontier, spent=spent, reasons=tuple(reasons))
+    return Refuted(claim, model=model, error=found.error,
+                   violations=(found.where,), witness=str(found.path),
+                   detail=f"found by search in {res.seconds:g} s; verified by the trusted "
+                          f"checker (sha256:{found.digest})")
 
 
 def _refute_by_constructions(claim: Claim, bound_at: Any, witness: Path,
@@ -225,9 +277,11 @@ def _refute_by_search(claim: Claim, bound_at: Any, witness: Path,
     if record.refutation is not None:
         path = write_witness(record, claim, witness)  # exact, or None
     interrupted = any(getattr(r, "interrupted", False) for r in record.results)
+    for_time = record.timed_out or any(getattr(r, "stopped_by", "") == "wall_time"
+                                       for r in record.results)
     if path is None:
         return Open(claim, frontier=record.frontier, spent=spent, interrupted=interrupted,
-                    reasons=tuple(reasons + list(record.notes)))
+                    reasons=tuple(reasons + list(record.notes)), for_time=for_time)
     ref = record.refutation
     return Refuted(claim, model=ref.model, error=ref.error, violations=ref.violations,
                    witness=str(path), detail=f"found by search in {spent['seconds']:g} s; "
@@ -235,23 +289,23 @@ def _refute_by_search(claim: Claim, bound_at: Any, witness: Path,
 
 
 def _by_sink_map(claim: Claim, out: Path, reasons: list[str]) -> Proved | None:
-    """Certify the claim with the sink map (Theorem 6) and verify the file it writes."""
-    path = out
+    """Certify the claim now (:func:`~sinkproof.claims.certified.certify_claim`: the sink
+    map, or a hull-family certificate) and verify the file it writes."""
+    maker = certificate_maker(claim)
     try:
-        written = certify_claim(claim, path)
+        written = certify_claim(claim, out)
     except (SinkproofError, ValueError) as exc:
-        reasons.append(f"certificate: the sink map failed ({str(exc).splitlines()[0]})")
+        reasons.append(f"certificate: the {maker} failed ({str(exc).splitlines()[0]})")
         return None
     if written is None:
-        reasons.append("certificate: none given, and the sink map (Theorem 6) does not "
-                       "certify the claim (it covers one U_fix head on all of S_T)")
+        reasons.append(f"certificate: none given, and {why_no_certificate(claim)}")
         return None
     try:
         bound, stated = prove_by_certificate(claim, written)
     except NotImplied as exc:
-        reasons.append(f"certificate (sink map): {exc}")
+        reasons.append(f"certificate ({maker}): {exc}")
         return None
-    return Proved(claim, by="certificate (Theorem 6 sink map)", bound=float(bound),
+    return Proved(claim, by=f"certificate ({maker})", bound=float(bound),
                   detail=stated, certificate=str(written))
 
 
@@ -261,7 +315,7 @@ def _by_engine(claim: Claim, out: Path, reasons: list[str],
     certificate file it saved (verified again here, from the file)."""
     path = out
     try:
-        run = certify_by_engine(claim, path, claim.options.budget, progress)
+        run = certify_by_engine(claim, path, progress)
     except (SinkproofError, ValueError) as exc:
         reasons.append(f"engine: failed ({str(exc).splitlines()[0]})")
         return None

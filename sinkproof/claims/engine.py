@@ -3,9 +3,14 @@
 For a claim about softmax heads (learned or ``U_fix`` values, token-only, the task's
 positional scheme, a given number of heads) with the error hypothesis on all of ``S_T``
 and a numeric conclusion, :func:`certify_by_engine` runs :func:`sinkproof.bnb.prove` on
-the claimed positions at the claim's ε and b, within the claim's time budget, and saves
+the claimed positions at the claim's ε and b, within its node budget (per target tree:
+deterministic, so the same proof on any machine; no wall-clock limit — the work is bounded
+before it starts, and Ctrl-C keeps what was certified), and saves
 the certificate it verified (``bnb-learned-values`` for one head, ``bnb-heads`` — a sink
-in every head — for several).  The caller then verifies the saved
+in every head — for several).  On a finite task without positional features the engine
+reads the family through its token-pair relaxation (one layer of one softmax head,
+learned ``W_Q, W_K, W_V, W_O``; fixed values are a subset), every non-trigger position of
+the family a target (``paper-bnb-learned-values``).  The caller then verifies the saved
 file again with the trusted checker and decides the claim from the verified statement
 alone (:func:`sinkproof.claims.certified.prove_by_certificate`): the engine's own
 numbers are never read.
@@ -13,11 +18,12 @@ numbers are never read.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..bnb import BnbResult, HeadsResult, prove
-from ..errors import Interrupted
+from ..bnb import BnbResult, HeadsResult, nontrigger_targets, prove
+from ..errors import Interrupted, check_work
 from ..modelclass import ModelClass
 from ..task import TRIG
 from .schema import Claim
@@ -48,6 +54,8 @@ def engine_targets(claim: Claim) -> tuple[list[tuple[int, ...]], str | None]:
     con = claim.conclusion
     if con.theorem is not None:
         return [], "the conclusion names a theorem, not a numeric bound"
+    if not claim.task.has_positions:
+        return _stack_targets(claim)
     if claim.model_class.heads is None:
         return [], "it needs a given number of heads"
     if not claim.model_class.is_subclass_of(engine_class(claim)):
@@ -69,9 +77,22 @@ def engine_targets(claim: Claim) -> tuple[list[tuple[int, ...]], str | None]:
     return prefixes, None
 
 
-def certify_by_engine(claim: Claim, path: Path, budget: float,
-                      progress: bool | None = None) -> EngineRun:
-    """Run the engine on ``claim`` for at most ``budget`` seconds; save its certificate at
+def _stack_targets(claim: Claim) -> tuple[list[tuple[int, ...]], str | None]:
+    """Every non-trigger prefix of a finite family without positions (token codes), when
+    the class is one layer of one softmax head."""
+    mc = claim.model_class
+    if (mc.kind, mc.heads, mc.layers) != ("softmax", 1, 1):
+        return [], f"it covers one layer of one softmax head, not {mc}"
+    if not claim.task.finite:
+        return [], "continuous content has no finite family"
+    check_work("prefixes to enumerate (the family, for the engine's programs)",
+               claim.task.n_prefixes_at_most(claim.options.max_work), claim.options.max_work)
+    return nontrigger_targets(claim.task), None
+
+
+def certify_by_engine(claim: Claim, path: Path, progress: bool | None = None) -> EngineRun:
+    """Run the engine on ``claim`` for at most :data:`MAX_NODES` nodes per target (a
+    deterministic budget: no clock decides the verdict); save its certificate at
     ``path`` when it proved the claimed bound.  Ctrl-C raises
     :class:`~sinkproof.errors.Interrupted` whose ``partial`` is the engine's result so far
     and whose ``progress`` is :func:`best_so_far` (the check then answers Open,
@@ -79,12 +100,15 @@ def certify_by_engine(claim: Claim, path: Path, budget: float,
     targets, why_not = engine_targets(claim)
     if why_not is not None:
         return EngineRun(None, None, f"not applicable: {why_not}")
-    values = "fixed" if claim.model_class.values == "fixed" else "learned"
+    # the token-pair relaxation of a task without positions runs learned values (a superset)
+    fixed = claim.model_class.values == "fixed" and claim.task.has_positions
+    values = "fixed" if fixed else "learned"
     heads = claim.model_class.heads
     result = prove(claim.task, eps=claim.hypothesis.eps_exact, targets=targets,
                    min_bos_mass=claim.conclusion.b_exact, values=values,
-                   max_nodes=MAX_NODES, time_limit=budget, budget=budget,
-                   progress=progress, some=claim.conclusion.positions == "some", heads=heads)
+                   max_nodes=MAX_NODES, time_limit=math.inf, budget=None,
+                   progress=progress, some=claim.conclusion.positions == "some", heads=heads,
+                   certify_misses=False)
     if result.interrupted:
         raise Interrupted(result, best_so_far(result, len(targets)))
     if isinstance(result, HeadsResult):
@@ -98,8 +122,9 @@ def certify_by_engine(claim: Claim, path: Path, budget: float,
         note = (f"{len(result.targets)} of {len(targets)} target trees, {result.nodes} nodes, "
                 f"{result.seconds:.2f} s, {values} values, no norm bound assumed")
     if result.status != "proved" or result.certificate is None:
-        return EngineRun(None, result, f"no proof within {MAX_NODES} nodes per target and "
-                         f"{budget:g} s ({note})")
+        spent = "".join(f"; {why}" for why in getattr(result, "skipped", ()))
+        return EngineRun(None, result, f"no proof within {MAX_NODES} nodes per target "
+                         f"({note}{spent})")
     path.parent.mkdir(parents=True, exist_ok=True)
     return EngineRun(result.save(path), result, note)
 

@@ -141,7 +141,10 @@ class Open(_Text):
     ``spent``: what was spent (seconds, restarts); ``reasons``: why each proof route
     did not apply; ``interrupted``: the check was stopped (Ctrl-C) before it finished,
     and this is what it had found (exit status 130); ``so_far``: what the route that was
-    running had settled (the engine's exactly certified bounds), empty if nothing.
+    running had settled (the engine's exactly certified bounds), empty if nothing;
+    ``for_time``: a wall-time safety stop (the claim's ``budget`` seconds) cut a route short
+    before its deterministic budget (restarts x steps, tree nodes) was spent — *Open for
+    time*: on a faster or idler machine the same check may settle.
     """
 
     claim: Claim
@@ -150,6 +153,7 @@ class Open(_Text):
     reasons: tuple[str, ...] = ()
     interrupted: bool = False
     so_far: str = ""
+    for_time: bool = False
 
     @property
     def exit_code(self) -> int:  # type: ignore[override]
@@ -157,7 +161,8 @@ class Open(_Text):
 
     @property
     def status(self) -> str:  # type: ignore[override]
-        return "open (interrupted)" if self.interrupted else "open"
+        return ("open (interrupted)" if self.interrupted else
+                "open (for time)" if self.for_time else "open")
 
     def facts(self) -> list[tuple[str, str]]:
         out = [("search", r.split(": ", 1)[1]) if r.startswith("search: ") else ("no proof", r)
@@ -167,6 +172,10 @@ class Open(_Text):
                                        "this is the partial result"))
             if self.so_far:
                 out.append(("so far (interrupted)", self.so_far))
+        if self.for_time:
+            out.append(("open for time", "the wall-time safety stop (the claim's budget "
+                        "seconds) cut the search before its restarts x steps were spent; "
+                        "raise [check] budget, or run on an idler machine"))
         if "restarts" not in self.spent:
             out.append(("search", "not run"))
         elif self.frontier:
@@ -186,14 +195,15 @@ class Open(_Text):
         else:
             best = "no accurate model found"
         spent = ", ".join(f"{k} {v:g}" for k, v in self.spent.items())
-        mark = "interrupted; " if self.interrupted else ""
+        mark = ("interrupted; " if self.interrupted else "") + (
+            "for time; " if self.for_time else "")
         return f"Open({mark}{best}; spent {spent}; {self.claim.statement()})"
 
     def to_dict(self) -> dict[str, Any]:
         return dict(status="open", claim=self.claim.to_dict(),
                     frontier=[list(p) for p in self.frontier], spent=dict(self.spent),
                     reasons=list(self.reasons), interrupted=self.interrupted,
-                    so_far=self.so_far)
+                    so_far=self.so_far, for_time=self.for_time)
 
 
 Outcome = Proved | Refuted | Open

@@ -12,18 +12,12 @@ caller opts in (``write_witness=True``, ``--write-witness``).
 
 from __future__ import annotations
 
-import contextlib
-import os
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-
-
-class OutputExistsError(InputError):
-    """A destination exists and this run did not create it (bad input: exit status 2)."""
+from ..files import OutputExistsError, refuse_existing, write_file
 
 
 def private_folder() -> Path:
@@ -35,26 +29,8 @@ def publish(made: Path, dest: Path, *, force: bool = False, what: str = "file") 
     """Copy ``made`` (a file of this run's private folder) to ``dest`` atomically: written
     to a temporary name next to ``dest``, then renamed over it.  An existing ``dest`` is
     refused (:class:`OutputExistsError`) unless ``force``; ``made`` is left where it is."""
-    dest = Path(dest)
-    if (dest.exists() or dest.is_symlink()) and not force:
-        raise OutputExistsError(
-            f"{dest} exists and this run did not create it: the {what} was not written "
-            f"there (pass --force, or force=True, to overwrite it, or name another path); "
-            f"it is kept at {made}")
-    if dest.is_dir():
-        raise InputError(f"{dest} is a folder: name a file for the {what}")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    data = Path(made).read_bytes()
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, dest)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)  # the temporary name this call created, never dest
-        raise
-    return dest
+    refuse_existing(dest, what, force, hint=f"; it is kept at {made}")
+    return write_file(dest, Path(made).read_bytes(), force=True, what=what)
 
 
 def publish_outcome(outcome: Any, folder: Path, witness: Path | None,

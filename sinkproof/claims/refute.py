@@ -6,6 +6,9 @@ hypothesis family is ``<= ε`` and the conclusion fails:
 - ``positions="every"``: at some position of the set, the BOS mass is ``< b`` in every
   head (``heads="some"``) or in some head (``heads="every"``);
 - ``positions="some"``: at every position of the set it is.
+
+A stack (a task without positions) is measured in float64 over its whole finite family
+by :func:`family_bos`; its witness file is then verified by the trusted checker.
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import mpmath
+import numpy as np
 
 from ..model import AttentionModel
 from ..modelclass import ModelClass
+from ..search.engine import bos_measure
+from ..stack import StackModel
 from .positions import PositionMass, scan
 from .precise import DIGITS, PreciseModel, max_error
 from .schema import Claim
@@ -96,3 +102,28 @@ def refutes(model: AttentionModel, claim: Claim,
     if not err * eps.denominator <= eps.numerator:
         return None
     return Refutation(model, float(err), worst, tuple(confirmed))
+
+
+def family_bos(model: StackModel) -> tuple[float, list[tuple[tuple[int, ...], np.ndarray]]]:
+    """Float measurement over the whole finite family: the largest error, and per distinct
+    non-trigger prefix its BOS measure ``(layers, heads)`` at the last position (the weight
+    on the simplex, the share off it: :func:`sinkproof.search.engine.bos_measure`)."""
+    share = bos_measure(model.kind) == "share"
+    task = model.task
+    per: list[tuple[tuple[int, ...], np.ndarray]] = []
+    empty = np.zeros((1, 0), dtype=np.int64)
+    fw = model.forward_batch(task.prefix_features(empty))
+    worst = float(np.linalg.norm(fw.out[0, -1] - task.prefix_targets(empty)[0]))
+    for t in range(1, task.max_depth + 1):
+        for block in task.prefix_blocks(t):
+            codes = block.codes
+            fw = model.forward_batch(task.prefix_features(codes))
+            err = np.linalg.norm(fw.out[:, -1] - task.prefix_targets(codes), axis=-1)
+            worst = max(worst, float(err.max()))
+            bos = fw.w[:, :, :, -1, 0]  # (layers, heads, N)
+            if share:
+                total = fw.w[:, :, :, -1, :].sum(axis=-1)
+                bos = np.where(total > 0, bos / np.where(total > 0, total, 1.0), 0.0)
+            for i in np.flatnonzero(~task.is_trigger(codes[:, -1])):
+                per.append((tuple(int(c) for c in codes[i]), bos[:, :, i]))
+    return worst, per

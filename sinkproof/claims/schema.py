@@ -7,14 +7,24 @@
 A claim file has four sections::
 
     title = "one softmax head with fixed values sinks on homogeneous sequences"
-    [task]        # TriggerTask arguments: p, T, content, positions, triggers, k, seed
-    [model]       # ModelClass: kind, heads, values, positions, value_features
-    [hypothesis]  # max_error, family = "S_T" | "homogeneous" | "pairs" | [[seq], ...]
-    [conclusion]  # min_bos_mass or theorem; at; positions = "every"|"some"; heads = "some"|"every"
-    [check]       # optional: restarts, seed, budget, certificate, witness
+    [task]        # the task's description: setting (default "trigger") and its arguments
+                  # (p, T, content, positions, triggers, k, seed | n, L, content, grid)
+    [model]       # the model class: kind, heads, values, and by the task's capabilities
+                  # positions, value_features (a task with positional features) or layers
+                  # (a task without them: a stack of layers, residual when there are several)
+    [hypothesis]  # max_error; family = "S_T" | "homogeneous" | "pairs" | [[seq], ...]
+                  # (families other than the whole one need a task with positions)
+    [conclusion]  # min_bos_mass or theorem; at (default "nontrigger" where the task has no
+                  # positions); positions = "every"|"some"; heads = "some"|"every"
+    [check]       # optional: restarts, seed, budget, certificate, witness, max_work;
+                  # steps, samples (the stack search of a task without positions)
 
-Every field is checked on load; an unknown field, a wrong type or a missing
-section is a one-line ``ValueError``/``TypeError``.
+One :class:`Claim` type holds every setting: the task is data (any
+:class:`~sinkproof.tasks.Task`), and which parts a claim may hold is decided by the task's
+capabilities (``has_positions``: position sets, hypothesis families and the
+positional-scheme model class; without it: the stack class and the whole family), never by
+the setting's name.  Every field is checked on load; an unknown field, a wrong type or a
+missing section is a one-line ``ValueError``/``TypeError``.
 """
 
 from __future__ import annotations
@@ -27,14 +37,15 @@ from pathlib import Path
 from typing import Any
 
 from .. import work
-from .._validate import choice
+from .._validate import as_int, choice
+from ..attention import MAPS
 from ..exact_numbers import bos_mass, error_level, exact, load_json, load_toml, show
 from ..modelclass import ModelClass
 from ..task import TRIG, TriggerTask
-from ..tasks.protocol import require
+from ..tasks import task_from_description
+from ..tasks.protocol import Task, require
 from .fields import no_unknown, section
-from .options import CheckOptions, ClaimParts
-from .paperclaim import PaperClaim, is_paper_claim_data, paper_claim_from_dict
+from .options import STACK_OPTIONS, STACK_RESTARTS, CheckOptions, ClaimParts
 from .positions import PositionSet, parse_sequence
 
 FAMILIES: dict[str, str] = {
@@ -44,6 +55,65 @@ FAMILIES: dict[str, str] = {
 }
 QUANTIFIERS = ("every", "some")
 SECTIONS = ("task", "model", "hypothesis", "conclusion", "check")
+STACK_VALUES = ("learned", "fixed")
+
+
+@dataclass(frozen=True)
+class StackClass:
+    """Stacks of ``layers`` layers of ``heads`` full-width ``kind`` heads (residual
+    connections when there are several layers), for a task without positional features:
+    ``values`` ``"learned"`` (any ``W_V``, ``W_O``) or ``"fixed"`` (one layer of one head
+    with ``W_O W_V = I - e_0 e_0^T``: a token's value is the token without its BOS
+    coordinate, so ``v_BOS = 0``)."""
+
+    kind: str = "softmax"
+    heads: int = 1
+    layers: int = 1
+    values: str = "learned"
+
+    def __post_init__(self) -> None:
+        choice("model.kind", self.kind, tuple(MAPS))
+        object.__setattr__(self, "heads", as_int("model.heads", self.heads, minimum=1))
+        object.__setattr__(self, "layers", as_int("model.layers", self.layers, minimum=1))
+        choice("model.values", self.values, STACK_VALUES)
+        if self.values == "fixed" and (self.heads, self.layers) != (1, 1):
+            raise ValueError("model.values = \"fixed\" is defined for one layer of one head "
+                             "(W_O W_V = I - e_0 e_0^T); use values = \"learned\"")
+
+    @property
+    def measure(self) -> str:
+        """``"weight"`` (``α_t0``) on the simplex, ``"share"`` (``α_t0 / Σ_k α_tk``) off it."""
+        return "weight" if MAPS[self.kind].properties.on_simplex else "share"
+
+    @property
+    def residual(self) -> bool:
+        """Residual connections (and residual targets): when there is more than one layer."""
+        return self.layers > 1
+
+    def as_model_class(self) -> ModelClass | None:
+        """The same class in the theorem registry's terms (one layer: any scores, token-only
+        values; fixed values are ``U_fix``); ``None`` for several layers, which the
+        registry's classes do not describe."""
+        if self.layers != 1:
+            return None
+        return ModelClass(kind=self.kind, heads=self.heads, values=self.values,
+                          positions="any", value_features="token")
+
+    def contains(self, kind: str, heads: int, layers: int, values: str) -> bool:
+        """Whether a model of that shape belongs to this class (fixed values are learned
+        values of one particular kind)."""
+        return ((kind, heads, layers) == (self.kind, self.heads, self.layers)
+                and (self.values == "learned" or values == "fixed"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(kind=self.kind, heads=self.heads, layers=self.layers, values=self.values)
+
+    def __str__(self) -> str:
+        shape = f"{self.layers} layer{'s' if self.layers > 1 else ''} x {self.heads} " \
+                f"head{'s' if self.heads > 1 else ''}"
+        res = ", residual" if self.residual else ""
+        share = "; BOS weight read as the BOS share" if self.measure == "share" else ""
+        return f"{self.kind} stack ({shape}{res}, {self.values} values{share})"
 
 
 def decimal_fraction(x: Any) -> Fraction:
@@ -149,10 +219,15 @@ class Conclusion:
 
 @dataclass(frozen=True)
 class Claim(ClaimParts):
-    """A statement about every accurate model of a class; see the module docstring."""
+    """A statement about every accurate model of a class on any task; see the module
+    docstring.  The parts a claim may hold follow the task's capabilities: with
+    positional features, a :class:`~sinkproof.modelclass.ModelClass`, any hypothesis
+    family and any position set; without them, a :class:`StackClass`, the whole family,
+    the non-trigger positions and a numeric bound (the task then carries residual targets
+    exactly when the class has several layers)."""
 
-    task: TriggerTask
-    model_class: ModelClass
+    task: Task
+    model_class: ModelClass | StackClass
     hypothesis: Hypothesis
     conclusion: Conclusion
     options: CheckOptions = field(default_factory=CheckOptions)
@@ -160,9 +235,16 @@ class Claim(ClaimParts):
     source: str | None = None
 
     def __post_init__(self) -> None:
-        require(self.task, "has_positions", "a claim with position sets and hypothesis families")
+        if not isinstance(self.task, Task):
+            raise TypeError(f"a claim's task must be a Task, got {type(self.task).__name__}")
+        if self.task.has_positions:
+            self._check_positional()
+        else:
+            self._check_stack()
+
+    def _check_positional(self) -> None:
         if not isinstance(self.model_class, ModelClass):
-            raise TypeError("claim model_class must be a ModelClass")
+            raise TypeError("claim model_class must be a ModelClass on a task with positions")
         mc = self.model_class
         if mc.positions not in ("any", self.task.positions):
             raise ValueError(f"model positions {mc.positions!r} differ from the task's "
@@ -171,24 +253,48 @@ class Claim(ClaimParts):
         for seq in self.hypothesis.sequences:
             self.task.encode(seq)
 
+    def _check_stack(self) -> None:
+        if not isinstance(self.model_class, StackClass):
+            raise TypeError("claim model_class must be a StackClass on a task without "
+                            "positional features")
+        if self.hypothesis.family != "S_T":
+            require(self.task, "has_positions", "hypothesis.family other than \"S_T\"")
+        if self.conclusion.at.name != "nontrigger":
+            require(self.task, "has_positions", "conclusion.at other than \"nontrigger\"")
+        if self.conclusion.min_bos_mass is None:
+            raise ValueError("[conclusion] needs min_bos_mass on a task without positional "
+                             "features (the claim states a number)")
+        if self.task.residual_targets != self.model_class.residual:
+            object.__setattr__(self, "task", self.task.replace(
+                residual=self.model_class.residual))
+
+    @property
+    def exhaustive(self) -> bool:
+        """Whether the family is finite (exact decisions) or continuous (sampled)."""
+        return bool(self.task.finite)
+
     def to_dict(self) -> dict[str, Any]:
         """The claim as data (the inverse of :func:`claim_from_dict`)."""
-        con = self.conclusion
+        con, hyp = self.conclusion, self.hypothesis
         conclusion: dict[str, Any] = dict(at=con.at.to_json(), positions=con.positions,
                                           heads=con.heads)
         if con.theorem is None:
             conclusion["min_bos_mass"] = show(con.min_bos_mass)
         else:
             conclusion["theorem"] = con.theorem
-        hyp = self.hypothesis
-        family: Any = hyp.family
-        if family == "explicit":
-            family = [["TRIG" if x == TRIG else x for x in s] for s in hyp.sequences]
-        opts = {k: v for k, v in vars(self.options).items() if v is not None}
-        return dict(title=self.title, task=self.task.describe(),
-                    model=self.model_class.to_dict(),
-                    hypothesis=dict(max_error=show(hyp.max_error), family=family),
-                    conclusion=conclusion, check=opts)
+        opts = {k: v for k, v in vars(self.options).items() if v is not None
+                and (k not in STACK_OPTIONS or not self.task.has_positions)}
+        task = self.task.describe()
+        hypothesis: dict[str, Any] = dict(max_error=show(hyp.max_error))
+        if self.task.has_positions:
+            family: Any = hyp.family
+            if family == "explicit":
+                family = [["TRIG" if x == TRIG else x for x in s] for s in hyp.sequences]
+            hypothesis["family"] = family
+        else:
+            task.pop("residual", None)  # the model's layers say it
+        return dict(title=self.title, task=task, model=self.model_class.to_dict(),
+                    hypothesis=hypothesis, conclusion=conclusion, check=opts)
 
     def __repr__(self) -> str:
         label = f"{self.title!r}: " if self.title else ""
@@ -213,23 +319,61 @@ def _parse_hypothesis(d: dict[str, Any]) -> Hypothesis:
                       sequences=tuple(parse_sequence(s) for s in family))
 
 
-def _parse_conclusion(d: dict[str, Any]) -> Conclusion:
+def _parse_conclusion(d: dict[str, Any], default_at: str | None) -> Conclusion:
     no_unknown("conclusion", d, {"min_bos_mass", "theorem", "at", "positions", "heads"})
-    if "at" not in d:
+    if "at" not in d and default_at is None:
         raise ValueError("[conclusion] needs 'at': a position set such as \"nontrigger\"")
-    return Conclusion(at=PositionSet.parse(d["at"]), min_bos_mass=d.get("min_bos_mass"),
+    return Conclusion(at=PositionSet.parse(d.get("at", default_at)),
+                      min_bos_mass=d.get("min_bos_mass"),
                       theorem=d.get("theorem"), positions=d.get("positions", "every"),
                       heads=d.get("heads", "some"))
 
 
-def claim_from_dict(data: Mapping[str, Any], source: str | None = None) -> Claim | PaperClaim:
-    """Build a :class:`Claim` from parsed TOML/JSON data, checking every field; data whose
-    ``[task]`` says ``setting = "paper"`` gives a
-    :class:`~sinkproof.claims.paperclaim.PaperClaim`."""
+def _parse_task(d: dict[str, Any]) -> Task:
+    """The task a ``[task]`` section describes (``setting`` picks its class, by
+    :func:`sinkproof.tasks.task_from_description`); content vectors written as decimals
+    become the floats the task holds."""
+    if "residual" in d:
+        raise ValueError("unknown field in [task]: residual (residual connections are the "
+                         "model's: [model] layers > 1)")
+    content = d.get("content")
+    if isinstance(content, list) and any(isinstance(row, list) for row in content):
+        d["content"] = [[float(exact(v, "task.content")) for v in row]
+                        if isinstance(row, list) else row for row in content]
+    return task_from_description(d)
+
+
+def _parse_model(d: dict[str, Any], task: Task) -> ModelClass | StackClass:
+    """The ``[model]`` section as the class of the task's capabilities: a
+    :class:`~sinkproof.modelclass.ModelClass` (positional scheme, value features) on a
+    task with positions, a :class:`StackClass` (layers) without."""
+    if task.has_positions:
+        d.setdefault("positions", task.positions)
+        return ModelClass.from_dict(d)
+    no_unknown("model", d, set(StackClass.__dataclass_fields__))
+    return StackClass(**d)
+
+
+def _parse_options(d: dict[str, Any], task: Task) -> CheckOptions:
+    """``[check]``: the stack search's ``steps`` and ``samples`` only where the task has no
+    positions (their search is the stack search), which also starts from fewer restarts."""
+    allowed = set(CheckOptions.__dataclass_fields__)
+    if task.has_positions:
+        allowed -= set(STACK_OPTIONS)
+    else:
+        d.setdefault("restarts", STACK_RESTARTS)
+    no_unknown("check", d, allowed)
+    if isinstance(d.get("budget"), (Decimal, Fraction, str)):  # seconds: a float is fine
+        d["budget"] = float(exact(d["budget"], "check.budget"))
+    return CheckOptions(**d)
+
+
+def claim_from_dict(data: Mapping[str, Any], source: str | None = None) -> Claim:
+    """Build a :class:`Claim` from parsed TOML/JSON data, checking every field; the
+    ``[task]`` section's ``setting`` picks the task, and the task's capabilities which
+    fields the other sections take."""
     if not isinstance(data, Mapping):
         raise TypeError(f"a claim must be a table of sections, got {type(data).__name__}")
-    if is_paper_claim_data(data):
-        return refuse_oversized_model(paper_claim_from_dict(data, source))
     unknown = sorted(set(data) - {*SECTIONS, "title"})
     if unknown:
         raise ValueError(f"unknown section or field {unknown[0]!r} in the claim "
@@ -237,19 +381,15 @@ def claim_from_dict(data: Mapping[str, Any], source: str | None = None) -> Claim
     title = data.get("title", "")
     if not isinstance(title, str):
         raise TypeError("title must be a string")
-    task = TriggerTask.from_description(section(data, "task"))
-    model = section(data, "model")
-    model.setdefault("positions", task.positions)
-    model_class = ModelClass.from_dict(model)
-    check = section(data, "check", required=False)
-    no_unknown("check", check, set(CheckOptions.__dataclass_fields__))
-    if isinstance(check.get("budget"), (Decimal, Fraction, str)):  # seconds: a float is fine
-        check["budget"] = float(exact(check["budget"], "check.budget"))
+    task = _parse_task(section(data, "task"))
+    model_class = _parse_model(section(data, "model"), task)
+    options = _parse_options(section(data, "check", required=False), task)
+    default_at = None if task.has_positions else "nontrigger"
     return refuse_oversized_model(Claim(
         task=task, model_class=model_class,
         hypothesis=_parse_hypothesis(section(data, "hypothesis")),
-        conclusion=_parse_conclusion(section(data, "conclusion")),
-        options=CheckOptions(**check), title=title, source=source))
+        conclusion=_parse_conclusion(section(data, "conclusion"), default_at),
+        options=options, title=title, source=source))
 
 
 def refuse_oversized_model(claim: Any) -> Any:
@@ -268,7 +408,7 @@ def refuse_oversized_model(claim: Any) -> Any:
     return claim
 
 
-def load_claim(path: str | Path) -> Claim | PaperClaim:
+def load_claim(path: str | Path) -> Claim:
     """Read a claim (either setting) from a ``.toml`` or ``.json`` file."""
     path = Path(path)
     text = path.read_text(encoding="utf-8")

@@ -14,6 +14,21 @@ error hypothesis as data.  A theorem proves a claim only when
 
 Comparisons are exact: the SymPy bound against the rational ``b`` as written
 (:func:`sinkproof.claims.compare.at_least`, which decides what SymPy leaves open).
+
+On a task without positional features the claimed set is every non-trigger position of
+the whole family, and a theorem proves the claim by its bound *everywhere* (Theorem 3
+with the task's fixed-value floor ``d``, :meth:`~sinkproof.tasks.Task.fixed_value_floor`:
+``α_t0 >= 1 - ε/d`` at every non-trigger position of every sequence, continuous content
+included).  Before it, an error floor: a one-layer class whose weights see no position
+(``relu``, ``sigmoid``: :data:`sinkproof.constructions.POSITION_FREE`) has error at least
+:func:`~sinkproof.constructions.position_free_error_bound`, and below it the claim holds
+vacuously.
+
+The constructions (:func:`constructions`) are the candidate counterexamples of the class,
+checked like any search result: the registry's witnesses and the cancelling two-head pair
+on a task with positions; on a task without them, the length-normalised ReLU layer, two
+softmax heads cancelling off the trigger, a head whose null slot takes the mass, one
+softmax head sinking at every non-trigger row.
 """
 
 from __future__ import annotations
@@ -23,14 +38,29 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
 
-from ..constructions import cancelling_pair_solution
+import sympy
+
+from ..attention import MAPS
+from ..constructions import (
+    POSITION_FREE,
+    cancelling_pair_solution,
+    paper_pair_solution,
+    paper_relu_weights,
+    paper_sink_solution,
+    paper_variant_solution,
+    position_free_error_bound,
+    trigger_sink_solution,
+)
 from ..errors import SinkproofError, WorkLimitError, check_work
+from ..exact_numbers import show
 from ..model import AttentionModel
+from ..stack import paper_model
 from ..task import TRIG
 from ..theorems import THEOREMS, Theorem
 from .compare import at_least, rational_below
 from .outcome import Proved
 from .positions import show_sequence
+from .refute import family_bos
 from .schema import Claim
 
 BoundAt = Callable[[tuple[int, ...]], float]
@@ -203,6 +233,8 @@ def proved_positions(claim: Claim) -> set[Target]:
 def prove_by_theorem(claim: Claim, reasons: list[str]) -> Proved | None:
     """A :class:`Proved` by the first registered theorem that proves ``claim``; otherwise
     ``None``, with one line per theorem in ``reasons`` saying why it does not."""
+    if not claim.task.has_positions:
+        return _by_floor(claim, reasons) or _everywhere(claim, reasons)
     for name, inst in _bound_instances(claim, reasons):
         try:
             least, why = _proves(claim, name, inst)
@@ -285,12 +317,27 @@ def theorem_witnesses(claim: Claim) -> Iterator[tuple[str, AttentionModel]]:
         yield name, inst.model
 
 
-def constructions(claim: Claim) -> Iterator[tuple[str, AttentionModel]]:
-    """Explicit models of the claim's class that may refute it: the registry's witnesses
-    (Theorem 4), then two softmax heads with opposite learned values that cancel at every
-    non-trigger position (:func:`sinkproof.constructions.cancelling_pair_solution`)."""
+def constructions(claim: Claim) -> Iterator[tuple[str, Any]]:
+    """Explicit models of the claim's class that may refute it: on a task with positions the
+    registry's witnesses (Theorem 4), a softmax head that rests on the zero-valued trigger
+    once it has been seen (:func:`sinkproof.constructions.trigger_sink_solution`), then two
+    softmax heads with opposite learned values that cancel at every non-trigger position
+    (:func:`sinkproof.constructions.cancelling_pair_solution`); on a task without them
+    :func:`stack_constructions`."""
+    if not claim.task.has_positions:
+        yield from stack_constructions(claim)
+        return
     yield from theorem_witnesses(claim)
     mc = claim.model_class
+    bos = claim.conclusion.min_bos_mass
+    if "softmax" in mc.maps and bos is not None and claim.max_error > 0:
+        # after the trigger its zero fixed value can take the mass BOS would
+        try:
+            model = trigger_sink_solution(claim.task, float(claim.max_error), float(bos) / 2)
+        except (ValueError, SinkproofError):
+            model = None
+        if model is not None and mc.contains(model):
+            yield "one softmax head resting on the zero-valued trigger after it", model
     if (mc.heads or 0) >= 2 and mc.values == "learned" and "softmax" in mc.maps \
             and claim.max_error > 0:
         try:
@@ -299,3 +346,91 @@ def constructions(claim: Claim) -> Iterator[tuple[str, AttentionModel]]:
             return
         if mc.contains(model):
             yield "two softmax heads cancelling off the trigger", model
+
+
+# ------------------------------------------------ tasks without positional features
+def _by_floor(claim: Claim, reasons: list[str]) -> Proved | None:
+    """Vacuity: no one-layer model of a position-free map is accurate below its floor."""
+    mc, eps = claim.model_class, claim.hypothesis.max_error
+    if mc.kind not in POSITION_FREE or mc.layers != 1:
+        return None
+    floor = position_free_error_bound(claim.task, mc.values)
+    if eps >= floor:
+        reasons.append(f"theorem: the position-free error floor {floor} <= ε: not vacuous")
+        return None
+    L = claim.task.L
+    why = ("the trigger's weight on itself (the trigger row's trigger coordinate) must be "
+           f"within ε of 1/2 at j = 2 and of 1/{L - 1} at j = {L - 1}"
+           if mc.values == "fixed" else
+           "with every content token equal the trigger row's output is affine in j while "
+           "the target's trigger coordinate is 1/j, and no affine function is within "
+           f"{floor} of 1/j on j = 2..{L - 1}")
+    return Proved(claim, by="no accurate model (position-free weights): vacuous", bound=1.0,
+                  detail=f"every one-layer {mc.kind} model of this class has error >= {floor} "
+                         f"on this family: its weight of a key depends on the query and key "
+                         f"tokens only, and {why}; ε = {float(eps):.6g} < {floor}, so no model "
+                         "meets the hypothesis and the claim holds vacuously")
+
+
+def _everywhere(claim: Claim, reasons: list[str]) -> Proved | None:
+    """A bound theorem of the registry instantiated on the claim's task at its ε whose bound
+    at every non-trigger position is ``>= b`` (exactly): Theorem 3 with the task's
+    fixed-value floor ``d`` gives ``α_t0 >= 1 - ε/d``."""
+    cls = claim.model_class.as_model_class()
+    eps, b = claim.hypothesis.max_error, claim.conclusion.min_bos_mass
+    for thm in registry().values():
+        if thm.conclusion != "bos_lower_bound":
+            continue
+        ok, why = (False, ["several layers"]) if cls is None else thm.applies_to(cls)
+        if not ok:
+            reasons.append(f"theorem: {thm.name} does not cover {claim.model_class} "
+                           f"({'; '.join(why)})")
+            continue
+        try:
+            inst = thm.instantiate(claim.task, eps, values=claim.model_class.values)
+        except (TypeError, ValueError) as exc:
+            reasons.append(f"theorem: {thm.name} does not instantiate here ({exc})")
+            continue
+        item = inst.everywhere
+        if item is None:
+            reasons.append(f"theorem: {thm.name} gives no bound at every non-trigger position")
+            continue
+        if not bool(item.bound >= sympy.Rational(b.numerator, b.denominator)):
+            reasons.append(f"theorem: {thm.name} gives α_t0 >= 1 - ε/d ({item.note}) = "
+                           f"{sympy.sstr(item.bound)} = {item.value:.6g} < b = {float(b):.6g}")
+            continue
+        return Proved(claim, by=f"Theorem {thm.number} on {type(claim.task).__name__} "
+                                f"({item.note})", bound=item.value,
+                      detail=f"{thm.name} instantiated on {claim.task!r} at ε = "
+                             f"{show(eps)}: α_t0 >= {sympy.sstr(item.bound)} at every "
+                             "non-trigger position, before and after the trigger, for every "
+                             "content (continuous included); compared exactly with b")
+    return None
+
+
+SLOT_LEVELS = (8, 16, 32, 64)
+"""Levels tried for a virtual-slot or gated head: the first whose error is ``<= ε/2``."""
+
+
+def stack_constructions(claim: Claim) -> list[tuple[str, Any]]:
+    """The explicit stacks of the claim's class (a task without positions) that may refute
+    it."""
+    mc, task = claim.model_class, claim.task
+    if mc.kind == "relu_length":
+        W = paper_relu_weights(task, mc.layers, mc.heads)
+        if mc.values == "fixed":  # BOS gets weight 0: dropping its value changes nothing
+            W["W_V"][0, 0, 0, 0] = 0.0
+        return [("(P3) length-normalised ReLU layer", paper_model(task, "relu_length", **W))]
+    if mc.heads >= 2:
+        return [("two softmax heads cancelling off the trigger",
+                 paper_pair_solution(task, claim.max_error, mc.layers, mc.heads))]
+    if (mc.layers, mc.heads) == (1, 1) and MAPS[mc.kind].properties.null_slot:
+        for level in SLOT_LEVELS:  # the slot (or the gate) takes the sink's mass
+            model = paper_variant_solution(task, mc.kind, level)
+            if not task.finite or family_bos(model)[0] <= float(claim.max_error) / 2:
+                return [(f"one {mc.kind} head whose null slot takes the mass (L={level})",
+                         model)]
+    if mc.layers == 1 and mc.kind == "softmax":  # fixed values: in both value classes
+        return [("one softmax head sinking at every non-trigger row",
+                 paper_sink_solution(task, claim.max_error))]
+    return []

@@ -10,6 +10,18 @@ candidate is re-verified against the claim's exact semantics in high precision.
 The search constrains the error on all of ``S_T``; when the claim's hypothesis
 family is smaller, a witness found this way satisfies it a fortiori (the search
 does not exploit the weaker hypothesis, so it may miss witnesses that need it).
+
+On a task without positional features the model is a stack (:mod:`sinkproof.stack`): the
+stack search (:func:`sinkproof.search.engine.search_stack`) looks for one accurate on the
+whole family with BOS measure below the threshold at every non-trigger position, and a
+found stack (or a construction) is written as a ``paper-witness`` file that states its
+weights exactly, the claim's ε and a BOS bound just above the largest BOS measure taken in
+floats at the positions it names (:func:`stack_witness_document`).  With continuous
+content a stack is evaluated on seeded samples plus an adversarial content search: a
+lower estimate of its worst error, so no witness is written and the answer stays Open.
+
+Either way a claim is refuted only by what the checker verified, read by the one registry
+of :mod:`sinkproof.claims.implications`.
 """
 
 from __future__ import annotations
@@ -19,19 +31,22 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .. import search as search_module
-from ..attention import MAPS
 from ..certformat import format_rational
-from ..checker import verify_file
-from ..convex.certfile import instance_difference, save_json, task_instance
+from ..checker import Verdict, verify_file
+from ..convex.certfile import envelope, save_json
 from ..errors import CertificateError
-from ..modelclass import ModelClass
 from ..progress import Progress
-from ..search.engine import SearchBudgetError
+from ..search.engine import SearchBudgetError, bos_measure, search_stack
 from ..search.restart import pareto
 from ..search.verify import witness_document
+from ..stack import StackModel, paper_model
+from ..stackeval import evaluate_stack
+from .implications import refutation_problem, refutation_text
 from .positions import PositionMass, scan
-from .refute import Refutation, refutes
+from .refute import Refutation, family_bos, refutes
 from .schema import Claim
 from .theorems import theorem_bound
 
@@ -45,13 +60,15 @@ different seeds never share an attempt's restarts."""
 @dataclass
 class SearchRecord:
     """What the claim's search did: the refutation (if any), the best (error, BOS mass)
-    trade-offs seen, restarts spent and notes for the report."""
+    trade-offs seen, restarts spent and notes for the report; ``timed_out``: the wall-time
+    stop cut an attempt before any restart finished."""
 
     refutation: Refutation | None = None
     frontier: tuple[tuple[float, float], ...] = ()
     restarts: int = 0
     notes: list[str] = field(default_factory=list)
     results: list[Any] = field(default_factory=list)
+    timed_out: bool = False
 
 
 def _where(claim: Claim) -> Any:
@@ -112,7 +129,8 @@ def search_witness(claim: Claim, bound_at: Any, progress: bool | None = None,
             seed = ATTEMPT_SEEDS * claim.options.seed + i
             try:
                 result = _run_search(claim, where, threshold, budget, seed)
-            except SearchBudgetError as exc:
+            except SearchBudgetError as exc:  # the wall-time stop cut every restart
+                record.timed_out = True
                 record.notes.append(f"search attempt {i + 1}: {exc}; raise [check] budget")
                 bar.update(1)
                 continue
@@ -195,49 +213,191 @@ def write_witness(record: SearchRecord, claim: Claim, path: Path) -> SavedWitnes
 
 
 def refuting_statement(statement: dict[str, Any], claim: Claim) -> str | None:
-    """Why a verified witness statement does not refute ``claim`` (``None``: it does).
+    """Why a verified witness statement does not refute ``claim`` (``None``: it does):
+    :func:`sinkproof.claims.implications.refutation_problem`."""
+    return refutation_problem(statement, claim, theorem_bound(claim))
 
-    It must be about the claim's task exactly (content as exact rationals, positional
-    scheme, trigger family), a model of the claim's class, error ``<= ε`` (exact) on the
-    task's whole family (which holds every hypothesis family), the claim's BOS measure
-    in every head strictly below the claim's threshold at the named positions, and
-    those positions must be one claimed position (``positions="every"``) or all of them
-    (``"some"``).
-    """
-    if statement.get("kind") != "witness":
-        return f"a {statement.get('kind')!r} statement is no witness"
-    expected = task_instance(claim.task)
-    stated = statement["instance"]
-    differs = instance_difference({**stated, "values": "fixed"}, expected)
-    if differs is not None:
-        return f"another instance: {differs}"
-    if stated["positions"] != claim.task.positions:
-        return f"positions {stated['positions']!r}, the claim's task has {claim.task.positions!r}"
-    model = statement["model"]
-    cls = ModelClass(kind=model["kind"], heads=model["heads"], values=model["values"],
-                     positions=claim.task.positions)
-    if not cls.is_subclass_of(claim.model_class):
-        return f"a model of class {cls}, not of {claim.model_class}"
-    if Fraction(statement["max_error"]) > claim.hypothesis.eps_exact:
-        return f"error <= {statement['max_error']} exceeds ε = {claim.hypothesis.eps_exact}"
-    if model["kind"] not in MAPS:
-        return f"an unknown attention map {model['kind']!r}"
-    if not MAPS[model["kind"]].properties.on_simplex and statement["bos_measure"] != "share":
-        return (f"it bounds the raw {model['kind']} BOS weight; the claim speaks of the BOS "
-                "share")
-    where = statement["bos_at"]
-    claimed = {tuple(seq[:t]) for seq, t in claim.conclusion.at.pair_list(claim.task)}
-    named = claimed if isinstance(where, str) else {tuple(x) for x in where}
-    if isinstance(where, str) or not named or not named <= claimed:
-        return "its positions are not claimed positions"
-    if claim.conclusion.positions == "some" and named != claimed:
-        return "a 'some position' claim needs the bound at every claimed position"
-    threshold = theorem_bound(claim)
-    m = Fraction(statement["max_bos"])
-    for prefix in named:
-        exact = threshold.exact(prefix)  # the claim's b, or a rational below the theorem's
-        if exact is None:
-            return f"the claim has no threshold at {list(prefix)}"
-        if not m < exact:
-            return f"BOS <= {statement['max_bos']} is not below the claimed {exact}"
-    return None
+
+# ------------------------------------------------ stacks (tasks without positions)
+STACK_WITNESS = "paper-witness"
+"""The certificate kind of a stack witness (the checker's stack-witness rule)."""
+SLACK = Fraction(1, 10**6)
+"""Relative slack of the stated BOS bound over the float measurement."""
+ADVERSARIAL_STARTS = 4
+"""Starts of the adversarial content search when content is continuous."""
+
+
+@dataclass(frozen=True)
+class StackWitness:
+    """A checked stack witness: the file, the checker's verdict, the refuting facts."""
+
+    path: Path
+    verdict: Verdict
+    error: float
+    bos: float
+    where: str
+
+    @property
+    def digest(self) -> str | None:
+        return self.verdict.digest
+
+
+def stack_weights(model: StackModel) -> dict[str, np.ndarray]:
+    """``W_Q, W_K, W_V`` ``(layers, heads, n, n)`` and ``W_O`` ``(layers, n, heads·n)`` of a
+    stack (its heads' factored score and value matrices); ``map_params``
+    ``(layers, heads, P)`` for a map with parameters, ``gate_w`` ``(layers, heads, n)`` and
+    ``gate_c`` ``(layers, heads)`` for a gated map."""
+    layers = model.layers
+    WQ = np.array([[h.W_Q for h in layer.heads] for layer in layers])
+    WK = np.array([[h.W_K for h in layer.heads] for layer in layers])
+    WV = np.array([[h.V for h in layer.heads] for layer in layers])
+    WO = np.array([layer.W_O for layer in layers])
+    out = dict(W_Q=WQ, W_K=WK, W_V=WV, W_O=WO)
+    amap = layers[0].heads[0].map
+    if amap.param_names:
+        out["map_params"] = np.array([[h.map_params for h in layer.heads] for layer in layers])
+    if amap.properties.gated:
+        out["gate_w"] = np.array([[h.gate_w for h in layer.heads] for layer in layers])
+        out["gate_c"] = np.array([[h.gate_c for h in layer.heads] for layer in layers])
+    return out
+
+
+def model_from_params(task: Any, kind: str, params: dict[str, np.ndarray]) -> StackModel:
+    """The stack of search parameters (``wq, wk, wv, wo``; ``mp``, ``gw``, ``gc``)."""
+    return paper_model(task, kind, W_Q=params["wq"], W_K=params["wk"], W_V=params["wv"],
+                       W_O=params["wo"], map_params=params.get("mp"),
+                       gate_w=params.get("gw"), gate_c=params.get("gc"))
+
+
+def _rationals(a: np.ndarray) -> Any:
+    if a.ndim == 0:
+        return format_rational(Fraction(float(a)))
+    return [_rationals(x) for x in a]
+
+
+def _where_item(task: Any, prefix: tuple[int, ...], heads: Any) -> dict[str, Any]:
+    m = task.m
+    j = next((k + 1 for k, c in enumerate(prefix) if c >= m), None)
+    return {"content": [c - m if c >= m else c for c in prefix], "trigger_at": j,
+            "heads": heads}
+
+
+def _choose(claim: Claim, per: list[tuple[tuple[int, ...], np.ndarray]]) -> tuple[Any, float]:
+    """What the witness states: ``"nontrigger"`` (every position, every head) when the
+    claim's quantifiers need it or the model allows it, else the best single position."""
+    b = float(claim.conclusion.min_bos_mass)
+    overall = max(float(v.max()) for _, v in per)
+    con = claim.conclusion
+    if con.positions == "some" or overall < b:
+        return "nontrigger", overall
+    if con.heads == "some":  # one position with every head below b
+        prefix, v = min(per, key=lambda pv: float(pv[1].max()))
+        return [_where_item(claim.task, prefix, "every")], float(v.max())
+    prefix, v = min(per, key=lambda pv: float(pv[1].min()))
+    layer, head = np.unravel_index(int(np.argmin(v)), v.shape)
+    return [_where_item(claim.task, prefix, [[int(layer), int(head)]])], float(v.min())
+
+
+def stack_witness_document(claim: Claim, model: StackModel
+                           ) -> tuple[dict[str, Any], float, float]:
+    """The ``paper-witness`` file for ``model`` and the claim (its ε, and a BOS bound just
+    above the float measurement), with the measured error and BOS weight."""
+    task = claim.task
+    error, per = family_bos(model)
+    where, bos = _choose(claim, per)
+    m_w = Fraction(float(bos)) * (1 + SLACK) + Fraction(1, 10**15)
+    mc = claim.model_class
+    W = stack_weights(model)
+    instance = {"task": task.describe(),
+                "content_vectors": [[format_rational(Fraction(float(v))) for v in c]
+                                    for c in task.content]}
+    at = "every non-trigger position" if isinstance(where, str) else "one listed position"
+    what = "BOS share" if bos_measure(mc.kind) == "share" else "BOS weight"
+    statement = (f"a {mc} model with error <= {format_rational(claim.hypothesis.max_error)} "
+                 f"and {what} <= {float(m_w):.6g} at {at}")
+    claim_part = {"statement": statement,
+                  "model_class": {"kind": mc.kind, "heads": mc.heads, "layers": mc.layers,
+                                  "residual": mc.residual, "values": _values_of(W)},
+                  "max_error": format_rational(claim.hypothesis.max_error),
+                  "max_bos_mass": format_rational(_round_up(m_w)), "where": where,
+                  "bos_measure": bos_measure(mc.kind)}
+    data = {name: _rationals(W[name]) for name in W}
+    return envelope(STACK_WITNESS, instance, claim_part, data), error, bos
+
+
+def _values_of(W: dict[str, np.ndarray]) -> str:
+    if W["W_Q"].shape[:2] != (1, 1):
+        return "learned"
+    n = W["W_V"].shape[-1]
+    drop = np.eye(n)
+    drop[0, 0] = 0.0
+    return "fixed" if np.array_equal(W["W_O"][0] @ W["W_V"][0, 0], drop) else "learned"
+
+
+def _round_up(q: Fraction) -> Fraction:
+    """A short rational ``>= q`` (12 significant digits)."""
+    scale = 10**12
+    return Fraction(-((-q.numerator * scale) // q.denominator), scale)
+
+
+def refuting(claim: Claim, verdict: Verdict) -> str | None:
+    """What a verified stack-witness statement refutes, in words (``None`` when it does
+    not refute the claim)."""
+    if not verdict.ok or refutation_problem(verdict.statement, claim,
+                                            theorem_bound(claim)) is not None:
+        return None
+    return refutation_text(verdict.statement, claim)
+
+
+def write_stack_witness(claim: Claim, model: StackModel, path: Path) -> StackWitness | None:
+    """Write ``model``'s witness file, verify it with the trusted checker; the witness when
+    its verified statement refutes the claim, else ``None`` (the file is removed)."""
+    doc, error, bos = stack_witness_document(claim, model)
+    if Path(path).exists():  # it removes what it wrote, so it writes nothing over a file
+        raise FileExistsError(f"{path} exists: a witness is made at a fresh path")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_json(doc, path)
+    verdict = verify_file(path)
+    why = refuting(claim, verdict)
+    if why is None:
+        path.unlink(missing_ok=True)
+        return None
+    return StackWitness(path, verdict, error, bos, why)
+
+
+def search_stack_witness(claim: Claim, witness: Path, reasons: list[str]
+                         ) -> tuple[StackWitness | None, Any, StackModel | None]:
+    """Run the stack search for a model refuting ``claim``; ``(the verified witness or
+    None, the search result, its best stack or None)``.  On continuous content no
+    witness is written: the best stack's sampled evaluation goes into ``reasons``."""
+    task, mc, opts = claim.task, claim.model_class, claim.options
+    res = search_stack(task, mc.kind, mc.layers, mc.heads, max_error=claim.max_error,
+                       max_bos_mass=float(claim.conclusion.min_bos_mass), values=mc.values,
+                       restarts=opts.restarts, steps=opts.steps, seed=opts.seed,
+                       budget=opts.budget, samples=opts.samples)
+    how = (f"search: {res.restarts} restarts x {opts.steps} Adam steps on "
+           f"{'the whole family' if res.source == 'exhaustive' else 'seeded samples'} "
+           f"({res.n_sequences} sequences), budget {opts.budget:g} s")
+    if res.params is None:
+        reasons.append(f"{how}; no restart finished")
+        return None, res, None
+    model = model_from_params(task, mc.kind, res.params)
+    if not task.finite:
+        reasons.append(f"{how}; best model: {sampled(claim, model)}")
+        return None, res, model
+    found = write_stack_witness(claim, model, witness)
+    if found is None:
+        reasons.append(f"{how}; best (error {res.error:.3g}, BOS {res.bos:.4g}) is no "
+                       "verified witness")
+    return found, res, model
+
+
+def sampled(claim: Claim, model: StackModel) -> str:
+    """A continuous-content evaluation, stated as the lower estimate it is."""
+    ev = evaluate_stack(model, samples=claim.options.samples, seed=claim.options.seed,
+                        search=ADVERSARIAL_STARTS)
+    bos = float(np.max(ev.bos_nontrigger.max))
+    return (f"sampled + adversarial (not exhaustive): worst error found {ev.worst_error:.3g} "
+            f"over {ev.n_sequences} seeded sequences and {ADVERSARIAL_STARTS} adversarial "
+            f"content searches (a lower estimate of the supremum), largest BOS weight at a "
+            f"non-trigger position {bos:.3g}; continuous content admits no verified witness")

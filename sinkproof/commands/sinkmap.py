@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import io
 
 from ..certformat import MAP_NAMES
 from ..cli_common import (
@@ -25,6 +26,7 @@ from ..cli_common import (
     values_from_arg,
 )
 from ..errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_OPEN, SINK_MAP_MAX_WORK, check_work
+from ..files import write_file
 from . import COMMANDS
 
 JSON_KEYS = {"kind": "'sinkmap' (SinkMap.load reads the object back; with --setting paper "
@@ -162,7 +164,9 @@ def _one_map(args: argparse.Namespace, task: object, values: object, positions: 
         matplotlib.use("Agg")
         ax = result.heatmap()
         with output_path(args.plot, ".png") as path:
-            ax.figure.savefig(path, dpi=120, bbox_inches="tight", format="png")
+            image = io.BytesIO()
+            ax.figure.savefig(image, dpi=120, bbox_inches="tight", format="png")
+            write_file(path, image.getvalue(), what="plot")
     if not quiet:
         print("\n".join(lines))
     # a position the solver or the exact rounding could not settle is not a refutation of

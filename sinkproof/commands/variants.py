@@ -105,12 +105,11 @@ def _render(table: object, full: bool) -> str:
 
 
 def table_task(quick: bool, setting: str = "trigger") -> Any:
-    """The table's instance for ``--setting`` (the one place this command turns a setting
-    into a task)."""
-    from ..variants.paper import default_paper_task
+    """The table's instance for ``--setting`` (:data:`sinkproof.variants.table.TABLE_TASKS`,
+    read by the task registry's description reader)."""
     from ..variants.table import default_task
 
-    return default_paper_task(quick) if setting == "paper" else default_task(quick)
+    return default_task(quick, setting)
 
 
 def table_work(quick: bool, maps: tuple[str, ...] | None = None,

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import checker
-from ..certformat import FORMAT, VERSION, format_rational
-from ..checker.family import read_instance
+from ..certformat import FORMAT, VERSION, instance_statement
 from ..errors import CertificateError
+from ..files import write_file
 from ..task import TriggerTask
 from ..tasks.protocol import require
 
@@ -33,20 +33,15 @@ def envelope(kind: str, instance: dict[str, Any], claim: dict[str, Any],
 
 def save_json(cert: dict[str, Any], path: str | Path) -> Path:
     """Write a certificate as indented JSON; returns the path."""
-    path = Path(path)
-    path.write_text(json.dumps(cert, indent=1) + "\n", encoding="utf-8")
-    return path
+    return write_file(path, json.dumps(cert, indent=1) + "\n", what="certificate")
 
 
 def task_instance(task: TriggerTask) -> dict[str, Any]:
     """The canonical instance of ``task`` (``p, T, triggers, content, values``), as the
     checker's statement writes it, with fixed values; built from the task itself."""
     require(task, "has_positions", "a hull instance")
-    instance: dict[str, Any] = {"task": task.describe(), "values": "fixed"}
-    if task.content_scheme != "signed":
-        instance["content_vectors"] = [[format_rational(Fraction(float(x))) for x in row]
-                                       for row in task.content]
-    return read_instance(instance).statement()
+    content = [[Fraction(float(x)) for x in row] for row in task.content]
+    return instance_statement(task.describe(), content)
 
 
 def instance_difference(stated: dict[str, Any], expected: dict[str, Any]) -> str | None:

@@ -26,11 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..certformat import format_rational
-from ..checker.family import read_instance
-from ..checker.family.paper import PaperFamily
-from ..checker.family.paper import Situation as TokenSet
-from ..checker.family.trigger import situations as occurring_situations
+from ..certformat import format_rational, paper_token_sets, trigger_token_sets
+from ..checker import LimitExceeded, Limits
 from ..exact_numbers import error_level
 from ..tables import Tabular
 from ..task import TriggerTask
@@ -49,6 +46,8 @@ from .situations import Situation, solve_situations, token_label
 from .values import ValueTable, check_eps, value_table
 
 Vector = list[Fraction]
+TokenSet = tuple[tuple[int, ...], int | None]
+"""A paper token set: ``(sorted content indices, the trigger's content index or None)``."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +166,15 @@ def situation_count(task: Any) -> int:
     return 2 * sum(comb(task.k, s) for s in range(1, min(task.k, task.T) + 1))
 
 
+def _checker_would_accept(count: int, what: str) -> None:
+    """Refuse, before listing them, more token sets than the checker's default limit reads
+    (the file would be refused by ``sinkproof verify``)."""
+    limit = Limits().situations
+    if count > limit:
+        raise LimitExceeded(f"{what}: {count} exceeds the limit {limit} (raise it with "
+                            f"{Limits.flags()['situations']})", "situations")
+
+
 def family_certificate(task: Any, eps: Any, values: Any = "fixed", *,
                        max_work: int | None = None
                        ) -> FamilyCertificate | PaperFamilyCertificate:
@@ -190,8 +198,9 @@ def family_certificate(task: Any, eps: Any, values: Any = "fixed", *,
         return token_set_certificate(task, eps)
     table = value_table(task, values)
     eps = check_eps(error_level(eps, "eps", positive=True))
-    inst = read_instance(table.instance(eps))  # the checker's own list of situations
-    needed = occurring_situations(inst)
+    _checker_would_accept(sum(comb(task.k + 1, s) for s in range(1, min(task.T, task.k + 1) + 1))
+                          - 1, f"instance: situations of k={task.k}, T={task.T}")
+    needed = trigger_token_sets(task.k, task.T)
     solved = solve_situations(table, needed, eps)
     return FamilyCertificate(table, eps, tuple(solved[s] for s in needed))
 
@@ -271,10 +280,11 @@ def token_set_certificate(task: Any, eps: Any) -> PaperFamilyCertificate:
     ``S_t`` (module docstring of the paper's case: exact min-norm points)."""
     require_token_sets(task, "a family certificate")
     eps = error_level(eps, "eps")
-    content = [[Fraction(float(v)) for v in c] for c in task.content]
-    family = PaperFamily(task.n, task.L, content)
-    tokens, triggers = family.fixed_values()
-    needed = family.situations()
+    m = len(task.content)
+    tokens, triggers = ([task.token_features_exact(code)[1:] for code in range(start, start + m)]
+                        for start in (0, m))
+    _checker_would_accept(situation_count(task), f"instance: situations of m={m}, L={task.L}")
+    needed = paper_token_sets(m, task.L)
     point_sets = [[tokens[i] for i in s[0]] + ([] if s[1] is None else [triggers[s[1]]])
                   for s in needed]
     floats = [np.array([[float(x) for x in v] for v in pts]) for pts in point_sets]

@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_real_array
-from ..certformat import format_rational
-from ..checker.family import TRIGGER, read_instance
+from ..certformat import TRIGGER, exact_values, format_rational
 from ..exact_numbers import bounded
 from ..model import AttentionModel, fixed_values
 from ..task import TriggerTask
@@ -75,10 +74,9 @@ def value_table(task: TriggerTask, values: Any = "fixed") -> ValueTable:
     floats = {i: table[i] for i in range(task.k)}
     floats[TRIGGER] = table[task.trig_code]
     U.setflags(write=False)
-    partial = ValueTable(task, U, fixed, floats, {}, table[task.bos_code], [])
-    # the exact values are the checker's own reading of the instance this table writes
-    exact = read_instance(partial.instance(Fraction(0)))
-    return ValueTable(task, U, fixed, floats, exact.values, table[task.bos_code], exact.bos)
+    content = [exact_vector(c) for c in task.content]
+    values, bos = exact_values(content, None if fixed else [exact_vector(row) for row in U])
+    return ValueTable(task, U, fixed, floats, values, table[task.bos_code], bos)
 
 
 def check_eps(eps: Any) -> Fraction:

@@ -327,7 +327,8 @@ def search_stack(task: Task, kind: str, layers: int, heads: int, *, max_error: f
                  max_bos_mass: float, values: str = "learned", restarts: int = 4,
                  steps: int = 1500, seed: int = 0, budget: float = 30.0, samples: int = 256,
                  lr: float = 1e-2, init_std: float = 0.3,
-                 max_work: int | None = None) -> StackSearchResult:
+                 max_work: int | None = None, residual: bool | None = None,
+                 init: dict[str, Any] | None = None) -> StackSearchResult:
     """Look for a stack (every head full width, as the paper's models) with error
     ``<= max_error`` and BOS weight ``< max_bos_mass`` at every non-trigger position, in
     every head; at most
@@ -338,7 +339,11 @@ def search_stack(task: Task, kind: str, layers: int, heads: int, *, max_error: f
     non-trigger positions and heads, by Adam (float64, JAX, :func:`~sinkproof.autodiff.
     stack_forward`).  ``values = "fixed"`` trains ``W_Q, W_K`` only (one head, one layer).
     ``max_work``: the most head evaluations (restarts x steps x positions x layers x heads;
-    default :data:`~sinkproof.work.SEARCH_MAX_WORK`) before it refuses to start."""
+    default :data:`~sinkproof.work.SEARCH_MAX_WORK`) before it refuses to start.
+    ``residual``: residual connections (default: when ``layers > 1``, as in the paper;
+    ``False`` searches pure compositions, with the one-layer targets).  ``init``: starting
+    weights ``W_Q, W_K, W_V, W_O`` for restart 0 (e.g. a stored witness; the others start
+    from random weights)."""
     require(task, "fixed_length", "the stack search")
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
@@ -353,7 +358,7 @@ def search_stack(task: Task, kind: str, layers: int, heads: int, *, max_error: f
     eps = as_real("max_error", max_error, minimum=0.0, strict=True)
     b = as_real("max_bos_mass", max_bos_mass, minimum=0.0, strict=True)
     fixed = values == "fixed"
-    residual = layers > 1
+    residual = layers > 1 if residual is None else bool(residual)
     if getattr(task, "residual", residual) != residual:  # the targets follow the stack
         task = task.replace(residual=residual)
     import optax  # the stack search's optimiser, loaded by the one path that uses it
@@ -414,6 +419,10 @@ def search_stack(task: Task, kind: str, layers: int, heads: int, *, max_error: f
             if not fixed:
                 p["wv"] = init_std * jax.random.normal(ks[2], shape)
                 p["wo"] = init_std * jax.random.normal(ks[3], (layers, task.n, heads * task.n))
+            if init is not None and r == 0:
+                p.update({k: jnp.asarray(init[name], dtype=float) for k, name in
+                          (("wq", "W_Q"), ("wk", "W_K"), ("wv", "W_V"), ("wo", "W_O"))
+                          if name in init})
             state = opt.init(p)
             for _ in range(max(1, steps // CHUNK)):
                 p, state = chunk(p, state)

@@ -19,12 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checker.rules.dual import Instance
 from ..constructions import softmax_score_matrix
 from ..measures import evaluate
 from ..model import AttentionModel
 from ..sinkmap.blocks import n_variables, variable_index
-from ..sinkmap.certify import instance_dict, single_key_ray
+from ..sinkmap.certify import ExactInstance, single_key_ray
 from ..sinkmap.core import _Planner, known_values
 from ..sinkmap.result import SinkMap
 from ..task import TriggerTask
@@ -194,7 +193,7 @@ def realise(smap: SinkMap, prefixes: Iterable[Sequence[int]] | None = None, *,
     table = known_values(task, smap.U)
     V = task.token_table @ table.U.T
     planner = _Planner(task, V, eps * (1 - slack), "full", 0, None, "CLARABEL")
-    inst = Instance(instance_dict(table, smap.eps, "S_T"))
+    inst = ExactInstance.of(table, smap.eps)
     base = _base_model(task, eps)
     out = []
     for prefix in chosen:
@@ -221,7 +220,7 @@ def realise(smap: SinkMap, prefixes: Iterable[Sequence[int]] | None = None, *,
     return out
 
 
-def _target_u(task: TriggerTask, planner: _Planner, inst: Instance,
+def _target_u(task: TriggerTask, planner: _Planner, inst: ExactInstance,
               codes: tuple[int, ...]) -> np.ndarray | None:
     """The relaxation's optimal ``u`` for the target, or a scaled verified ray."""
     ray = single_key_ray(task, inst, codes)

@@ -1,10 +1,10 @@
 """High-precision verification of a search witness, and witness files.
 
-A model found in float64 is a *witness* only after the trusted checker
-(:mod:`sinkproof.checker.rules.witness`) has re-run it on the whole family with its
+A model found in float64 is a *witness* only after the trusted checker (kind
+``witness``) has re-run it on the whole family with its
 parameters converted exactly from float64: exact rationals for ReLU, mpmath
 interval arithmetic for softmax.  This module builds the checker's document from
-a model and reports what the checker measured.
+a model and reports what the checker measured (``Verdict.figures``).
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import checker
 from .._validate import as_int, as_real
 from ..certformat import FORMAT, VERSION, format_rational
-from ..checker.exact import InequalityFailed
-from ..checker.rules.witness import decide, read_witness
-from ..checker.rules.witness import measure as checker_measure
 from ..errors import CertificateError
 from ..exact_numbers import Exact, bounded, show
+from ..files import write_file
 from ..model import AttentionModel
 from .objective import WHERE
 
@@ -143,9 +142,7 @@ class WitnessReport:
         """Write the witness file (checked again by ``sinkproof verify FILE``)."""
         if not self.verified:
             raise CertificateError("refusing to save a witness that did not verify")
-        path = Path(path)
-        path.write_text(json.dumps(self.document, indent=1) + "\n", encoding="utf-8")
-        return path
+        return write_file(path, json.dumps(self.document, indent=1) + "\n", what="witness")
 
     def __repr__(self) -> str:
         state = "verified" if self.verified else "NOT verified"
@@ -183,8 +180,7 @@ def rigorous_measures(model: AttentionModel, where: Any = "nontrigger", dps: int
     """Floats ``>=`` the true largest error on the family and the true largest BOS measure
     (``"weight"`` or ``"share"``) over heads at ``where``, from the trusted checker's exact
     or interval evaluation."""
-    fig = checker_measure(read_witness(witness_document(model, 0.0, 0.0, where, dps,
-                                                        measure_name)))
+    fig = checker.verify(witness_document(model, 0.0, 0.0, where, dps, measure_name)).figures
     return _sqrt_up(fig.error_sq), float("nan") if fig.bos is None else _float_up(fig.bos)
 
 
@@ -196,12 +192,8 @@ def verify_witness(model: AttentionModel, max_error: Exact, max_bos_mass: Exact,
     whether error ``<= max_error`` everywhere and the BOS ``measure`` (``"weight"`` or
     ``"share"``) is ``<= max_bos_mass`` at ``where``."""
     doc = witness_document(model, max_error, max_bos_mass, where, dps, measure)
-    witness = read_witness(doc)
-    fig = checker_measure(witness)
-    try:
-        verified = decide(witness, fig).ok
-    except InequalityFailed:
-        verified = False
+    verdict = checker.verify(doc)
+    fig, verified = verdict.figures, verdict.ok
     bos = float("nan") if fig.bos is None else _float_up(fig.bos)
     return WitnessReport(
         verified=verified, error=_sqrt_up(fig.error_sq), bos_mass=bos,

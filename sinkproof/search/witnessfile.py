@@ -5,10 +5,10 @@ claim is refuted, or by :meth:`SearchResult.save`) holds a model's score
 matrices ``A_h``, values (``U_h`` or ``U_fix``) and, for the maps that have them, the
 map's parameters and gate, as exact rationals, with the claim
 that the model has error ``<= ε`` on the task's family and BOS mass ``<= b`` at the
-named positions.  :func:`load_witness` reads the file with the trusted checker's
-strict parser, rebuilds the task and the :class:`~sinkproof.AttentionModel`, and (by
-default) has the trusted checker re-verify the claim, so a file whose numbers were
-changed is refused with the first inequality that fails.
+named positions.  :func:`load_witness` reads the file as strict JSON (the checker's
+``load``), takes its fields exactly, rebuilds the task and the
+:class:`~sinkproof.AttentionModel`, and (by default) has the trusted checker re-verify the
+claim, so a file whose numbers were changed is refused with the first inequality that fails.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import checker
-from ..checker.rules.witness import read_witness
-from ..checker.schema import check_envelope
+from ..certformat import FORMAT, VERSION, instance_statement
 from ..convex.certfile import instance_difference, task_instance
 from ..errors import CertificateError
+from ..exact_numbers import exact
 from ..model import AttentionModel
 from ..tasks import TriggerTask
 
@@ -72,6 +72,42 @@ def _trigger_prefixes(where: Any) -> Any:
     return frozenset(tuple(int(c) for c in prefix) for prefix in where)
 
 
+def _field(obj: Any, key: str, where: str) -> Any:
+    if not isinstance(obj, dict):
+        raise CertificateError(f"{where}: expected an object")
+    if key not in obj:
+        raise CertificateError(f"{where}.{key}: required field is missing")
+    return obj[key]
+
+
+def _rationals(value: Any, where: str) -> Any:
+    """Nested arrays of exact rationals as Fractions (``None`` stays ``None``)."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [_rationals(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    try:
+        return exact(value, where)
+    except (TypeError, ValueError) as exc:
+        raise CertificateError(str(exc)) from None
+
+
+def _where(claim: dict[str, Any]) -> Any:
+    """``claim.where``: a word, or the named prefixes ``x_1..x_position``."""
+    where = _field(claim, "where", "claim")
+    if isinstance(where, str):
+        return where
+    if not isinstance(where, list):
+        raise CertificateError("claim.where: expected a word or a list of positions")
+    out = set()
+    for i, item in enumerate(where):
+        seq, pos = (_field(item, k, f"claim.where[{i}]") for k in ("sequence", "position"))
+        if not isinstance(seq, list) or isinstance(pos, bool) or not isinstance(pos, int):
+            raise CertificateError(f"claim.where[{i}]: expected a sequence and a position")
+        out.add(tuple(seq[:pos]))
+    return frozenset(out)
+
+
 def load_witness(path: str | Path, *, verify: bool = True
                  ) -> tuple[AttentionModel, WitnessInfo]:
     """Read the witness file at ``path``: returns ``(model, info)``.
@@ -86,30 +122,50 @@ def load_witness(path: str | Path, *, verify: bool = True
     """
     path = Path(path)
     doc = checker.load(path)
-    kind = check_envelope(doc)
+    if doc.get("format") != FORMAT or doc.get("version") != VERSION:
+        raise CertificateError(f"{path}: format: not a {FORMAT!r} file of version {VERSION}")
+    kind = doc.get("kind")
     if kind != "witness":
         raise CertificateError(f"{path}: a {kind!r} certificate, not a witness (a model); "
                                "load_witness reads the files of `sinkproof check --witness`")
-    witness = read_witness(doc)
-    task = TriggerTask.from_description(doc["instance"]["task"])
-    differs = instance_difference(task_instance(task), witness.inst.statement())
+    instance, claim, data = (_field(doc, k, "certificate") for k in ("instance", "claim", "data"))
+    description = _field(instance, "task", "instance")
+    try:
+        task = TriggerTask.from_description(description)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise CertificateError(f"{path}: instance.task: {exc}") from None
+    content = (_rationals(_field(instance, "content_vectors", "instance"),
+                          "instance.content_vectors")
+               if task.content_scheme != "signed" else
+               [[Fraction(float(x)) for x in row] for row in task.content])
+    differs = instance_difference(task_instance(task), instance_statement(description, content))
     if differs is not None:
         raise CertificateError(f"{path}: the task description and the listed content "
                                f"vectors disagree ({differs})")
-    converted = [_floats(part) for part in (witness.A, witness.U, witness.map_params,
-                                            witness.gate_w, witness.gate_c)]
+    U = _field(data, "U", "data")
+    parts = [_rationals(_field(data, "A", "data"), "data.A"),
+             None if U == "fixed" else _rationals(U, "data.U"),
+             *(_rationals(data.get(k), f"data.{k}") for k in ("map_params", "gate_w", "gate_c"))]
+    converted = [_floats(part) for part in parts]
     (A, U, map_params, gate_w, gate_c) = (f for f, _ in converted)
-    model = AttentionModel(task, witness.kind, A, U, map_params=map_params, gate_w=gate_w,
-                           gate_c=gate_c)
+    try:
+        model = AttentionModel(task, _field(_field(claim, "model_class", "claim"), "kind",
+                                            "claim.model_class"), A, U,
+                               map_params=map_params, gate_w=gate_w, gate_c=gate_c)
+    except (TypeError, ValueError) as exc:
+        raise CertificateError(f"{path}: the model: {exc}") from None
+    bounds = [_rationals(_field(claim, k, "claim"), f"claim.{k}")
+              for k in ("max_error", "max_bos_mass")]
     verified = digest = None
     if verify:
         verdict = checker.verify(doc)
         if not verdict.ok:
             raise CertificateError(f"{path}: the witness does not verify: {verdict.failure}")
         verified, digest = True, verdict.digest
-    info = WitnessInfo(path=path, statement=str(doc["claim"].get("statement", "")),
-                       max_error=witness.max_error, max_bos_mass=witness.max_bos_mass,
-                       where=_trigger_prefixes(witness.where), bos_measure=witness.measure,
+    info = WitnessInfo(path=path, statement=str(claim.get("statement", "")),
+                       max_error=bounds[0], max_bos_mass=bounds[1],
+                       where=_trigger_prefixes(_where(claim)),
+                       bos_measure=claim.get("bos_measure", "weight"),
                        verified=verified, digest=digest,
                        exact=all(ok for _, ok in converted))
     return model, info

@@ -2,22 +2,23 @@
 
 Rounding is in the safe direction: each ``z_i`` is rounded to a dyadic grid, each
 ``w_i`` rounded *up* until ``z_i·z_i <= w_i²`` holds exactly, and the stated bound
-is the smaller of the float bound and the bound the checker recomputes from the
-rounded data, rounded down.  The certified bound is therefore never stronger than
-the float one, and the trusted checker (:mod:`sinkproof.checker.rules.dual`) decides.
+is the smaller of the float bound and the bound recomputed exactly from the
+rounded data (:func:`proved_bound`, this module's own exact arithmetic), rounded down.
+The certified bound is therefore never stronger than the float one, and the trusted
+checker (``sinkmap-socp``) decides the file.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from ..certformat import FORMAT, VERSION, format_rational
-from ..checker.exact import InequalityFailed
-from ..checker.rules.dual import Instance, check_bound, check_ray
+from ..certformat import FORMAT, VERSION, dot, format_rational
 from ..convex.values import ValueTable
 from ..task import TRIG, TriggerTask
 from .blocks import Block, variable_index
@@ -44,6 +45,98 @@ def instance_dict(table: ValueTable, eps: Fraction, family: str) -> dict[str, An
     return {**table.instance(eps), "family": family}
 
 
+RAY_PATTERNS = 200_000
+"""Most support patterns a ray is checked on here (the checker's default limit)."""
+
+
+@dataclass(frozen=True)
+class ExactInstance:
+    """The exact numbers of a sink map's instance: values ``v_x`` (content codes and
+    ``TRIG``), ``v_BOS``, ``ε`` and the task's exact targets ``y_t`` of user-token prefixes."""
+
+    task: TriggerTask
+    value: dict[int, list[Fraction]]
+    v_bos: list[Fraction]
+    eps: Fraction
+
+    @classmethod
+    def of(cls, table: ValueTable, eps: Fraction) -> ExactInstance:
+        return cls(table.task, table.exact, table.bos_exact, Fraction(eps))
+
+    def target_of(self, prefix: Any) -> list[Fraction]:
+        return list(self.task.exact_prefix_target(self.task.encode(list(prefix))))
+
+
+def _denominator(values: Any) -> int:
+    d = 1
+    for x in values:
+        d = math.lcm(d, x.denominator)
+    return d
+
+
+def proved_bound(inst: ExactInstance, target: Any, constraints: list[Any],
+                 z: list[list[Fraction]], w: list[Fraction]) -> Fraction | None:
+    """``1/(1 + c0)`` from a bound certificate's multipliers, exactly, or ``None`` when they
+    fail: cones ``z_i·z_i <= w_i²``, ``w_i >= 0``; summing ``w_i ε Z_i + z_i·r_i >= 0`` gives
+    ``c0 + g·u >= 0``, and ``g + a* <= 0`` (``a*`` the target's variables) and
+    ``1 + c0 > 0`` bound ``Z* - 1 <= c0``.  In integers over one common denominator."""
+    if any(wi < 0 or dot(zi, zi) > wi * wi for zi, wi in zip(z, w)):
+        return None
+    targets = [inst.target_of(c) for c in constraints]
+    dm = _denominator([*(x for zi in z for x in zi), *w])
+    dv = _denominator([inst.eps, *inst.v_bos, *(x for v in inst.value.values() for x in v),
+                       *(x for y in targets for x in y)])
+
+    def ints(vec: Any, d: int) -> list[int]:
+        return [x.numerator * (d // x.denominator) for x in vec]
+
+    V = {tok: ints(v, dv) for tok, v in inst.value.items()}
+    bos, (E,) = ints(inst.v_bos, dv), ints([inst.eps], dv)
+    scale = dm * dv
+    g: dict[tuple[int, int], int] = {}
+    C0 = 0
+    for prefix, zi, wi, yi in zip(constraints, z, w, targets):
+        Z, (W,) = ints(zi, dm), ints([wi], dm)
+        base = E * W - sum(a * b for a, b in zip(Z, ints(yi, dv)))
+        C0 += base + sum(a * b for a, b in zip(Z, bos))
+        zv = {tok: sum(a * b for a, b in zip(Z, V[tok])) for tok in set(prefix)}
+        for j, tok in enumerate(prefix, start=1):
+            g[tok, j] = g.get((tok, j), 0) + base + zv[tok]
+    for j, tok in enumerate(target, start=1):
+        g[tok, j] = g.get((tok, j), 0) + scale
+    if any(v > 0 for v in g.values()) or scale + C0 <= 0:
+        return None
+    return Fraction(scale, scale + C0)
+
+
+def ray_holds(inst: ExactInstance, target: Any, direction: dict[tuple[int, int], Fraction]
+              ) -> bool:
+    """Whether ``u = λd`` stays accurate for every ``λ >= 0``: ``||v_BOS|| <= ε``, ``d >= 0``
+    on the target block's variables with ``a*·d > 0``, and ``||Σ d_j v(x_j)|| <= ε Σ d_j`` for
+    every way a prefix of the block meets the support of ``d`` (one key per position, or
+    none before the last), exactly."""
+    t, q, eps = len(target), target[-1], inst.eps
+    if dot(inst.v_bos, inst.v_bos) > eps * eps or any(
+            dj < 0 or not 1 <= j <= t or (j == t and tok != q)
+            for (tok, j), dj in direction.items()):
+        return False
+    if sum(direction.get((tok, j), Fraction(0)) for j, tok in enumerate(target, 1)) <= 0:
+        return False
+    at: dict[int, list[tuple[int, Fraction]]] = {}
+    for (tok, j), dj in direction.items():
+        at.setdefault(j, []).append((tok, dj))
+    options = [[None, *at[j]] if j < t else at[j] for j in sorted(at)]
+    if math.prod(len(o) for o in options) > RAY_PATTERNS:
+        return False
+    for pattern in itertools.product(*options):
+        keys = [item for item in pattern if item is not None]
+        vec = [sum((dj * inst.value[tok][c] for tok, dj in keys), Fraction(0))
+               for c in range(len(inst.v_bos))]
+        if dot(vec, vec) > (eps * sum((dj for _, dj in keys), Fraction(0))) ** 2:
+            return False
+    return True
+
+
 def _on_grid(x: float, up: bool = False) -> Fraction:
     scale = 1 << GRID_BITS
     return Fraction(math.ceil(x * scale) if up else round(x * scale), scale)
@@ -56,7 +149,7 @@ def round_down_bound(x: Fraction) -> Fraction:
     return down if down > 0 else x
 
 
-def rationalise(task: TriggerTask, inst: Instance, block: Block, target: tuple[int, ...],
+def rationalise(task: TriggerTask, inst: ExactInstance, block: Block, target: tuple[int, ...],
                 sol: DualSolution) -> dict[str, Any] | None:
     """A verified rational bound certificate (file form, with ``proved``), or ``None``.
 
@@ -84,10 +177,8 @@ def rationalise(task: TriggerTask, inst: Instance, block: Block, target: tuple[i
         zs.append(z)
         ws.append(w)
     tgt = task.decode(target)
-    tiny = Fraction(1, 1 << 200)
-    try:
-        proved = check_bound(inst, tgt, prefixes, zs, ws, tiny, "producer")
-    except InequalityFailed:
+    proved = proved_bound(inst, tgt, prefixes, zs, ws)
+    if proved is None:
         return None
     stated = round_down_bound(min(proved, exact(sol.bound)))
     return dict(target=list(tgt), bound=format_rational(stated), proved=proved, stated=stated,
@@ -103,7 +194,7 @@ def symmetry_text(sym: TokenSymmetry) -> tuple[list[int], list[list[str]]]:
     return list(sym.perm), [[format_rational(exact(v)) for v in row] for row in sym.matrix]
 
 
-def ray_entry(task: TriggerTask, inst: Instance, block: Block, target: tuple[int, ...],
+def ray_entry(task: TriggerTask, inst: ExactInstance, block: Block, target: tuple[int, ...],
               d: np.ndarray) -> dict[str, Any] | None:
     """Rationalise a ray and verify it exactly; ``None`` if it fails."""
     k, t = task.k, block.t
@@ -120,24 +211,20 @@ def ray_entry(task: TriggerTask, inst: Instance, block: Block, target: tuple[int
         items.append((task.decode([b])[0], j, _on_grid(d[col] / scale)))
     direction = {(b, j): v for b, j, v in items if v > 0}
     tgt = task.decode(target)
-    try:
-        check_ray(inst, tgt, direction, "producer")
-    except InequalityFailed:
+    if not ray_holds(inst, tgt, direction):
         return None
     return {"target": list(tgt),
             "direction": [[b, j, format_rational(v)] for (b, j), v in direction.items()]}
 
 
-def single_key_ray(task: TriggerTask, inst: Instance, target: tuple[int, ...]) -> dict | None:
+def single_key_ray(task: TriggerTask, inst: ExactInstance, target: tuple[int, ...]) -> dict | None:
     """The simplest ray: one key of the target whose value is within eps of 0 (a null key)."""
     t = len(target)
     tgt = task.decode(target)
     if tgt[-1] == -1 and t >= 2:
         return None
     for j, b in enumerate(tgt, start=1):
-        try:
-            check_ray(inst, tgt, {(b, j): Fraction(1)}, "producer")
-        except InequalityFailed:
+        if not ray_holds(inst, tgt, {(b, j): Fraction(1)}):
             continue
         return {"target": list(tgt), "direction": [[b, j, "1"]],
                 "why": f"key {'TRIG' if b == -1 else b} at position {j} of {t} has a value of "

@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_int, choice
-from ..checker.rules.dual import Instance
 from ..convex.values import ValueTable, value_table
 from ..errors import Interrupted
 from ..exact_numbers import error_level
@@ -39,6 +38,7 @@ from ..task import TRIG, TriggerTask
 from ..tasks.protocol import Task, require
 from .blocks import Block, build_block
 from .certify import (
+    ExactInstance,
     envelope,
     instance_dict,
     rationalise,
@@ -226,7 +226,7 @@ class _Planner:
         return self.solver_class(blk, self.solver), blk
 
 
-def _solve_target(planner: _Planner, inst: Instance, target: tuple[int, ...],
+def _solve_target(planner: _Planner, inst: ExactInstance, target: tuple[int, ...],
                   ) -> tuple[dict[str, Any], Entry]:
     """Certificate data (``("bound", cert)`` / ``("ray", ray)`` / ``("none", None)``) and entry."""
     task = planner.task
@@ -429,7 +429,7 @@ def sink_map(
     symmetric = listed is None
     syms = token_symmetries(task, V) if symmetric else [identity_symmetry(task)]
     inst_d = instance_dict(table, eps_q, "S_T" if symmetric else "listed")
-    inst = Instance(inst_d)
+    inst = ExactInstance.of(table, eps_q)
     planner = _Planner(task, V, float(eps_q), subfamily, radius, listed, solver, all_triggers)
 
     solved: list[tuple[dict[str, Any], Entry]] = []

@@ -16,7 +16,7 @@ nothing (lower gates would not either: a larger eps only loosens the program); t
 intervals that set some target's bound are split where the grid costs most
 (:func:`_refine`).  Any grid gives a valid bound; refining only tightens it.  One
 ``sinkmap-gated`` certificate holds the hull certificate and every level's ``sinkmap-socp``
-certificate (:mod:`sinkproof.checker.rules.gated`).
+certificate (kind ``sinkmap-gated``, the dual rule's gate split).
 """
 
 from __future__ import annotations

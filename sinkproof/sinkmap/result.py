@@ -13,6 +13,7 @@ import numpy as np
 
 from ..checker import verify
 from ..errors import InputError
+from ..files import write_file
 from ..tables import Tabular
 from ..task import TRIG, TriggerTask
 from ..tasks import task_from_description
@@ -258,7 +259,7 @@ class SinkMap(Tabular):
 
     def save_certificate(self, path: str | Path) -> None:
         """Write the certificate file that ``sinkproof verify`` checks."""
-        Path(path).write_text(json.dumps(self.certificate, indent=1) + "\n")
+        write_file(path, json.dumps(self.certificate, indent=1) + "\n", what="certificate")
 
     def to_dict(self) -> dict[str, Any]:
         return dict(kind="sinkmap", map=self.kind, task=self.task.describe(), eps=str(self.eps),
@@ -270,7 +271,7 @@ class SinkMap(Tabular):
 
     def save(self, path: str | Path) -> None:
         """Save as JSON (entries and the certificate); :meth:`load` reads it back."""
-        Path(path).write_text(json.dumps(self.to_dict(), allow_nan=True) + "\n")
+        write_file(path, json.dumps(self.to_dict(), allow_nan=True) + "\n", what="sink map")
 
     @classmethod
     def load(cls, path: str | Path) -> SinkMap:

@@ -16,7 +16,7 @@ hull and one softmax sink map per gate level (at most the starting grid or
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import ceil, comb
+from math import comb
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ import numpy as np
 from ..convex.family import require_token_sets
 from ..errors import SINK_MAP_MAX_WORK as MAX_WORK
 from ..task import TriggerTask
+from ..work import BEYOND, power
 from . import learned
 from .core import AUTO_FULL_PREFIXES, known_values, parse_eps
 from .gated import MAX_LEVELS, gate_grid
@@ -85,7 +86,7 @@ def sink_map_work(task: TriggerTask, symmetries: int, subfamily: str = "auto",
     for (t, holds_trigger), targets in counts.items():
         if targets == 0:
             continue
-        programs = targets if lengths is not None else max(ceil(targets / symmetries), 1)
+        programs = targets if lengths is not None else max(-(-targets // symmetries), 1)
         kept = kept_prefixes(task, t, subfamily, radius, holds_trigger or trigger_matters)
         work += programs * kept + targets * symmetries
     return work
@@ -119,6 +120,8 @@ def estimate(task: TriggerTask, values: object = "fixed", subfamily: str = "auto
     without positional features: :func:`token_set_work`."""
     if not task.has_positions:  # read by token sets (the sink map's own dispatch)
         return token_set_work(task, values)  # type: ignore[arg-type]
+    if beyond_every_limit(task.k, task.T):
+        return BEYOND
     route = sink_measure(kind).route
     if route == "gate split":
         levels = max(len(gate_grid(parse_eps(GATED_EPS if eps is None else eps))), MAX_LEVELS)
@@ -132,6 +135,14 @@ def estimate(task: TriggerTask, values: object = "fixed", subfamily: str = "auto
     V = task.token_table @ known_values(task, values).U.T
     return sink_map_work(task, len(token_symmetries(task, V)), subfamily, radius, lengths,
                          trigger_matters=bool(np.any(V[task.trig_code] != 0)))
+
+
+def beyond_every_limit(tokens: int, length: int) -> bool:
+    """Whether a family of sequences of up to ``length`` tokens from ``tokens`` content
+    tokens has :data:`~sinkproof.work.BEYOND` targets or more (a sink map has at least one
+    target per length and ``tokens ** length`` at the longest), decided without the loop
+    over lengths or the huge powers the exact counts would build."""
+    return length >= BEYOND or length > 10**6 or power(tokens, length) >= BEYOND
 
 
 def paper_target_count(task: Any) -> int:
@@ -156,6 +167,8 @@ def token_set_work(task: Any, values: str = "fixed") -> int:
     with at most ``m + 1`` points) plus one unit per target; with learned values tree
     nodes times the family's prefixes (each node's programs range over them) per target."""
     require_token_sets(task, "a sink map")
+    if beyond_every_limit(task.m, task.L - 1):
+        return BEYOND
     if values == "learned":
         return paper_target_count(task) * learned.MAX_NODES * paper_prefix_count(task)
     sets = sum(comb(task.m, s) for s in range(1, min(task.m, task.L - 2) + 1))

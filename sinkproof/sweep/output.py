@@ -106,12 +106,15 @@ def _typed_columns(result: Any) -> dict[str, list[Any]]:
     return columns
 
 
-def write_table(result: Any, out: Path | OutputFolder) -> list[Path]:
+def write_table(result: Any, out: Path | OutputFolder, parquet: bool = True) -> list[Path]:
     """``results.csv`` always (:meth:`~sinkproof.tables.Tabular.to_csv`); ``results.parquet``
-    too where pyarrow is installed (the ``parquet`` extra: 170 MB, for Parquet only)."""
+    too where pyarrow is installed (the ``parquet`` extra: 170 MB, for Parquet only) and
+    ``parquet`` is true."""
     folder = out if isinstance(out, OutputFolder) else OutputFolder(out)
     columns = _typed_columns(result)
     csv_path = folder.write("results.csv", result.to_csv)
+    if not parquet:
+        return [csv_path]
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -219,13 +222,16 @@ def _plots(result: Any, folder: OutputFolder) -> list[Path]:
     return paths
 
 
-def write_outputs(result: Any, out: Path, figures: bool = True) -> list[str]:
+def write_outputs(result: Any, out: Path, figures: bool = True, parquet: bool = True
+                  ) -> list[str]:
     """Write every file of the sweep under ``out``; returns their paths.  Without
-    matplotlib, the plots are skipped with a one-line note in ``summary.md``."""
+    matplotlib, the plots are skipped with a one-line note in ``summary.md``; without
+    ``parquet`` (an interrupted sweep: importing pyarrow alone takes a second or more),
+    only the CSV table."""
     out.mkdir(parents=True, exist_ok=True)
     folder = OutputFolder(out)
     folder.check(output_names(result.sweep, figures))  # refuse before writing anything
-    files = write_table(result, folder)
+    files = write_table(result, folder, parquet=parquet)
     text = _markdown(result)
     if figures:
         try:

@@ -193,8 +193,10 @@ def run_sweep(spec: Sweep | Mapping[str, Any] | str | Path, out: str | Path | No
                    for i, r in enumerate(rows)]
     result.seconds = time.perf_counter() - start
     if out_dir is not None:
-        # after Ctrl-C the finished rows are written, but no figure (matplotlib is slow)
-        result.files = write_outputs(result, out_dir, figures=figures and not result.interrupted)
+        # after Ctrl-C the finished rows are written as CSV (the cache keeps them too), but
+        # no figure and no Parquet file: importing matplotlib or pyarrow takes seconds
+        result.files = write_outputs(result, out_dir, figures=figures and not result.interrupted,
+                                     parquet=not result.interrupted)
     return result
 
 

@@ -3,7 +3,7 @@
 - :func:`build_table` / :class:`VariantsTable`: the table (``sinkproof variants``);
   :func:`cell`: one of its cells (one map, one question), computing only what it needs;
 - :func:`construction` / :func:`verify_construction`: one head per map, verified exactly or
-  with outward intervals on the whole family;
+  with outward intervals on the whole family (any task: the setting is the task's data);
 - :func:`norm_lower_bound`: the certified norm price of the maps that cannot reach zero error.
 
 The package is callable as :func:`build_table`: ``sp.variants(task)``.  Names load on
@@ -26,10 +26,7 @@ _LAZY: dict[str, str] = {
     "default_task": "table", "cell": "table",
     "ConstructionCheck": "verify", "verify_construction": "verify",
     "SandwichRow": "sandwich", "sandwich": "sandwich",
-    "build_paper_table": "papertable", "paper_cell": "papertable",
-    "PaperConstruction": "paper", "paper_construction": "paper",
-    "verify_paper_construction": "paper", "paper_norm_lower_bound": "paper",
-    "position_free_error_bound": "paper", "default_paper_task": "paper",
+    "StackConstruction": "constructions", "TABLE_TASKS": "table",
 }
 
 

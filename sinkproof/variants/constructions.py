@@ -20,6 +20,12 @@ Every construction is one head with fixed values ``U_fix`` (BOS and TRIG carry v
 - ``gated_softmax``: uniform attention at content queries, the trigger query ``-L`` on
   BOS and trigger keys; the gate ``σ(L (is_trigger_t - is_content_t))`` switches the
   head off at content positions (the gate, not a key, takes the sink's role).
+
+On a task without positional features (tokens ``x ∈ R^n``: BOS ``e_0``, the trigger, content,
+an is-content bias channel) the head is one fixed-value stack head (``W_O W_V = I - e_0
+e_0^T``, ``W_Q = A^T``, ``W_K = I``) built from the BOS, trigger and bias coordinates
+(:func:`sinkproof.constructions.paper_variant_head`): a :class:`StackConstruction`.  Maps
+whose weights see no position (``relu``, ``sigmoid``) have none there.
 """
 
 from __future__ import annotations
@@ -31,12 +37,21 @@ from typing import Any
 import numpy as np
 
 from ..attention import MAPS
-from ..constructions import feature_index
+from ..certformat import format_rational
+from ..constructions import (
+    POSITION_FREE,
+    feature_index,
+    paper_variant_head,
+    paper_variant_solution,
+)
+from ..convex.certfile import envelope
 from ..model import AttentionModel
 from ..numerics import stable_norm
+from ..search.verify import witness_document
 from ..task import TriggerTask
 
-__all__ = ["Construction", "construction", "DEFAULT_LEVEL", "default_level"]
+__all__ = ["Construction", "StackConstruction", "construction", "DEFAULT_LEVEL",
+           "default_level"]
 
 DEFAULT_LEVEL = {"softmax": 8, "sink_logit": 8, "softmax1": 8, "sparsemax": 1, "entmax15": 2,
                  "sigmoid": 8, "relu": 1, "relu_length": 1, "gated_softmax": 8}
@@ -88,6 +103,73 @@ class Construction:
             kw["gate_c"] = np.array([float(self.gate_c)])
         return AttentionModel(self.task, self.kind, self.matrix(), None, **kw)
 
+    def witness(self, max_error: Fraction, max_bos: Fraction, measure: str) -> dict[str, Any]:
+        """The head as a witness document: error ``<= max_error`` on the family and BOS
+        ``measure`` (``"weight"`` or ``"share"``) ``<= max_bos`` at every non-trigger
+        position, for the trusted checker."""
+        return witness_document(self.model(), max_error, max_bos, "nontrigger",
+                                measure=measure)
+
+
+@dataclass(frozen=True)
+class StackConstruction(Construction):
+    """One fixed-value head of map ``kind`` on a task without positional features: exact
+    ``A`` ``(n, n)`` (``s_ik = x_i^T A x_k``), map parameters, and for a gated map the gate
+    ``(w, c)``."""
+
+    def model(self) -> Any:
+        """The head as a stack (``W_Q = A^T``, ``W_K = I``, fixed values)."""
+        return paper_variant_solution(self.task, self.kind, self.level)
+
+    def weights(self) -> dict[str, Any]:
+        """``W_Q, W_K, W_V, W_O`` (one layer, one head) as exact nested lists."""
+        n = self.task.n
+        row = list(self.task.token_features_exact(self.task.bos_code))
+        bos = next(i for i, x in enumerate(row) if x)  # BOS's coordinate
+        eye = [[Fraction(int(i == k)) for k in range(n)] for i in range(n)]
+        drop = [[Fraction(int(i == k and i != bos)) for k in range(n)] for i in range(n)]
+        AT = [[self.A[k][i] for k in range(n)] for i in range(n)]
+        return {"W_Q": [[AT]], "W_K": [[eye]], "W_V": [[drop]], "W_O": [eye]}
+
+    def witness(self, max_error: Fraction, max_bos: Fraction, measure: str) -> dict[str, Any]:
+        """The head as a stack-witness document: error ``<= max_error`` on the family and
+        BOS ``measure`` ``<= max_bos`` in the head at every non-trigger position."""
+        task = self.task
+        vectors = [[format_rational(Fraction(float(v))) for v in c] for c in task.content]
+        instance = {"task": task.describe(), "content_vectors": vectors}
+        what = "BOS share" if measure == "share" else "BOS weight"
+        claim = {"statement": f"one fixed-value {self.kind} head (L={self.level}) with error "
+                              f"<= {format_rational(max_error)} and {what} <= "
+                              f"{format_rational(max_bos)} at every non-trigger position",
+                 "model_class": {"kind": self.kind, "heads": 1, "layers": 1,
+                                 "residual": False, "values": "fixed"},
+                 "max_error": format_rational(max_error),
+                 "max_bos_mass": format_rational(max_bos), "where": "nontrigger",
+                 "bos_measure": measure}
+        q = format_rational
+        data: dict[str, Any] = {k: [[[[q(x) for x in row] for row in M] for M in layer]
+                                    for layer in v] if k != "W_O" else
+                                [[[q(x) for x in row] for row in M] for M in v]
+                                for k, v in self.weights().items()}
+        if self.params:
+            data["map_params"] = [[[q(x) for x in self.params]]]
+        if self.gate_w is not None:
+            data["gate_w"] = [[[q(x) for x in self.gate_w]]]
+            data["gate_c"] = [[q(self.gate_c)]]
+        return envelope("paper-witness", instance, claim, data)
+
+
+def _stack_construction(task: Any, kind: str, L: Any) -> StackConstruction:
+    """The head of map ``kind`` at level ``L`` on a task without positional features."""
+    if kind in POSITION_FREE:
+        raise ValueError(f"no accurate {kind} head on a task without positional features "
+                         "(its weights do not see the position): see "
+                         "position_free_error_bound")
+    h = paper_variant_head(task, kind, L)
+    return StackConstruction(task, kind, h["level"], tuple(tuple(r) for r in h["A"]),
+                             tuple(h["params"]),
+                             None if h["gate_w"] is None else tuple(h["gate_w"]), h["gate_c"])
+
 
 def _level(L: Any) -> Fraction:
     if isinstance(L, bool) or not isinstance(L, (int, Fraction)):
@@ -99,9 +181,12 @@ def _level(L: Any) -> Fraction:
 
 
 def construction(task: TriggerTask, kind: str, L: Any = None) -> Construction:
-    """The construction of map ``kind`` at level ``L`` (default :data:`DEFAULT_LEVEL`)."""
+    """The construction of map ``kind`` at level ``L`` (default :data:`DEFAULT_LEVEL`; on a
+    task without positional features its :class:`StackConstruction`)."""
     if kind not in MAPS:
         raise ValueError(f"unknown attention map {kind!r}; expected one of {', '.join(MAPS)}")
+    if not task.has_positions:
+        return _stack_construction(task, kind, L)
     if task.positions != "inverse":
         raise ValueError(f"the variant constructions use positions='inverse', got "
                          f"{task.positions!r}")

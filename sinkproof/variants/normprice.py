@@ -19,6 +19,9 @@ the trigger query, which needs (each for every map parameter ``b`` and gate bias
 - ``gated_softmax`` (norm ``max(||A||, ||w||)``): ``g α_1 <= ε'`` puts the gate or the
   weight below ``sqrt(ε')``, so ``max(||A|| ||φ_1 - φ_0||, ||w||) ||Δ|| >= ℓ(ε') + ℓ(sqrt ε')``.
 
+On a task without positional features the two positions are ``(BOS, a)`` at 1 and
+``(BOS, a, T)`` at 2, ``T`` the trigger carrying ``a``'s content (:func:`_stack_bound`).
+
 The bound a map gets is chosen by its declared properties (:func:`price_class`), never by
 its name.  Each right side grows like ``log(1/ε)``: the norm needed is unbounded as ``ε → 0``.  The
 bound is computed in mpmath interval arithmetic and rounded down; ``None`` where it is
@@ -36,7 +39,8 @@ from mpmath import iv
 from ..attention import MAPS
 from ..task import TriggerTask
 
-__all__ = ["NORM_PRICE_MAPS", "norm_lower_bound", "norm_price_formula", "price_class"]
+__all__ = ["NORM_PRICE_MAPS", "STACK_PRICE_MAPS", "norm_lower_bound", "norm_price_formula",
+           "price_class", "price_maps", "price_text"]
 
 
 def price_class(kind: str) -> str | None:
@@ -66,10 +70,37 @@ _FORMULA = {
 }
 
 
-def norm_price_formula(kind: str) -> str:
+_STACK_FORMULA = {
+    "softmax": "||A|| >= (l(e') + m(e)) / (|a-T| |a-e0|)",
+    "sink_logit": "||A|| >= (l(e') - log 2 + m(e)) / (|a-T| |a-e0|)",
+    "gated_softmax": "max(||A||,||w||) >= (l(sqrt e') + m(e)) / (|a-T| |a-e0|)",
+}
+STACK_PRICE_MAPS = tuple(k for k in MAPS if price_class(k) in _STACK_FORMULA)
+"""The maps priced on a task without positional features (by their price class)."""
+
+
+def norm_price_formula(kind: str, task: Any = None) -> str:
     """The bound of :func:`norm_lower_bound` for ``kind`` in words (``l(x) = log((1-x)/x)``,
-    ``e' = ε/||c||``, ``D = φ(TRIG, 2) - φ(c, 1)``)."""
+    ``e' = ε/||c||``, ``D = φ(TRIG, 2) - φ(c, 1)``; on a task without positions
+    ``m(ε) = log((1-2ε)/(4ε))``)."""
+    if task is not None and not task.has_positions:
+        return _STACK_FORMULA[price_class(kind) or kind]
     return _FORMULA[price_class(kind) or kind]
+
+
+def price_maps(task: Any) -> tuple[str, ...]:
+    """The maps :func:`norm_lower_bound` prices on ``task``."""
+    return NORM_PRICE_MAPS if task.has_positions else STACK_PRICE_MAPS
+
+
+def price_text(task: Any, kind: str) -> str:
+    """How the bound is derived, for a table cell."""
+    if task.has_positions:
+        return (f"two sequences share logits: {norm_price_formula(kind, task)}, "
+                "l(x) = log((1-x)/x), growing like log(1/eps)")
+    return (f"(BOS, a) at 1 and (BOS, a, T) at 2 share logits: "
+            f"{norm_price_formula(kind, task)}, l(x) = log((1-x)/x), m(e) = "
+            "log((1-2e)/(4e)), e' = eps/|a|, growing like 2 log(1/eps)")
 
 
 def _sq(v: list[Fraction]) -> Fraction:
@@ -87,7 +118,10 @@ def _ell(x: Any) -> Any:
 def norm_lower_bound(task: TriggerTask, kind: str, eps: Any) -> float | None:
     """A certified lower bound on the weight norm of every one-head ``kind`` model with
     fixed values and error ``<= eps`` on ``(BOS, c)`` and ``(BOS, c, TRIG)``, maximised
-    over the content tokens ``c`` (rounded down to a float; ``None``: no bound)."""
+    over the content tokens ``c`` (rounded down to a float; ``None``: no bound).  On a task
+    without positional features: :func:`_stack_bound`."""
+    if not task.has_positions:
+        return _stack_bound(task, kind, eps)
     if kind not in NORM_PRICE_MAPS:
         raise ValueError(f"no norm price bound for {kind!r}; maps: {', '.join(NORM_PRICE_MAPS)}")
     if task.T < 2:
@@ -129,6 +163,55 @@ def norm_lower_bound(task: TriggerTask, kind: str, eps: Any) -> float | None:
             if lo > 0:
                 lo = math.nextafter(lo, 0.0)
                 best = lo if best is None else max(best, lo)
+    finally:
+        iv.prec = saved
+    return best
+
+
+def _stack_bound(task: Any, kind: str, eps: Any) -> float | None:
+    """A certified lower bound on the norm of every fixed-value ``kind`` head with error
+    ``<= eps`` at position 1 of ``(BOS, a)`` and position 2 of ``(BOS, a, T)``, ``a`` a
+    content token and ``T`` the trigger carrying its content, maximised over ``a`` (a task
+    without positional features: BOS ``e_0``, trigger, content, bias coordinates).
+
+    Write ``e' = ε/||a||``, ``l(x) = log((1-x)/x)``, ``m(ε) = log((1-2ε)/(4ε))``.  At
+    ``(BOS, a)`` the weight of ``a`` is ``<= e'``; at ``(BOS, a, T)`` (target ``(a+T)/2``)
+    the bias and trigger coordinates put ``α_1, α_2`` within ``ε`` of ``1/2``, so BOS (and
+    a slot) weigh ``<= 4ε/(1-2ε)`` of ``a``.  For softmax the two log-odds add to
+    ``(a - T)^T A (e_0 - a) <= ||A|| ||a - T|| ||a - e_0||``; a slot ``b`` (sink logit,
+    softmax1) costs ``log 2`` (BOS or the slot outweighs ``a`` by half the odds; the slot
+    case is bounded by ``||a|| < ||a - e_0||``); a gate (``g(a) α_1 <= e'``: the gate or the
+    weight is ``<= sqrt e'``, and ``g(T) >= 1 - 2ε``) gives the ``sqrt e'`` form with the
+    gate's ``||w|| ||a - T||`` (``||a - e_0|| > 1``).  Interval arithmetic, rounded down;
+    ``None`` when vacuous.
+    """
+    if kind not in STACK_PRICE_MAPS:
+        raise ValueError(f"no norm price bound for {kind!r} on a task without positions; "
+                         f"maps: {', '.join(STACK_PRICE_MAPS)}")
+    e = Fraction(eps)
+    if not 0 < e < Fraction(1, 6):
+        return None
+    best: float | None = None
+    saved, iv.prec = iv.prec, 120
+    try:
+        for c in task.content:
+            csq = sum((Fraction(float(v)) ** 2 for v in c), Fraction(0))
+            a_norm = iv.sqrt(_ivq(csq + 1))
+            a_e0 = iv.sqrt(_ivq(csq + 2))
+            a_T = iv.sqrt(iv.mpf(2))
+            ep = _ivq(e) / a_norm
+            how = price_class(kind)
+            if how == "gated_softmax":
+                ep = iv.sqrt(ep)
+            if ep.b >= 0.5:
+                continue
+            num = iv.log((1 - ep) / ep) + iv.log((1 - 2 * _ivq(e)) / (4 * _ivq(e)))
+            if how == "sink_logit":
+                num = num - iv.log(2)
+            bound = num / (a_T * a_e0)
+            low = float(bound.a)
+            if low > 0 and (best is None or low > best):
+                best = math.nextafter(low, -math.inf)
     finally:
         iv.prec = saved
     return best

@@ -1,25 +1,30 @@
-"""The variants table: four sink questions answered for every attention map, each answer
-derived from a check that is run when the table is built.
+"""The variants table: four sink questions answered for every attention map on any task,
+each answer derived from a check that is run when the table is built.
 
 An answer is ``yes``/``no`` only when its evidence verifies; otherwise the cell is
 ``open`` with the reason.  Evidence by ``how``:
 
-- ``certificate``: Theorem 3's family certificate (:func:`sinkproof.convex.family_certificate`)
-  re-verified by the trusted checker.  It covers every head whose weights, with any
-  zero-valued null slot merged into BOS, lie on the simplex: the BOS mass of the simplex
-  maps, the null mass (slot + BOS) of the virtual-slot maps and of a gated head (effective
-  weights ``g α_j`` and a slot ``1 - g``);
+- ``certificate``: Theorem 3's family certificate re-verified by the trusted checker (on a
+  task with positions :func:`sinkproof.convex.family_certificate`, by token set; on one
+  without, the hull-family certificate of every occurring token set, whose bound holds at
+  every non-trigger position when the task states a fixed-value floor).  It covers every
+  head whose weights, with any zero-valued null slot merged into BOS, lie on the simplex:
+  the BOS mass of the simplex maps, the null mass (slot + BOS) of the virtual-slot maps and
+  of a gated head (effective weights ``g α_j`` and a slot ``1 - g``);
 - ``construction``: a head of :mod:`sinkproof.variants.constructions` verified on the whole
   family (:func:`sinkproof.variants.verify.verify_construction`, exact or outward intervals);
 - ``witness``: such a construction written as two witness files (error ``<= ε`` on the
   family, BOS weight and BOS share ``<= 3/4`` at every non-trigger position) that the
-  trusted checker verifies;
-- ``theorem``: a stated theorem whose hypothesis is checked on the map's properties, with
-  its constants instantiated (:mod:`sinkproof.variants.normprice`; an error floor of
-  :mod:`sinkproof.variants.floors`, under which the sink questions hold vacuously).
+  trusted checker verifies (a null question too, where the construction's null mass is its
+  BOS mass);
+- ``theorem``: a stated theorem whose hypothesis is checked on the map's properties and the
+  task's data, with its constants instantiated (:mod:`sinkproof.variants.normprice`; an
+  error floor of :mod:`sinkproof.variants.floors`, under which the sink questions hold
+  vacuously).
 
-Cells read the maps' declared properties, never their names: a map added to
-:data:`sinkproof.attention.MAPS` gets its row from what it declares.
+Cells read the maps' declared properties and the task's capabilities, never their names: a
+map added to :data:`sinkproof.attention.MAPS` gets its row from what it declares, and a task
+its table from what it declares.
 """
 
 from __future__ import annotations
@@ -29,54 +34,75 @@ from typing import Any
 
 from .. import checker
 from ..attention import MAPS
+from ..constructions import position_free_error_bound
 from ..convex import family_certificate
+from ..convex.family import paper_family_certificate
 from ..errors import Interrupted
-from ..search.verify import witness_document
-from ..task import TriggerTask
-from . import papertable
+from ..tasks import TASKS, task_from_description
+from ..tasks.protocol import Task
 from .cells import AWAY, CERT_EPS, PRICE_EPS, SINK, Cell, VariantsTable, covered, fmt, price_cell
 from .constructions import construction, default_level
 from .floors import Floor, error_floor
-from .normprice import NORM_PRICE_MAPS, norm_lower_bound, norm_price_formula
+from .normprice import norm_lower_bound, price_maps, price_text
 from .questions import QUESTIONS
-from .verify import ConstructionCheck, checker_missing, verify_construction
+from .verify import ConstructionCheck, checker_missing, fixed_values, verify_construction
 
-__all__ = ["AWAY", "CERT_EPS", "PRICE_EPS", "QUESTIONS", "Cell", "VariantsTable", "build_table",
-           "cell", "default_task", "price_cell", "reads_positions", "table_work"]
+__all__ = ["AWAY", "CERT_EPS", "PRICE_EPS", "QUESTIONS", "TABLE_TASKS", "Cell",
+           "VariantsTable", "build_table", "cell", "default_task", "price_cell", "table_work"]
+
+TABLE_TASKS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "trigger": ({"setting": "trigger", "p": 1, "T": 2}, {"setting": "trigger", "p": 2, "T": 3}),
+    "paper": ({"setting": "paper", "n": 4, "L": 4, "content": [[-1.0], [1.0]]},
+              {"setting": "paper", "n": 4, "L": 5, "content": [[-1.0], [1.0]]}),
+}
+"""The instance each setting's table is built on, ``(--quick, default)``, as task
+descriptions: ours ``p = 2, T = 3`` (``p = 1, T = 2``), signed content, inverse positions,
+one trigger; the paper's ``n = 4`` (one content coordinate), content ``{-1, 1}``, ``L = 5``
+(``L = 4``)."""
+DEFAULT_SETTING = next(iter(TASKS))
 
 
-def default_task(quick: bool = False) -> TriggerTask:
-    """The instance the table is built on: ``p = 2, T = 3`` (``--quick``: ``p = 1, T = 2``),
-    signed content, inverse positions, one trigger."""
-    return TriggerTask(p=1, T=2) if quick else TriggerTask(p=2, T=3)
+def default_task(quick: bool = False, setting: str = DEFAULT_SETTING) -> Task:
+    """The instance the table is built on for ``setting`` (:data:`TABLE_TASKS`)."""
+    if setting not in TABLE_TASKS:
+        raise ValueError(f"no variants table instance for setting {setting!r}; expected one "
+                         f"of {', '.join(TABLE_TASKS)}")
+    return task_from_description(dict(TABLE_TASKS[setting][0 if quick else 1]))
 
 
-def reads_positions(task: Any) -> bool:
-    """Whether ``task``'s cells rest on the evidence for tasks with positional features (the
-    ``hull-family`` and ``witness`` certificates over their family); a task without them, of
-    one length with one trigger, is read by the ``paper-hull-family`` and ``paper-witness``
-    kinds (:mod:`sinkproof.variants.papertable`).  The choice is the checker's readers', by
-    capability: it goes when one certificate rule reads every task's family."""
-    return bool(task.has_positions)
+def _command(task: Task) -> str:
+    """The command (with the task's setting where it is not the default) that rebuilds a
+    cell."""
+    flag = "" if task.setting == DEFAULT_SETTING else f" --setting {task.setting}"
+    return f"sinkproof variants{flag}"
+
+
+def _values_text(task: Task) -> str:
+    return "fixed values" if task.has_positions else "fixed values (W_O W_V = I - e_0 e_0^T)"
+
+
+def _evaluated(task: Task) -> int:
+    """The positions a construction check evaluates (see :mod:`sinkproof.variants.verify`)."""
+    if task.has_positions:
+        return task.n_sequences * (task.max_depth + 1)
+    return task.n_prefixes_at_most(10**15) + 1
 
 
 def table_work(task: Any, maps: tuple[str, ...] | None = None) -> int:
     """Upper bound on the position evaluations of the table over ``maps`` (default all) on
-    ``task``: the family's positions (every sequence at every position, BOS included)
-    times one hull certificate plus, per map, its construction levels and at most two
-    witness files (tasks without positions: at most two levels per map)."""
+    ``task``: the family's evaluated positions times one hull certificate plus, per map, its
+    construction levels and at most two witness files."""
     names = maps or tuple(MAPS)
-    if not reads_positions(task):
-        return papertable.table_work(task, names)
-    positions = task.n_sequences * (task.T + 1)
-    return positions * (1 + sum(len(_levels(m)) + 2 for m in names))
-
-def _cmd(name: str, q: str, quick: bool) -> str:
-    return f"sinkproof variants{' --quick' if quick else ''} --map {name} --question {q}"
+    return _evaluated(task) * (1 + sum(len(_levels(m)) + 2 for m in names))
 
 
-def _hull(task: TriggerTask) -> tuple[Any, Any]:
-    cert = family_certificate(task, CERT_EPS)
+def _cmd(task: Task, name: str, q: str, quick: bool) -> str:
+    return f"{_command(task)}{' --quick' if quick else ''} --map {name} --question {q}"
+
+
+def _hull(task: Task) -> tuple[Any, Any]:
+    make = family_certificate if task.has_positions else paper_family_certificate
+    cert = make(task, CERT_EPS)
     return cert, checker.verify(cert.to_dict())
 
 
@@ -85,7 +111,7 @@ def _levels(kind: str) -> tuple[int, ...]:
     return (L,) if MAPS[kind].properties.exact_zeros else (L, 2 * L)
 
 
-def _checks(task: TriggerTask, kind: str) -> list[ConstructionCheck]:
+def _checks(task: Task, kind: str) -> list[ConstructionCheck]:
     """The map's constructions verified at its levels; none where an error floor makes them
     moot or the trusted checker cannot weigh the map (:func:`_no_checks`)."""
     if _no_checks(task, kind):
@@ -98,6 +124,18 @@ def _no_checks(task: Any, kind: str) -> str | None:
     if error_floor(task, kind) is not None:
         return "an error floor settles the map"
     return checker_missing(kind)
+
+
+def _learned_floor(task: Task, name: str) -> str:
+    """The learned-value floor of a task without positions, for maps weighing every key by
+    its own score alone."""
+    if task.has_positions or not MAPS[name].properties.key_local:
+        return ""
+    floor = position_free_error_bound(task, "learned")
+    if floor == 0:
+        return ""
+    return (f"; with learned values and any number of heads every one-layer model still has "
+            f"error >= {floor} (its trigger-row output is affine in j, the target 1/j)")
 
 
 def vacuous_cell(floor: Floor, name: str, cmd: str, what: str, extra: str = "") -> Cell:
@@ -120,74 +158,112 @@ def floor_norm_cell(floor: Floor, name: str, cmd: str) -> Cell:
                 "exact_solution_at_finite_norm): the norm needed is infinite", cmd, (floor,))
 
 
+def _masses(c: ConstructionCheck, which: str) -> tuple[Fraction, Fraction]:
+    return (c.bos_hi, c.bos_share_hi) if which == "bos" else (c.null_hi, c.null_share_hi)
+
+
 def _refutes(checks: list[ConstructionCheck], which: str) -> bool:
     """Error shrinking to 0 along the levels while the mass stays <= AWAY."""
     errs = [c.error_sq_hi for c in checks]
     decreasing = len(errs) > 1 and all(b < a for a, b in zip(errs, errs[1:]))
     shrinking = checks[-1].zero_error or (decreasing and errs[-1] < Fraction(1, 10**6))
-    mass = [(c.bos_hi, c.bos_share_hi) if which == "bos" else (c.null_hi, c.null_share_hi)
-            for c in checks]
-    return shrinking and all(m <= AWAY and s <= AWAY for m, s in mass)
+    return shrinking and all(m <= AWAY and s <= AWAY for m, s in
+                             (_masses(c, which) for c in checks))
 
 
-def _con_text(checks: list[ConstructionCheck], which: str, kind: str) -> str:
+def _unit(task: Task) -> str:
+    return "positions" if task.has_positions else "prefixes (and BOS)"
+
+
+def _con_text(task: Task, checks: list[ConstructionCheck], which: str, kind: str) -> str:
     parts = []
     for c in checks:
         err = "0 exactly" if c.zero_error else f"<= {fmt(c.error_hi)}"
-        m, s = (c.bos_hi, c.bos_share_hi) if which == "bos" else (c.null_hi, c.null_share_hi)
+        m, s = _masses(c, which)
         parts.append(f"L={c.level}: error {err}, {which} mass <= {fmt(m)}, share <= {fmt(s)}")
-    return f"{kind} construction on all {checks[0].positions} positions: " + "; ".join(parts)
+    return (f"{kind} construction on all {checks[0].positions} {_unit(task)}: "
+            + "; ".join(parts))
 
 
-def _witnesses(task: TriggerTask, name: str, check: ConstructionCheck
-               ) -> tuple[tuple[dict[str, Any], ...], tuple[Any, ...]]:
+def _bos_is_the_null(checks: list[ConstructionCheck]) -> bool:
+    """The construction's null mass is its BOS mass (no slot, no other zero-valued key)."""
+    return all((c.null_hi, c.null_share_hi) == (c.bos_hi, c.bos_share_hi) for c in checks)
+
+
+def _witnesses(task: Task, name: str, check: ConstructionCheck,
+               seen: dict[Fraction, Any]) -> tuple[tuple[dict[str, Any], ...], tuple[Any, ...]]:
     """The construction at ``check.level`` as witness documents bounding the BOS weight and
-    the BOS share by :data:`AWAY` at non-trigger positions, and the checker's verdicts."""
-    model = construction(task, name, check.level).model()
-    eps = max(Fraction(check.error_hi) * (1 + Fraction(1, 10**9)), Fraction(1, 10**300))
-    docs = tuple(witness_document(model, eps, AWAY, "nontrigger", measure=m)
-                 for m in ("weight", "share"))
-    return docs, tuple(checker.verify(d) for d in docs)
+    the BOS share by :data:`AWAY` at non-trigger positions, and the checker's verdicts
+    (kept in ``seen`` by level: a row's cells verify the same files once)."""
+    if check.level not in seen:
+        con = construction(task, name, check.level)
+        eps = max(Fraction(check.error_hi) * (1 + Fraction(1, 10**9)), Fraction(1, 10**300))
+        docs = tuple(con.witness(eps, AWAY, m) for m in ("weight", "share"))
+        seen[check.level] = docs, tuple(checker.verify(d) for d in docs)
+    return seen[check.level]
 
 
-def _sink_cell(name: str, q: str, which: str, hull: tuple[Any, Any],
-               checks: list[ConstructionCheck], quick: bool, task: TriggerTask) -> Cell:
+def _only_bos_is_zero(task: Task) -> bool:
+    values = fixed_values(task)
+    return [c for c in range(task.n_tokens) if not any(values[c])] == [task.bos_code]
+
+
+def _hull_text(task: Task, cert: Any, what: str, also: str) -> str:
+    floor = task.fixed_value_floor()
+    if floor is not None:  # a bound at every non-trigger position
+        return (f"hull-family certificate verified by the checker: {what} >= 1 - eps/d with "
+                f"the exact hull distance d of each of {len(cert.situations)} token sets "
+                f"(the task states d >= {floor}); at eps = {CERT_EPS} it is >= "
+                f"{fmt(cert.min_bound)} at every non-trigger position, >= "
+                f"{fmt(cert.min_bound_after_trigger)} after the trigger{also}")
+    forced = ", ".join(r[0] for r in cert.table() if r[2].startswith(">="))
+    return (f"Theorem 3 hull certificate verified by the checker: {what} >= 1 - eps/d, d "
+            f"certified in {len(cert.bounded)} token sets; at eps = {CERT_EPS} it is >= "
+            f"{fmt(cert.min_bound)}{also}; forced at the positions whose token set is one of "
+            f"{forced} (elsewhere 0 is in the hull: no bound)")
+
+
+def _sink_cell(task: Task, name: str, q: str, hull: tuple[Any, Any],
+               checks: list[ConstructionCheck], quick: bool,
+               seen: dict[Fraction, Any] | None = None) -> Cell:
+    which = SINK[q]
     props = MAPS[name].properties
-    cmd = _cmd(name, q, quick)
+    cmd = _cmd(task, name, q, quick)
+    seen = {} if seen is None else seen
     if covered(name, which):
         cert, verdict = hull
         if verdict.ok and cert.min_bound is not None and cert.min_bound > 0:
             what = "BOS mass" if props.on_simplex else (
                 "null mass (the gate's slot 1 - g and g times BOS merged into BOS)"
                 if props.gated else "null mass (virtual slot merged into BOS)")
-            also = " (BOS is a null: null mass >= BOS mass)" if which == "null" and \
-                props.on_simplex else ""
-            return Cell("yes", "certificate",
-                        f"Theorem 3 hull certificate verified by the checker: {what} >= "
-                        f"1 - eps/d, d certified in {len(cert.bounded)} token sets; at eps = "
-                        f"{CERT_EPS} it is >= {fmt(cert.min_bound)}{also}; forced at the "
-                        f"positions whose token set is one of "
-                        f"{', '.join(r[0] for r in cert.table() if r[2].startswith('>='))} "
-                        f"(elsewhere 0 is in the hull: no bound)", cmd,
+            also = ""
+            if which == "null" and props.on_simplex:
+                also = (" (BOS is the only zero-valued key: null mass = BOS mass)"
+                        if _only_bos_is_zero(task) else " (BOS is a null: null mass >= BOS "
+                        "mass)")
+            return Cell("yes", "certificate", _hull_text(task, cert, what, also), cmd,
                         (cert, verdict))
         return Cell("open", "none", f"hull certificate not verified: {verdict}", cmd)
     floor = error_floor(task, name)
     if floor is not None:
-        return vacuous_cell(floor, name, cmd, "every accurate head sinks")
+        return vacuous_cell(floor, name, cmd, "every accurate head sinks",
+                            _learned_floor(task, name))
     if not checks:
         return Cell("open", "none", f"no verified construction: {_no_checks(task, name)}", cmd)
-    if _refutes(checks, which):
-        text = _con_text(checks, which, name)
-        if which == "bos":
-            docs, verdicts = _witnesses(task, name, checks[-1])
-            if all(v.ok for v in verdicts):
-                return Cell("no", "witness", f"{text}; as witness files (error <= "
-                            f"{fmt(checks[-1].error_hi)}, BOS weight and BOS share <= "
-                            f"{AWAY} at every non-trigger position) verified by the trusted "
-                            "checker", cmd, (*checks, *docs))
-        return Cell("no", "construction", text, cmd, tuple(checks))
-    return Cell("open", "none", "no verified construction: " + _con_text(checks, which, name),
-                cmd, tuple(checks))
+    text = _con_text(task, checks, which, name)
+    if not _refutes(checks, which):
+        return Cell("open", "none", "no verified construction: " + text, cmd, tuple(checks))
+    if which == "bos" or _bos_is_the_null(checks):
+        docs, verdicts = _witnesses(task, name, checks[-1], seen)
+        if all(v.ok for v in verdicts):
+            null = "" if which == "bos" else (
+                "; the construction's null mass is its BOS mass (no slot, no other "
+                "zero-valued key)")
+            return Cell("no", "witness", f"{text}; as witness files (error <= "
+                        f"{fmt(checks[-1].error_hi)}, BOS weight and BOS share <= "
+                        f"{AWAY} at every non-trigger position) verified by the trusted "
+                        f"checker{null}", cmd, (*checks, *docs))
+    return Cell("no", "construction", text, cmd, tuple(checks))
 
 
 def _positive_weights(name: str) -> bool:
@@ -195,38 +271,43 @@ def _positive_weights(name: str) -> bool:
     return not MAPS[name].properties.exact_zeros
 
 
-def _exact_cell(name: str, checks: list[ConstructionCheck], quick: bool,
-                task: TriggerTask) -> Cell:
-    cmd = _cmd(name, "exact_solution_at_finite_norm", quick)
+def _nonzero_content_at_zero_target(task: Task) -> bool:
+    """Every content token's fixed value is nonzero and the target at position 1 of
+    ``(BOS, c)`` is 0 (decided exactly)."""
+    values = fixed_values(task)
+    content = [c for c in range(task.n_tokens) if task.token_kind(c) == "content"]
+    return bool(content) and all(any(values[c]) and not any(task.exact_prefix_target([c]))
+                                 for c in content)
+
+
+def _exact_cell(task: Task, name: str, checks: list[ConstructionCheck], quick: bool) -> Cell:
+    cmd = _cmd(task, name, "exact_solution_at_finite_norm", quick)
     floor = error_floor(task, name)
     if floor is not None:
-        return floor_exact_cell(floor, name, cmd)
+        return floor_exact_cell(floor, name, cmd, _learned_floor(task, name))
     if checks and checks[-1].zero_error:
         c = checks[-1]
         return Cell("yes", "construction", f"{name} construction at L={c.level}: error 0 "
-                    f"exactly on all {c.positions} positions (exact rationals)", cmd, (c,))
-    if _positive_weights(name):
+                    f"exactly on all {c.positions} {_unit(task)} (exact rationals)", cmd, (c,))
+    if _positive_weights(name) and _nonzero_content_at_zero_target(task):
         return Cell("no", "theorem",
-                    "every weight is in (0, 1] (and a gate in (0, 1)) at finite scores: "
-                    "zero error at position 0 forces v_BOS = 0, then at (BOS, c) position 1 "
-                    "the output w_c v_c = 0 forces v_c = 0 for every c, and the trigger "
-                    "outputs of (BOS, c, TRIG) and (BOS, c', TRIG) coincide (same query and "
-                    "trigger key, zero-valued keys) though their targets c != c' differ; with "
-                    "fixed values already w_c c != 0 at (BOS, c) position 1", cmd)
+                    "every weight is in (0, 1] (and a gate in (0, 1)) at finite scores and "
+                    "v_BOS = 0: at position 1 of (BOS, c) the output is w_c v_c with w_c > 0 "
+                    "and v_c != 0 (checked for every content token), while the target there "
+                    "is 0", cmd)
     return Cell("open", "none", "exact weights possible, no exact construction verified", cmd)
 
 
-def _norm_cell(name: str, task: TriggerTask, checks: list[ConstructionCheck],
-               exact: Cell, quick: bool) -> Cell:
-    cmd = _cmd(name, "norm_grows_as_error_shrinks", quick)
+def _norm_cell(task: Task, name: str, checks: list[ConstructionCheck], exact: Cell,
+               quick: bool) -> Cell:
+    cmd = _cmd(task, name, "norm_grows_as_error_shrinks", quick)
     floor = error_floor(task, name)
     if floor is not None:
         return floor_norm_cell(floor, name, cmd)
-    priced = name in NORM_PRICE_MAPS and _positive_weights(name)
+    priced = name in price_maps(task) and _positive_weights(name)
     cell_ = price_cell(cmd, exact, checks, lambda L: construction(task, name, L).norm,
                        (lambda e: norm_lower_bound(task, name, e)) if priced else None,
-                       f"two sequences share logits: {norm_price_formula(name)}, "
-                       "l(x) = log((1-x)/x), growing like log(1/eps)" if priced else "")
+                       price_text(task, name) if priced else "")
     return cell_ or Cell("open", "none", "no certified norm lower bound for this map", cmd)
 
 
@@ -235,59 +316,55 @@ def _known_map(name: str) -> None:
         raise ValueError(f"unknown attention map {name!r}; expected one of {', '.join(MAPS)}")
 
 
-def cell(name: str, question: str, task: TriggerTask | None = None,
-         quick: bool = False) -> Cell:
+def cell(name: str, question: str, task: Task | None = None, quick: bool = False) -> Cell:
     """One cell of the table (map ``name``, ``question``), running only the checks that
     cell needs; the same :class:`Cell` as ``build_table(task, quick, (name,))`` holds."""
     _known_map(name)
     if question not in QUESTIONS:
         raise ValueError(f"unknown question {question!r}; expected one of {', '.join(QUESTIONS)}")
     task = default_task(quick) if task is None else task
-    if not reads_positions(task):
-        return papertable.paper_cell(name, question, task, quick)
     if question in SINK:
-        which = SINK[question]
-        if covered(name, which):
-            return _sink_cell(name, question, which, _hull(task), [], quick, task)
-        return _sink_cell(name, question, which, (None, None), _checks(task, name), quick,
-                          task)
+        if covered(name, SINK[question]):
+            return _sink_cell(task, name, question, _hull(task), [], quick)
+        return _sink_cell(task, name, question, (None, None), _checks(task, name), quick)
     checks = _checks(task, name)
-    exact = _exact_cell(name, checks, quick, task)
+    exact = _exact_cell(task, name, checks, quick)
     if question == "exact_solution_at_finite_norm":
         return exact
-    return _norm_cell(name, task, checks, exact, quick)
+    return _norm_cell(task, name, checks, exact, quick)
 
 
-def build_table(task: TriggerTask | None = None, quick: bool = False,
+def build_table(task: Task | None = None, quick: bool = False,
                 maps: tuple[str, ...] | None = None) -> VariantsTable:
     """Build (and verify) every cell for ``maps`` (default: all of MAPS) on ``task``.
     Ctrl-C raises :class:`~sinkproof.errors.Interrupted` with the table of the maps done."""
     task = default_task(quick) if task is None else task
-    if not reads_positions(task):
-        return papertable.build_paper_table(task, quick, maps)
     names = tuple(MAPS) if maps is None else maps
     for n in names:
         _known_map(n)
-    need_hull = any(MAPS[n].properties.on_simplex or MAPS[n].properties.null_slot
-                    for n in names)
+    need_hull = any(covered(n, "null") for n in names)
     rows: dict[str, dict[str, Cell]] = {}
     try:
         hull = _hull(task) if need_hull else (None, None)
         for name in names:
             rows[name] = _row(task, name, hull, quick)
     except KeyboardInterrupt:
-        raise Interrupted(VariantsTable(task, rows),
+        raise Interrupted(_table(task, rows),
                           f"{len(rows)} of {len(names)} attention maps finished") from None
-    return VariantsTable(task, rows)
+    return _table(task, rows)
 
 
-def _row(task: TriggerTask, name: str, hull: Any, quick: bool) -> dict[str, Cell]:
+def _table(task: Task, rows: dict[str, dict[str, Cell]]) -> VariantsTable:
+    return VariantsTable(task, rows, _values_text(task), _command(task))
+
+
+def _row(task: Task, name: str, hull: Any, quick: bool) -> dict[str, Cell]:
     """The four cells of one attention map."""
     checks = _checks(task, name)
-    exact = _exact_cell(name, checks, quick, task)
+    exact = _exact_cell(task, name, checks, quick)
+    seen: dict[Fraction, Any] = {}
     return {
-        **{q: _sink_cell(name, q, which, hull, checks, quick, task)
-           for q, which in SINK.items()},
+        **{q: _sink_cell(task, name, q, hull, checks, quick, seen) for q in SINK},
         "exact_solution_at_finite_norm": exact,
-        "norm_grows_as_error_shrinks": _norm_cell(name, task, checks, exact, quick),
+        "norm_grows_as_error_shrinks": _norm_cell(task, name, checks, exact, quick),
     }

@@ -328,8 +328,10 @@ class TreeInstance:
     :func:`sinkproof.checker.rules.tree.check_trees` uses): exact content, positions,
     ``eps``, value class, the classes of a prefix and the root box of values."""
 
+    FIELDS = ("task", "content_vectors", "values", "eps", "family")
+
     def __init__(self, inst: dict[str, Any]) -> None:
-        check_fields(inst, "instance", ("task", "content_vectors", "values", "eps", "family"))
+        check_fields(inst, "instance", self.FIELDS)
         self.values = need_str(inst, "values", "instance", ("learned", "fixed"))
         # read_instance rebuilds the content exactly; its U_fix values serve the fixed class.
         self.base = read_instance({**inst, "values": "fixed"})

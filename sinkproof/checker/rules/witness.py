@@ -1,44 +1,40 @@
-"""Checker for witness files (kind ``witness``): explicit parameters that satisfy a claim.
+"""Witness rules: one explicit model, re-run on every prefix of its finite family, has error
+``<= ε`` at every position (position 0 included) and BOS measure ``<= b`` at the positions
+``where`` names.  A causal model's output at ``t`` depends only on the prefix, so every
+distinct prefix is run once.  Two model shapes, one rule:
 
-A witness states: *this* model (score matrices ``A_h``, values ``U_h`` or ``U_fix``,
-exact rationals) has error ``<= ε`` at every position of the family ``S_T``
-(position 0 included) and BOS mass ``<= b`` in every head at the positions named by
-``where``.  The checker re-runs the model on every prefix of the family
-(docs/theory.md sections 1-3) using only the standard library and mpmath:
+- kind ``witness`` (the trigger Family): ``H`` heads on the input features
+  ``φ = [e(x); π(t)]`` with scores ``s_tj = φ_t^T A_h φ_j`` and values ``U_h e(x)`` (or
+  ``U_fix``), whose outputs add;
+- kind ``paper-witness`` (the paper Family): ``layers`` layers of ``heads`` heads, head
+  ``h`` scoring ``s_ik = (W_Q r_i)·(W_K r_k)`` over ``k <= i`` with values ``W_V r_k``; the
+  layer writes ``W_O [o^1; ...; o^H]``, added to its input ``r`` when residual.  With
+  ``values = "fixed"`` (one layer, one head) ``W_O W_V = I - e_0 e_0^T`` is checked exactly.
 
-- ReLU: every score is rational, so outputs, errors and BOS masses are computed
-  exactly in :class:`fractions.Fraction` arithmetic;
-- softmax: scores are exact rationals; each weight ``exp(s_j - s_0)`` and every
-  later operation is enclosed by mpmath interval arithmetic at ``precision_digits``
-  digits, and the decision compares the interval's end points (converted exactly
-  to rationals) with the claimed bounds.  The check is therefore rigorous: a model
-  that meets the bounds only up to float64 rounding is rejected;
-- every other map (sink logit ``b``, softmax1, sparsemax, entmax-1.5, sigmoid ``b``,
-  ReLU/length, gated softmax with gate ``g_t = σ(w·φ_t + c)``): the weights of
-  :mod:`sinkproof.checker.maps` (exact rationals for sparsemax and ReLU/length,
-  outward intervals otherwise), the gate's interval, and interval sums of ``g α_j v_j``
-  with rational end points.  A gated head's BOS weight is ``g_t α_0``; its share
-  ``α_0 / Σ_j α_j`` (the gate cancels).
-
-Layout (inside the common envelope, ``docs/certificates.md``)::
-
-    instance: {task: {...}, content_vectors?: [[q]], values: "fixed" | "learned"}
-    claim:    {statement, model_class: {kind, heads, values},
-               max_error: q, max_bos_mass: q,
-               where: "nontrigger" | "trigger" | "all" | [{sequence: [...], position: t}]}
-    data:     {A: [H][D][D] q, U: "fixed" | [H][p][p+3] q, precision_digits?: int,
-               map_params: [H][P] q (maps with parameters: sink_logit, sigmoid ``b``),
-               gate_w: [H][D] q, gate_c: [H] q (gated_softmax)}
+Every score is an exact rational while the rows are exact.  The weights come from the
+map-rule table (:mod:`sinkproof.checker.maps`): exact rationals for the rational maps (and
+entmax-1.5 where rational), outward-rounded intervals otherwise (a gate
+``g = σ(w·φ + c)`` scales a gated head's weights: its BOS weight is ``g α_0``, its share
+``α_0 / Σ_j α_j``).  The trigger witness's softmax heads sum their terms on a fixed-point
+grid (:class:`~sinkproof.checker.interval.FixedPoint`); a stack's rows become intervals
+once a layer is not exact.  Every decision compares interval end points, converted exactly
+to rationals, with the claimed bounds, so a model that meets them only up to float64
+rounding is rejected.  The file layouts are in ``docs/certificates.md``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
+from mpmath import iv
+
 from ...errors import CertificateError
-from ..exact import InequalityFailed, common_denominator, dot, show
+from ..exact import InequalityFailed, approx, common_denominator, dot, show
+from ..family.paper import PaperFamily, read_paper
 from ..family.trigger import (
     BOS,
     TRIGGER,
@@ -51,23 +47,34 @@ from ..family.trigger import (
     token_features,
 )
 from ..interval import FixedPoint as _Intervals
+from ..interval import as_iv, ivq, lower, upper
 from ..limits import current, require
-from ..maps import MAP_NAMES, RATIONAL_MAPS, gate_interval, interval_weights
+from ..maps import (
+    MAP_NAMES,
+    MAP_PARAMETERS,
+    RATIONAL_MAPS,
+    gate_interval,
+    interval_weights,
+    row_weights,
+)
 from ..schema import (
     as_list,
     check_fields,
     child,
     format_rational,
     need,
+    need_bool,
     need_dict,
     need_int,
     need_list,
     need_rational,
     need_str,
     rational_matrix,
+    rational_vector,
 )
 from ..verdict import Verdict
-from .heads import head_extras
+
+KIND = "paper-witness"
 
 KINDS = MAP_NAMES
 SIMPLEX_MAPS = ("softmax", "sparsemax", "entmax15")
@@ -84,6 +91,10 @@ PREFIX_COST = 4
 ``benchmarks/bench_checker_limits.py``: rational additions, products and bookkeeping)."""
 MAX_LOGIT_GAP = 100_000
 """Largest ``s_j - s_0`` accepted: ``exp`` of it is held as an integer of ~1.44·gap bits."""
+CLASS_FIELDS = ("kind", "heads", "layers", "residual", "values")
+Prefix = tuple[int, ...]
+"""Paper token codes ``x_1..x_t``: content ``i`` is ``i``, the trigger carrying ``c_i`` is
+``m + i``."""
 
 
 @dataclass(frozen=True)
@@ -126,7 +137,59 @@ class WitnessFigures:
     n_constrained: int
 
 
-# ----------------------------------------------------------------- parsing
+# ----------------------------------------------------------------- shared reading
+def read_bounds(claim: dict[str, Any]) -> tuple[Fraction, Fraction, str]:
+    """A witness claim's ``max_error``, ``max_bos_mass`` (both ``>= 0``) and ``bos_measure``."""
+    max_error = need_rational(claim, "max_error", "claim")
+    max_bos = need_rational(claim, "max_bos_mass", "claim")
+    if max_error < 0 or max_bos < 0:
+        raise CertificateError("claim: max_error and max_bos_mass must be >= 0")
+    measure = claim.get("bos_measure", "weight")
+    if measure not in MEASURES:
+        raise CertificateError(f"claim.bos_measure: {measure!r} is not one of "
+                               f"{', '.join(MEASURES)}")
+    return max_error, max_bos, measure
+
+
+def read_digits(data: dict[str, Any]) -> int:
+    """``data.precision_digits`` (default 50): an integer in ``[15, 1000]``."""
+    digits = data.get("precision_digits", DEFAULT_DIGITS)
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 1000:
+        raise CertificateError("data.precision_digits: expected an integer in [15, 1000]")
+    return digits
+
+
+def _tensor(data: dict[str, Any], name: str, shape: tuple[int, ...]) -> list:
+    """``data.name``: nested arrays of exact rationals of exactly ``shape``."""
+    def read(value: Any, path: str, dims: tuple[int, ...]) -> Any:
+        if len(dims) == 1:
+            return rational_vector(value, path, dims[0])
+        items = as_list(value, path, length=dims[0])
+        if len(dims) == 2:
+            return rational_matrix(items, path, columns=dims[1])
+        return [read(v, child(path, i), dims[1:]) for i, v in enumerate(items)]
+
+    return read(need(data, name, "data"), f"data.{name}", shape)
+
+
+def _extras(data: dict[str, Any], kind: str, lead: tuple[int, ...], width: int
+            ) -> tuple[Any, Any, Any]:
+    """``map_params`` ``[*lead][P]`` (exactly for the maps with parameters) and the gate
+    ``gate_w`` ``[*lead][width]``, ``gate_c`` ``[*lead]`` (exactly for a gated map), ``lead``
+    the heads' index shape."""
+    names = MAP_PARAMETERS.get(kind, ())
+    if not names and "map_params" in data:
+        raise CertificateError(f"data.map_params: the {kind} map has no parameters")
+    gated = kind == "gated_softmax"
+    if not gated and ("gate_w" in data or "gate_c" in data):
+        raise CertificateError(f"data.gate_w/gate_c: the {kind} map has no gate")
+    params = _tensor(data, "map_params", (*lead, len(names))) if names else None
+    if not gated:
+        return params, None, None
+    return params, _tensor(data, "gate_w", (*lead, width)), _tensor(data, "gate_c", lead)
+
+
+# ----------------------------------------------------------------- the trigger witness
 def _read_where(claim: dict[str, Any], inst: Instance) -> str | frozenset[tuple[int, ...]]:
     where = need(claim, "where", "claim")
     if isinstance(where, list):
@@ -150,19 +213,10 @@ def _read_where(claim: dict[str, Any], inst: Instance) -> str | frozenset[tuple[
 
 def _read_model(data: dict[str, Any], inst: Instance, D: int, heads: int, values: str
                 ) -> tuple[list[list[list[Fraction]]], list[list[list[Fraction]]] | None]:
-    A_raw = need_list(data, "A", "data", length=heads)
-    A = [rational_matrix(a, child("data.A", h), columns=D) for h, a in enumerate(A_raw)]
-    for h, a in enumerate(A):
-        if len(a) != D:
-            raise CertificateError(f"data.A[{h}]: expected {D} rows, got {len(a)}")
-    U_raw = need(data, "U", "data")
-    if U_raw == "fixed":
+    A = _tensor(data, "A", (heads, D, D))
+    if need(data, "U", "data") == "fixed":
         return A, None
-    U_list = as_list(U_raw, "data.U", length=heads)
-    U = [rational_matrix(u, child("data.U", h), columns=inst.p + 3) for h, u in enumerate(U_list)]
-    for h, u in enumerate(U):
-        if len(u) != inst.p:
-            raise CertificateError(f"data.U[{h}]: expected {inst.p} rows, got {len(u)}")
+    U = _tensor(data, "U", (heads, inst.p, inst.p + 3))
     if values == "fixed":
         fixed = [[Fraction(int(i == j)) for j in range(inst.p + 3)] for i in range(inst.p)]
         if any(u != fixed for u in U):
@@ -197,50 +251,9 @@ def read_witness(cert: dict[str, Any]) -> Witness:
             "instance and model: exact operations to evaluate the witness")
     A, U = _read_model(data, inst, D, heads, values)
     common_denominator((x for m in (*A, *(U or ())) for row in m for x in row), "data.A and data.U")
-    map_params, gate_w, gate_c = _read_head_extras(data, kind, heads, D)
+    map_params, gate_w, gate_c = _extras(data, kind, (heads,), D)
     return Witness(inst, positions, kind, A, U, max_error, max_bos,
                    _read_where(claim, inst), digits, measure, map_params, gate_w, gate_c)
-
-
-def read_bounds(claim: dict[str, Any]) -> tuple[Fraction, Fraction, str]:
-    """A witness claim's ``max_error``, ``max_bos_mass`` (both ``>= 0``) and ``bos_measure``."""
-    max_error = need_rational(claim, "max_error", "claim")
-    max_bos = need_rational(claim, "max_bos_mass", "claim")
-    if max_error < 0 or max_bos < 0:
-        raise CertificateError("claim: max_error and max_bos_mass must be >= 0")
-    measure = claim.get("bos_measure", "weight")
-    if measure not in MEASURES:
-        raise CertificateError(f"claim.bos_measure: {measure!r} is not one of "
-                               f"{', '.join(MEASURES)}")
-    return max_error, max_bos, measure
-
-
-def read_digits(data: dict[str, Any]) -> int:
-    """``data.precision_digits`` (default 50): an integer in ``[15, 1000]``."""
-    digits = data.get("precision_digits", DEFAULT_DIGITS)
-    if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 1000:
-        raise CertificateError("data.precision_digits: expected an integer in [15, 1000]")
-    return digits
-
-
-def _read_head_extras(data: dict[str, Any], kind: str, heads: int, D: int
-                      ) -> tuple[list[list[Fraction]] | None, list[list[Fraction]] | None,
-                                 list[Fraction] | None]:
-    """``map_params`` ``[H][P]`` (exactly for the maps with parameters) and the gate
-    ``gate_w`` ``[H][D]``, ``gate_c`` ``[H]`` (exactly for ``gated_softmax``)."""
-    names, gated = head_extras(data, kind)
-    params = None
-    if names:
-        raw = need_list(data, "map_params", "data", length=heads)
-        params = [rational_matrix([row], child("data.map_params", h), columns=len(names))[0]
-                  for h, row in enumerate(raw)]
-    if not gated:
-        return params, None, None
-    w = rational_matrix(need_list(data, "gate_w", "data", length=heads), "data.gate_w",
-                        columns=D)
-    c = rational_matrix([need_list(data, "gate_c", "data", length=heads)], "data.gate_c",
-                        columns=heads)[0]
-    return params, w, c
 
 
 def estimate_work(inst: Instance, D: int, heads: int, kind: str, n_prefixes: int,
@@ -269,7 +282,7 @@ class _Model:
         inst = w.inst
         self.w = w
         self.iv = _Intervals(w.digits)
-        self.generic = w.kind not in ("softmax", "relu")
+        self.generic = w.kind != "softmax"
         tokens = [*range(inst.k), TRIGGER, BOS]
         rows = {(b, j): token_features(inst, b) + position_features(w.positions, inst.T, j)
                 for b in tokens for j in range(inst.T + 1)}
@@ -352,8 +365,8 @@ class _Model:
     def output(self, keys: list[int]) -> tuple[list[Any], list[Any]]:
         """Output at the last position of ``BOS, keys`` and the BOS mass per head.
 
-        ReLU: exact rationals.  Softmax: fixed-point intervals.  Other maps: rational
-        intervals (:meth:`_generic_output`).
+        Softmax: fixed-point intervals.  Other maps: rational intervals, points for the
+        rational maps (:meth:`_generic_output`).
         """
         t = len(keys)
         q = keys[-1] if t else BOS
@@ -362,22 +375,8 @@ class _Model:
         masses: list[Fraction] = []
         if self.generic:
             return self._generic_output(q, t, seq)
-        if self.w.kind == "relu":
-            out: list[Any] = [Fraction(0)] * p
-            for h in range(self.w.heads):
-                vals, table = self.values[h], self.scores[h]
-                alphas = [max(table[q, t, b, j], Fraction(0)) for j, b in enumerate(seq)]
-                for a, b in zip(alphas, seq):
-                    if a:
-                        out = [o + a * vc for o, vc in zip(out, vals[b])]
-                if self.w.measure == "weight":
-                    masses.append(alphas[0])
-                else:  # the BOS share, 0 when every weight is 0
-                    total = sum(alphas, Fraction(0))
-                    masses.append(alphas[0] / total if total else Fraction(0))
-            return out, masses
         iv = self.iv
-        out = [(0, 0)] * p
+        out: list[Any] = [(0, 0)] * p
         for h in range(self.w.heads):
             terms = self.terms[h]
             (z0, z1), num = terms[q, t, BOS, 0]
@@ -392,9 +391,7 @@ class _Model:
         return out, masses
 
     def error_sq(self, out: list[Any], target: list[Fraction]) -> Fraction:
-        """``||f - y||²`` exactly (ReLU) or its rigorous upper bound (softmax)."""
-        if self.w.kind == "relu":
-            return sum(((o - y) ** 2 for o, y in zip(out, target)), Fraction(0))
+        """A rigorous upper bound on ``||f - y||²`` (exact where the output is a point)."""
         if self.generic:
             return sum((max((o0 - y) ** 2, (o1 - y) ** 2) for (o0, o1), y in zip(out, target)),
                        Fraction(0))
@@ -491,7 +488,10 @@ def _at(at: tuple[tuple[int, ...], int]) -> str:
 
 
 def verify(cert: dict[str, Any]) -> Verdict:
-    """Check a witness certificate: both bounds hold rigorously on the whole family."""
+    """Check a witness certificate (``witness`` or ``paper-witness``): both bounds hold
+    rigorously on the whole family."""
+    if need_str(cert, "kind", "", choices=("witness", KIND)) == KIND:
+        return verify_stack(cert)
     w = read_witness(cert)
     return decide(w, measure(w))
 
@@ -501,12 +501,12 @@ def decide(w: Witness, fig: WitnessFigures) -> Verdict:
     if not fig.error_sq <= w.max_error**2:
         raise InequalityFailed(
             f"error at {_at(fig.error_at)}: ||f - y||² <= ε² fails: upper bound "
-            f"{show(fig.error_sq)} > {show(w.max_error**2)}")
+            f"{show(fig.error_sq)} > {show(w.max_error**2)}", fig)
     measure = _measure_text(w)
     if fig.bos is not None and not fig.bos <= w.max_bos_mass:
         raise InequalityFailed(
             f"{measure} at {_at(fig.bos_at)}: <= {show(w.max_bos_mass)} fails: upper bound "
-            f"{show(fig.bos)}")
+            f"{show(fig.bos)}", fig)
     values = "fixed" if w.U is None else "learned"
     method = ("exact rationals" if w.kind in RATIONAL_MAPS
               else f"{w.digits}-digit interval arithmetic")
@@ -518,4 +518,414 @@ def decide(w: Witness, fig: WitnessFigures) -> Verdict:
     details = {"max error² (upper bound)": show(fig.error_sq),
                f"max {measure} (upper bound)": "none" if fig.bos is None else show(fig.bos)}
     return Verdict(ok=True, kind="witness", claim=claim, details=details,
-                   statement=witness_statement(w))
+                   statement=witness_statement(w), figures=fig)
+
+
+# ----------------------------------------------------------------- the stack witness
+Row = list[Any]
+"""A row of Fractions (exact) or of mpmath intervals."""
+
+
+def is_exact(row: Sequence[Any]) -> bool:
+    return all(isinstance(x, Fraction) for x in row)
+
+
+def matvec(M: list[list[Fraction]], v: Row) -> Row:
+    """``M v`` exactly when ``v`` is exact, else in intervals."""
+    if is_exact(v):
+        return [sum((a * b for a, b in zip(row, v) if a and b), Fraction(0)) for row in M]
+    return [sum((ivq(a) * b for a, b in zip(row, v) if a), iv.mpf(0)) for row in M]
+
+
+def _dot(a: Row, b: Row) -> Any:
+    if is_exact(a) and is_exact(b):
+        return sum((x * y for x, y in zip(a, b)), Fraction(0))
+    return sum((as_iv(x) * as_iv(y) for x, y in zip(a, b)), iv.mpf(0))
+
+
+@dataclass(frozen=True)
+class HeadParams:
+    """One head's exact weights: ``W_Q, W_K, W_V`` ``(n, n)``, the map's parameters, and a
+    gate ``(w, c)`` (gated maps only)."""
+
+    W_Q: list[list[Fraction]]
+    W_K: list[list[Fraction]]
+    W_V: list[list[Fraction]]
+    params: list[Fraction]
+    gate_w: list[Fraction] | None = None
+    gate_c: Fraction = Fraction(0)
+
+
+@dataclass
+class HeadOutput:
+    """A head at one query: its output (exact or intervals), effective BOS weight
+    ``g α_0`` (an exact Fraction or an interval) and an upper bound on its BOS share
+    ``α_0 / Σ_j α_j`` (0 when every weight is 0)."""
+
+    out: Row
+    bos: Any
+    share_upper: Fraction
+
+
+def _share_upper(w: list[Any]) -> Fraction:
+    """An upper bound on ``α_0 / Σ_j α_j`` (increasing in ``α_0``, decreasing in the rest)."""
+    top = upper(w[0])
+    if top <= 0:
+        return Fraction(0)
+    rest = sum((max(lower(x), Fraction(0)) for x in w[1:]), Fraction(0))
+    return top / (top + rest)
+
+
+def head_output(kind: str, head: HeadParams, query: Row, keys: list[Row], values: list[Row],
+                t: int) -> HeadOutput:
+    """The head's output at query row ``query`` over ``keys``/``values`` of rows ``0..t``."""
+    q = matvec(head.W_Q, query)
+    scores = [_dot(q, k) for k in keys]
+    w = row_weights(kind, scores, t, head.params)
+    share = _share_upper(w)
+    if head.gate_w is not None:
+        g = 1 / (1 + iv.exp(-(as_iv(_dot(head.gate_w, query)) + ivq(head.gate_c))))
+        w = [as_iv(x) * g for x in w]
+    exact = all(isinstance(x, Fraction) for x in w) and all(is_exact(v) for v in values)
+    d = len(values[0])
+    if exact:
+        out: Row = [sum((a * v[i] for a, v in zip(w, values) if a), Fraction(0))
+                    for i in range(d)]
+    else:
+        out = [sum((as_iv(a) * as_iv(v[i]) for a, v in zip(w, values)), iv.mpf(0))
+               for i in range(d)]
+    return HeadOutput(out, w[0], share)
+
+
+@dataclass(frozen=True)
+class PaperWitness:
+    """A parsed witness (exact weights, the instance, the claimed bounds)."""
+
+    n: int
+    L: int
+    content: list[list[Fraction]]
+    kind: str
+    residual: bool
+    fixed: bool
+    W: dict[str, list]
+    max_error: Fraction
+    max_bos_mass: Fraction
+    where: str | dict[Prefix, frozenset[tuple[int, int]] | None]
+    digits: int
+    measure: str = "weight"
+    map_params: list[list[list[Fraction]]] | None = None
+    gate_w: list[list[list[Fraction]]] | None = None
+    gate_c: list[list[Fraction]] | None = None
+
+    @property
+    def m(self) -> int:
+        return len(self.content)
+
+    @cached_property
+    def family(self) -> PaperFamily:
+        return PaperFamily(self.n, self.L, self.content, self.residual)
+
+    @property
+    def layers(self) -> int:
+        return len(self.W["W_Q"])
+
+    @property
+    def heads(self) -> int:
+        return len(self.W["W_Q"][0])
+
+
+def _read_stack_where(claim: dict[str, Any], family: PaperFamily, layers: int, heads: int
+                ) -> str | dict[Prefix, frozenset[tuple[int, int]] | None]:
+    where, m = need(claim, "where", "claim"), family.m
+    if where == "nontrigger":
+        return where
+    items = as_list(where, "claim.where", min_length=1)
+    out: dict[Prefix, frozenset[tuple[int, int]] | None] = {}
+    for i, item in enumerate(items):
+        path = child("claim.where", i)
+        if not isinstance(item, dict):
+            raise CertificateError(f"{path}: must be an object")
+        check_fields(item, path, ("content", "trigger_at", "heads"))
+        content = need_list(item, "content", path, min_length=1)
+        for k, c in enumerate(content):
+            if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < m:
+                raise CertificateError(f"{path}.content[{k}]: {c!r} is not a content index < {m}")
+        j, t = need(item, "trigger_at", path), len(content)
+        if j is not None and (isinstance(j, bool) or not isinstance(j, int) or not 2 <= j < t):
+            raise CertificateError(f"{path}.trigger_at: must be null or an integer in "
+                                   f"2..{t - 1} (before the non-trigger position {t})")
+        prefix = family.read_prefix([c + m if k + 1 == j else c for k, c in enumerate(content)],
+                                    f"{path}.content")
+        hs = need(item, "heads", path)
+        if hs == "every":
+            chosen = None
+        else:
+            pairs = as_list(hs, f"{path}.heads", min_length=1)
+            chosen = frozenset()
+            for q, pair in enumerate(pairs):
+                lh = as_list(pair, child(f"{path}.heads", q), length=2)
+                if not all(isinstance(v, int) and not isinstance(v, bool) for v in lh) or not (
+                        0 <= lh[0] < layers and 0 <= lh[1] < heads):
+                    raise CertificateError(f"{path}.heads[{q}]: not a [layer, head] of the model")
+                chosen = chosen | {(lh[0], lh[1])}
+        if prefix in out:
+            raise CertificateError(f"{path}: prefix listed twice")
+        out[prefix] = chosen
+    return out
+
+
+def read_stack_witness(cert: dict[str, Any]) -> PaperWitness:
+    """Parse and check the shape of a ``paper-witness`` file."""
+    need_str(cert, "kind", "", choices=(KIND,))
+    task, family = read_paper(cert["instance"], ("task", "content_vectors"), one_layer=False)
+    n, L, content = family.n, family.L, family.content
+    family.count_prefixes()
+    claim = check_fields(need_dict(cert, "claim", ""), "claim",
+                         ("statement", "model_class", "max_error", "max_bos_mass", "where",
+                          "bos_measure"))
+    mc = check_fields(need_dict(claim, "model_class", "claim"), "claim.model_class",
+                      CLASS_FIELDS)
+    kind = need_str(mc, "kind", "claim.model_class", choices=KINDS)
+    layers = need_int(mc, "layers", "claim.model_class", minimum=1)
+    heads = need_int(mc, "heads", "claim.model_class", minimum=1)
+    residual = need_bool(mc, "residual", "claim.model_class")
+    if need_bool(task, "residual", "instance.task") != residual:
+        raise CertificateError("instance.task.residual: must equal claim.model_class.residual "
+                               "(residual targets go with residual connections)")
+    fixed = need_str(mc, "values", "claim.model_class", choices=("learned", "fixed")) == "fixed"
+    if fixed and (layers, heads) != (1, 1):
+        raise CertificateError("claim.model_class.values: fixed values are defined for one "
+                               "layer of one head")
+    max_error, max_bos, measure = read_bounds(claim)
+    data = check_fields(need_dict(cert, "data", ""), "data",
+                        ("W_Q", "W_K", "W_V", "W_O", "precision_digits", "map_params",
+                         "gate_w", "gate_c"))
+    digits = read_digits(data)
+    require("content", 4 * layers * heads * n * n, "data: weight entries")
+    W = {name: _tensor(data, name, (layers, heads, n, n)) for name in ("W_Q", "W_K", "W_V")}
+    W["W_O"] = _tensor(data, "W_O", (layers, n, heads * n))
+    where = _read_stack_where(claim, family, layers, heads)
+    params, gate_w, gate_c = _extras(data, kind, (layers, heads), n)
+    return PaperWitness(n, L, content, kind, residual, fixed, W, max_error, max_bos, where,
+                        digits, measure, params, gate_w, gate_c)
+
+
+# ---------------------------------------------------------------- the run
+@dataclass
+class _Figures:
+    error_sq: Fraction
+    error_at: tuple[Prefix, int]
+    bos: Fraction
+    bos_at: tuple[Prefix, int, int] | None
+    n_prefixes: int
+    n_constrained: int
+    exact: bool = True
+
+
+def _heads(w: PaperWitness) -> list[list[HeadParams]]:
+    out = []
+    for layer in range(w.layers):
+        row = []
+        for h in range(w.heads):
+            params = [] if w.map_params is None else w.map_params[layer][h]
+            gw = None if w.gate_w is None else w.gate_w[layer][h]
+            gc = Fraction(0) if w.gate_c is None else w.gate_c[layer][h]
+            row.append(HeadParams(w.W["W_Q"][layer][h], w.W["W_K"][layer][h],
+                                  w.W["W_V"][layer][h], params, gw, gc))
+        out.append(row)
+    return out
+
+
+def _bos_measure(w: PaperWitness, o: HeadOutput) -> Fraction:
+    return o.share_upper if w.measure == "share" else upper(o.bos)
+
+
+def _add(a: Any, b: Any) -> Any:
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return a + b
+    return as_iv(a) + as_iv(b)
+
+
+def _run(w: PaperWitness) -> _Figures:
+    """Every prefix once (depth-first): the largest error² and constrained BOS measure."""
+    heads = _heads(w)
+    fig = _Figures(Fraction(0), ((), 0), Fraction(0), None, 0, 0)
+    # per layer: keys[h], values[h] of the rows so far (a stack for the DFS)
+    keys: list[list[list[Row]]] = [[[] for _ in range(w.heads)] for _ in range(w.layers)]
+    vals: list[list[list[Row]]] = [[[] for _ in range(w.heads)] for _ in range(w.layers)]
+
+    def add(prefix: Prefix, code: int | None) -> None:
+        t = len(prefix)
+        x = w.family.token(code)
+        r: Row = list(x)
+        bos_row: list[list[HeadOutput]] = []
+        for layer in range(w.layers):
+            outs: Row = []
+            per = []
+            for h, head in enumerate(heads[layer]):
+                keys[layer][h].append(matvec(head.W_K, r))
+                vals[layer][h].append(matvec(head.W_V, r))
+                o = head_output(w.kind, head, r, keys[layer][h], vals[layer][h], t)
+                per.append(o)
+                outs.extend(o.out)
+            y = matvec(w.W["W_O"][layer], outs)
+            r = [_add(a, b) for a, b in zip(r, y)] if w.residual else y
+            bos_row.append(per)
+        target = w.family.target(prefix)
+        if is_exact(r):
+            e_up = sum(((a - b) ** 2 for a, b in zip(r, target)), Fraction(0))
+        else:
+            fig.exact = False
+            e_up = upper(sum(((as_iv(a) - ivq(b)) ** 2 for a, b in zip(r, target)),
+                             iv.mpf(0)))
+        if e_up > fig.error_sq:
+            fig.error_sq, fig.error_at = e_up, (prefix, t)
+        if t >= 1 and not (code is not None and code >= w.m):
+            chosen = _stack_constrained(w, prefix)
+            if chosen is not False:
+                fig.n_constrained += 1
+                for layer in range(w.layers):
+                    for h in range(w.heads):
+                        if chosen is None or (layer, h) in chosen:
+                            b = _bos_measure(w, bos_row[layer][h])
+                            if fig.bos_at is None or b > fig.bos:
+                                fig.bos, fig.bos_at = b, (prefix, layer, h)
+        fig.n_prefixes += 1
+
+    def pop() -> None:
+        for layer in range(w.layers):
+            for h in range(w.heads):
+                keys[layer][h].pop()
+                vals[layer][h].pop()
+
+    def visit(prefix: Prefix) -> None:
+        for child_ in w.family.children(prefix):
+            add(child_, child_[-1])
+            visit(child_)
+            pop()
+
+    add((), None)
+    visit(())
+    return fig
+
+
+def _stack_constrained(w: PaperWitness, prefix: Prefix) -> frozenset[tuple[int, int]] | None | bool:
+    """Heads constrained at the prefix's last position (``None`` = every head), or False."""
+    if w.where == "nontrigger":
+        return None
+    return w.where.get(prefix, False)
+
+
+def _fixed_values_ok(w: PaperWitness) -> None:
+    WO, WV = w.W["W_O"][0], w.W["W_V"][0][0]
+    for i in range(w.n):
+        for k in range(w.n):
+            got = sum((WO[i][d] * WV[d][k] for d in range(w.n)), Fraction(0))
+            want = Fraction(int(i == k and i != 0))
+            if got != want:
+                raise CertificateError(f"data: W_O W_V [{i}][{k}] = {show(got)}, but fixed "
+                                       f"values need I - e_0 e_0^T (= {show(want)})")
+
+
+def verify_stack(cert: dict[str, Any]) -> Verdict:
+    """Kind ``paper-witness``: the model's error and BOS weights on the whole family."""
+    w = read_stack_witness(cert)
+    count = w.family.count_prefixes()
+    per = w.layers * w.heads * (3 * w.n * w.n + 2 * w.L * w.n) + w.layers * w.n * w.heads * w.n
+    require("work", count * per * 4, f"instance: interval operations of {count} prefixes")
+    if w.fixed:
+        _fixed_values_ok(w)
+    fig = measure_stack(w)
+    what = _stack_measure_text(w)
+    if fig.error_sq > w.max_error**2:
+        return _fail(w, f"error² {approx(fig.error_sq)} > max_error² = "
+                        f"{show(w.max_error**2)} at prefix {list(fig.error_at[0])}")
+    if fig.bos_at is not None and fig.bos > w.max_bos_mass:
+        prefix, layer, h = fig.bos_at
+        return _fail(w, f"{what} {approx(fig.bos)} > max_bos_mass = "
+                        f"{show(w.max_bos_mass)} (layer {layer}, head {h}, prefix {list(prefix)})")
+    if fig.n_constrained == 0:
+        return _fail(w, "claim.where names no non-trigger position of the family")
+    where = (w.where if isinstance(w.where, str) else
+             [{"prefix": list(p), "heads": "every" if hs is None else sorted(map(list, hs))}
+              for p, hs in sorted(w.where.items())])
+    vectors = [[format_rational(x) for x in c] for c in w.content]
+    values = "fixed (W_O W_V = I - e_0 e_0^T)" if w.fixed else "learned"
+    statement = {
+        "kind": KIND, "setting": "paper",
+        "instance": {"n": w.n, "L": w.L, "content": {"scheme": "custom", "vectors": vectors}},
+        "model_class": {"kind": w.kind, "heads": w.heads, "layers": w.layers,
+                        "residual": w.residual, "values": "fixed" if w.fixed else "learned"},
+        "max_error": format_rational(w.max_error),
+        "max_bos_mass": format_rational(w.max_bos_mass), "where": where,
+        "bos_measure": w.measure,
+    }
+    if w.map_params is not None:
+        statement["map_params"] = [[[format_rational(x) for x in h] for h in layer]
+                                   for layer in w.map_params]
+    text = (f"a {w.kind} model of {w.layers} layer(s) x {w.heads} head(s) "
+            f"({'residual' if w.residual else 'no residual'}, {values} values) on the paper's "
+            f"task [n={w.n}, L={w.L}, the m={w.m} content vectors listed] has error <= "
+            f"{show(w.max_error)} at every position of all {count} prefixes of the family and "
+            f"{what} <= {show(w.max_bos_mass)} in "
+            + ("every head at every non-trigger position" if w.where == "nontrigger"
+               else f"the named heads at {len(w.where)} listed non-trigger positions"))
+    return Verdict(True, KIND, text, details={
+        "prefixes": fig.n_prefixes, "constrained": fig.n_constrained,
+        "error_sq_upper": show(fig.error_sq), "bos_upper": show(fig.bos),
+        "exact": fig.exact},
+        statement=statement)
+
+
+def measure_stack(w: PaperWitness) -> _Figures:
+    """The checker's figures on a parsed witness: upper bounds on the largest error² over
+    the family and on the BOS measure at the constrained positions (``exact``: every
+    output was computed in rationals, so the error² bound is the exact value)."""
+    _require_row_digits(w)
+    saved = iv.prec
+    try:
+        iv.dps = w.digits
+        return _run(w)
+    finally:
+        iv.prec = saved
+
+
+EXACT_ROW_MAPS = ("relu", "relu_length", "sparsemax", "entmax15")
+"""Maps whose weights at exact scores can be exact, so that a layer's exact rows feed the
+next layer as exact rows."""
+
+
+def _bits(x: Fraction) -> int:
+    return x.numerator.bit_length() + x.denominator.bit_length()
+
+
+def _require_row_digits(w: PaperWitness) -> None:
+    """Refuse, before any prefix is run, a stack whose exact rows would outgrow the
+    ``denominator_digits`` limit.  Per layer a row's numbers grow about threefold in bits:
+    ``s = (W_Q r)·(W_K r)`` is quadratic in the row, the output ``α W_V r`` cubic, and
+    ``W_O`` adds the weights' bits once more; every sum of ``n·L·H`` terms adds their
+    logarithm.  The weights are first put on one common denominator (also limited)."""
+    if w.kind not in EXACT_ROW_MAPS or w.gate_w is not None or w.layers < 2:
+        return
+    weights = [x for name in ("W_Q", "W_K", "W_V") for layer in w.W[name] for head in layer
+               for row in head for x in row]
+    weights += [x for layer in w.W["W_O"] for row in layer for x in row]
+    common_denominator(weights, "data: the weights W_Q, W_K, W_V, W_O")
+    wb = max(map(_bits, weights), default=1)
+    rb = max((_bits(x) for c in w.content for x in c), default=1)
+    terms = (w.n * w.L * w.heads).bit_length() + 2
+    for layer in range(1, w.layers):
+        rb = 3 * rb + 4 * wb + 4 * terms
+        digits = int(rb * 0.30103) + 1
+        require("denominator_digits", digits,
+                f"data: the exact rows entering layer {layer} (about 3x the bits per layer)")
+
+
+def _stack_measure_text(w: PaperWitness) -> str:
+    if w.measure == "share":
+        return "BOS share α_t0 / Σ_k α_tk"
+    return "BOS weight g_t α_t0" if w.gate_w is not None else "BOS weight α_t0"
+
+
+def _fail(w: PaperWitness, why: str) -> Verdict:
+    return Verdict(False, KIND, f"paper witness ({w.kind}, {w.layers}x{w.heads})", failure=why)

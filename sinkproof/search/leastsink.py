@@ -1,0 +1,178 @@
+"""The least BOS weight of an accurate one-head model at one position, from above: a
+constrained optimiser over one softmax head with learned values (the upper side of a
+certified bound).
+
+The model: one softmax head on a finite task, scores ``s_ik = φ_i^T A φ_k`` (``A`` any
+``D×D``; in the paper's setting ``A = W_Q^T W_K`` on the token vectors) and token-only values
+``M e(x_k)`` (``M`` any ``out_dim × |e|``: ``W_O W_V`` in the paper's setting, ``U`` in ours).
+Every prefix of the family is read through the task protocol (``prefix_blocks``,
+``prefix_features``, ``prefix_targets``).  The problem, for a target prefix ``P`` (its last
+position ``t``)::
+
+    maximise  log((1 - α_t0(P)) / α_t0(P))   subject to   ||f_i(X) - y_i(X)||² <= ε²
+                                                         at every position of every X
+
+(the log-odds of the non-BOS mass, so that the BOS weight is minimised), by SLSQP with
+exact JAX gradients, from several starting points: the fixed-value sink construction at
+several logit scales (:func:`sinkproof.constructions.paper_sink_weights` in the paper's
+setting, Theorem 5's head in ours) and any starting ``(A, M)`` given.  What it returns is
+only a candidate: the trusted checker decides its error and BOS weight exactly
+(:func:`sinkproof.stackwitness.stack_witness` with ``at=`` in the paper's setting,
+:func:`sinkproof.search.verify.verify_witness` with ``where=[(sequence, t)]`` in ours).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._validate import as_real
+from ..autodiff import x64
+from ..constructions import paper_sink_weights, softmax_score_matrix
+from ..model import AttentionModel, fixed_values
+from ..stack import StackModel, paper_model
+from ..tasks.protocol import Task, require
+from ..work import product, refuse_beyond
+
+MAX_POSITIONS = 200_000
+"""Most error constraints (prefixes of the family) the optimiser takes."""
+MARGIN = 1e-6
+"""The optimiser aims at error ``ε (1 - MARGIN)``, so that its answer is within ``ε``."""
+
+
+@dataclass(frozen=True)
+class LeastSink:
+    """The best feasible candidate: its ``A`` and ``M``, the float BOS weight at the target
+    and the model's largest float error over the family; ``starts`` tried, ``feasible``
+    of them ended within ``ε`` (in floats)."""
+
+    A: np.ndarray
+    M: np.ndarray
+    bos: float
+    error: float
+    starts: int
+    feasible: int
+
+    def model(self, task: Task) -> StackModel:
+        """The candidate: a paper stack (``W_Q = A^T``, ``W_K = I``, ``W_V = M``, ``W_O = I``)
+        on a task without positions, else the one-head :class:`AttentionModel` ``(A, U = M)``."""
+        if task.has_positions:
+            return AttentionModel(task, kind="softmax", A=self.A[None], U=self.M[None])
+        n = task.n
+        return paper_model(task.replace(residual=False), "softmax", residual=False,
+                           W_Q=self.A.T[None, None], W_K=np.eye(n)[None, None],
+                           W_V=self.M[None, None], W_O=np.eye(n)[None])
+
+
+def _groups(task: Task) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Every prefix of the finite family by depth ``t = 0..max_depth``: input rows
+    ``(N, t+1, D)`` and the targets at the last position ``(N, out_dim)``."""
+    empty = np.zeros((1, 0), dtype=np.int64)
+    out = [(task.prefix_features(empty), task.prefix_targets(empty))]
+    for t in range(1, task.max_depth + 1):
+        codes = np.concatenate([b.codes for b in task.prefix_blocks(t)])
+        out.append((task.prefix_features(codes), task.prefix_targets(codes)))
+    return out
+
+
+def sink_starts(task: Task, eps: float, scales: Iterable[float] = (0.7, 0.85, 1.0, 1.2)
+                ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Starting ``(A, M)`` pairs: the fixed-value sink head at logit level ``λ·s`` for each
+    scale ``s``, ``λ`` the level that makes it ``ε``-accurate (the paper's setting:
+    ``log((L-1)√2/ε)``; ours: Theorem 5's head, ``log(2(T+1)/ε)``)."""
+    out = []
+    if not task.has_positions:
+        lam = float(np.log((task.L - 1) * np.sqrt(2.0) / eps))
+        for s in scales:
+            w = paper_sink_weights(task, lam * float(s))
+            out.append((w["W_Q"][0, 0].T @ w["W_K"][0, 0], w["W_V"][0, 0].copy()))
+        return out
+    lam = float(np.log(2.0 * (task.max_depth + 1) / eps))
+    for s in scales:
+        out.append((softmax_score_matrix(task, lam * float(s)), fixed_values(task.p)))
+    return out
+
+
+def least_sink(task: Task, eps: float, target: Sequence[int], *,
+               starts: list[tuple[np.ndarray, np.ndarray]] | None = None,
+               maxiter: int = 400, max_work: int | None = None) -> LeastSink:
+    """Minimise the BOS weight at the last position of prefix ``target`` (token codes of the
+    finite task) over one-head models with error ``<= eps`` at every position of the family
+    (see the module docstring).  ``starts``: ``(A, M)`` pairs (default :func:`sink_starts`)."""
+    from scipy.optimize import minimize  # the optimiser, loaded by the path that uses it
+
+    require(task, "finite", "least_sink (the error on the whole finite family)")
+    eps = float(as_real("eps", eps, minimum=0.0, strict=True))
+    target = tuple(int(c) for c in target)
+    if not task.has_positions:
+        task = task.replace(residual=False)
+    refuse_beyond("error constraints (positions of the family's sequences, an upper bound "
+                  "on its prefixes)", product(task.n_sequences_at_most(MAX_POSITIONS),
+                                               task.max_depth + 1), max_work, MAX_POSITIONS)
+    if not target or len(target) > task.max_depth or any(
+            not 0 <= c < task.bos_code for c in target) or np.any(task.is_trigger(
+                np.array(target))):
+        raise ValueError(f"target must be 1..{task.max_depth} non-trigger token codes")
+    groups = _groups(task)
+    probe = task.prefix_features(np.array([target]))[0]  # (t+1, D)
+    tok = task.token_columns
+    D, out_dim = probe.shape[1], groups[0][1].shape[1]
+    width = probe[:, tok].shape[1]
+    starts = sink_starts(task, eps) if starts is None else starts
+    aim = eps * (1.0 - MARGIN)  # SLSQP ends on its active constraints, up to ~1e-12
+    with x64():
+        data = [(jnp.asarray(x), jnp.asarray(y)) for x, y in groups]
+        q = jnp.asarray(probe)
+
+        def unpack(theta: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+            return theta[: D * D].reshape(D, D), theta[D * D:].reshape(out_dim, width)
+
+        def errors(theta: jnp.ndarray) -> jnp.ndarray:
+            A, M = unpack(theta)
+            parts = []
+            for x, y in data:  # the last row of every prefix of this depth
+                s = jnp.einsum("na,ac,nkc->nk", x[:, -1], A, x)
+                w = jax.nn.softmax(s, axis=-1)
+                out = jnp.einsum("nk,nke->ne", w, x[:, :, tok]) @ M.T
+                parts.append(aim**2 - jnp.sum((out - y) ** 2, axis=-1))
+            return jnp.concatenate(parts) / aim**2
+
+        def logodds(theta: jnp.ndarray) -> jnp.ndarray:
+            A, _ = unpack(theta)
+            s = q[-1] @ A @ q.T  # scores of the target row, (t+1,)
+            return jax.nn.logsumexp(s[1:]) - s[0]
+
+        cons_f, cons_j = jax.jit(errors), jax.jit(jax.jacobian(errors))
+        obj_f, obj_g = jax.jit(lambda th: -logodds(th)), jax.jit(jax.grad(lambda th: -logodds(th)))
+        best, feasible = None, 0
+        for A0, M0 in starts:
+            theta0 = np.concatenate([np.asarray(A0, float).ravel(),
+                                     np.asarray(M0, float).ravel()])
+            res = minimize(lambda th: float(obj_f(th)), theta0,
+                           jac=lambda th: np.asarray(obj_g(th)), method="SLSQP",
+                           constraints=[{"type": "ineq", "fun": lambda th: np.asarray(cons_f(th)),
+                                         "jac": lambda th: np.asarray(cons_j(th))}],
+                           options={"maxiter": maxiter, "ftol": 1e-12})
+            for theta in (res.x, theta0):
+                slack = np.asarray(cons_f(theta))
+                err = aim * float(np.sqrt(max(0.0, 1.0 - slack.min())))
+                if not np.all(np.isfinite(slack)) or err > eps:
+                    continue
+                feasible += theta is res.x
+                lo = float(logodds(theta))
+                bos = float(1.0 / (1.0 + np.exp(lo)))
+                if best is None or bos < best[0]:
+                    A, M = (np.asarray(a) for a in unpack(jnp.asarray(theta)))
+                    best = (bos, err, A, M)
+                break
+    if best is None:
+        raise ValueError("no start ended feasible: give starts= that are eps-accurate")
+    bos, err, A, M = best
+    return LeastSink(A, M, bos, err, len(starts), feasible)
+
+
+__all__ = ["LeastSink", "least_sink", "sink_starts"]

@@ -1,0 +1,95 @@
+"""The least-sink optimiser (the upper side of a certified BOS bound), verified by the
+trusted checker at one position, and held against the branch-and-bound engine's bound."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import sinkproof as sp
+from sinkproof.bnb.api import prove_paper
+from sinkproof.constructions import paper_sink_solution
+from sinkproof.search.leastsink import least_sink, sink_starts
+from sinkproof.stackwitness import stack_witness
+
+TASK = sp.PaperTask(n=4, L=5, content=[[-1.0], [1.0]])
+CERTIFIED_005 = 0.9721961  # prove_paper(TASK, 1/20, targets=[(0,)], max_nodes=40), rounded down
+
+
+@pytest.fixture(scope="module")
+def found():
+    return least_sink(TASK, 0.05, (0,), starts=sink_starts(TASK, 0.05, (1.0,)), maxiter=200)
+
+
+@pytest.mark.slow
+def test_the_optimiser_beats_the_sink_construction_and_verifies(found) -> None:
+    assert found.error <= 0.05 and found.feasible == 1
+    witness = stack_witness(found.model(TASK), "1/20", at=(0,))
+    assert witness.verdict.ok, witness.verdict.failure
+    stated = Fraction(witness.document["claim"]["max_bos_mass"])
+    assert CERTIFIED_005 <= found.bos <= float(stated) < 0.98  # the construction has 0.9912
+    assert witness.document["claim"]["where"][0]["content"] == [0]
+
+
+@pytest.mark.slow
+def test_the_witness_at_one_prefix_is_refused_when_its_bound_is_lowered(found) -> None:
+    doc = stack_witness(found.model(TASK), "1/20", at=(0,)).document
+    doc["claim"]["max_bos_mass"] = str(Fraction(found.bos) - Fraction(1, 10**6))
+    from sinkproof.checker import verify
+
+    assert not verify(doc).ok
+
+
+def test_bad_targets_are_refused() -> None:
+    with pytest.raises(ValueError):
+        least_sink(TASK, 0.05, (5,))
+    with pytest.raises(ValueError):
+        least_sink(TASK, 0.05, ())
+    with pytest.raises(ValueError):
+        stack_witness(paper_sink_solution(TASK, 0.05), "1/20", at=(0, 0, 0, 0))
+
+
+def test_a_witness_at_one_prefix_of_the_sink_construction() -> None:
+    """The fixed-value sink head at position 1 of (BOS, -1): BOS e^λ/(e^λ + 1), checked."""
+    witness = stack_witness(paper_sink_solution(TASK, 0.05), "1/20", at=(0,))
+    assert witness.verdict.ok and 0.99 < witness.bos < 0.9913
+
+
+@pytest.mark.slow
+def test_the_gap_at_the_headline_position() -> None:
+    """Certified (engine, checked) and achieved (optimiser, checked) side by side at
+    position 1 of (BOS, -1), ε = 1/20: the gap is about 1e-3."""
+    proof = prove_paper(TASK, Fraction(1, 20), targets=[(0,)], max_nodes=40, progress=False)
+    found = least_sink(TASK, 0.05, (0,))
+    witness = stack_witness(found.model(TASK), "1/20", at=(0,))
+    assert witness.verdict.ok
+    gap = float(Fraction(witness.document["claim"]["max_bos_mass"])) - float(proof.bound)
+    assert 0 < gap < 1.1e-3
+    assert np.isclose(found.bos, 0.9732438, atol=2e-6)
+
+
+@pytest.mark.slow
+def test_our_setting_through_the_same_optimiser() -> None:
+    """One learned-value head on TriggerTask(p=2, T=3): the optimiser's model at position 1
+    of (BOS, +e1) is checked by the trusted witness rule and sits above the engine's
+    certified 0.9333 and below the old search's 0.95."""
+    from sinkproof.search.verify import verify_witness
+
+    task = sp.TriggerTask(p=2, T=3)
+    found = least_sink(task, 0.05, (0,), starts=sink_starts(task, 0.05, (1.0,)), maxiter=200)
+    report = verify_witness(found.model(task), "1/20", found.bos * (1 + 1e-6) + 1e-15,
+                            where=[((0,), 1)])
+    assert report.verified
+    assert 0.9333 < found.bos < 0.95
+
+
+def test_the_task_protocol_reaches_both_settings() -> None:
+    """The starts are ε-accurate sink heads in both settings (no optimisation here)."""
+    from sinkproof.search.leastsink import LeastSink
+
+    for task in (TASK, sp.TriggerTask(p=2, T=3)):
+        A, M = sink_starts(task, 0.05, (1.0,))[0]
+        model = LeastSink(A, M, 1.0, 0.0, 1, 1).model(task)
+        assert model.H == 1
