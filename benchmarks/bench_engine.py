@@ -22,16 +22,22 @@ trees in 1, 2 and 4 worker processes against the machine's ceiling, all in one r
     start-up is measured apart), against the machine's ceiling: the same number of
     pure-Python CPU jobs (an integer loop) sized like one tree, in the same pools.
 
+(d) ``--claims``: every claim of ``bench_bnb.py`` by the direct programs and by the CVXPY
+    programs of before: outcome, nodes, seconds, bound (the same trees: the same outcome
+    and bound are expected).
+
 Run: ``python benchmarks/bench_engine.py`` (``--quick``: skips the plain-CVXPY run of the
-paper claim, the slowest; ``--workers 1,2,4``).
+paper claim, the slowest; ``--workers 1,2,4``; ``--claims``: only part (d)).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from fractions import Fraction
+from pathlib import Path
 
 import sinkproof as sp
 from sinkproof.bnb import ValueBox, branch_and_bound, build_relaxation, prove
@@ -39,6 +45,7 @@ from sinkproof.bnb.primal import PrimalSolver
 from sinkproof.checker import verify
 from sinkproof.executor import shared_processes
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 PAPER = "examples/claims/paper_p1_one_head_every.toml"
 TRIGGER = "examples/claims/learned_values_homogeneous.toml"
 ROUTES = {"plain CVXPY (baseline)": dict(backend="cvxpy", parametrised=False),
@@ -104,7 +111,8 @@ def one_tree(nodes: int) -> dict[str, float]:
     if inside is not None:
         w, seconds = inside
         print(f"direct route: {w.calls} Clarabel solves, {w.native:.2f} of {seconds:.2f} s "
-              f"inside the solve calls: A assembled, Clarabel's setup and solve ({w.native / max(w.calls, 1) * 1e3:.1f} ms "
+              "inside the solve calls: A assembled, Clarabel's setup and solve "
+              f"({w.native / max(w.calls, 1) * 1e3:.1f} ms "
               f"each, {w.iterations / max(w.calls, 1):.1f} iterations, "
               f"{w.rows / max(w.calls, 1):.0f} rows of A on average)")
     return rates
@@ -191,12 +199,34 @@ def workers_run(counts: list[int]) -> None:
               f"pure-Python jobs in the same pools)")
 
 
+def every_claim() -> None:
+    """(d): the claims of ``bench_bnb.py``, both routes, same run."""
+    from bench_bnb import CLAIMS
+
+    print(f"\nthe claims of bench_bnb.py, direct against CVXPY ({load()}):")
+    print("| claim | route | outcome | nodes | seconds | certified least BOS mass |")
+    print("|---|---|---|---|---|---|")
+    for name, kw in CLAIMS:
+        for route in ("direct (now)", "CVXPY, compiled once (before)"):
+            t0 = time.perf_counter()
+            r = prove(f"examples/claims/{name}.toml", **kw, **ROUTES[route])
+            seconds = time.perf_counter() - t0
+            bound = "none" if r.bound is None else f"{float(r.bound):.6f}"
+            nodes = getattr(r, "nodes", getattr(r, "solves", 0))
+            print(f"| {name} | {route} | {r.status} | {nodes} | {seconds:.2f} | {bound} |",
+                  flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--nodes", type=int, default=80)
+    parser.add_argument("--claims", action="store_true")
     args = parser.parse_args()
+    if args.claims:
+        every_claim()
+        return
     names = list(ROUTES)
     print(f"the proof engine, before and after ({load()}, {os.cpu_count()} cores)")
     paper = settle(PAPER, names[1:] if args.quick else names)

@@ -399,7 +399,6 @@ def test_no_module_is_named_after_a_setting_outside_the_tasks_and_family_readers
 
 
 INTERNALS_DEBT = {
-    "sinkproof.bnb.heads": "prunes steps with the checker's bnb-heads step check",
     "sinkproof.variants.verify": ("bounds a construction's error, BOS and null mass with the "
                                   "rule table's interval weights (a producer copy would twin "
                                   "checker/maps.py)"),

@@ -4,14 +4,16 @@ certificates.
 For each target prefix the engine bounds the least BOS mass any accurate model can have
 there, over the logit-sharing variables (one per (query features, key features) class)
 and one value vector per token kind, by a convex relaxation of the bilinear products over
-boxes of values (:mod:`.primal`), refined by splitting the boxes (:mod:`.tree`).  Each
-leaf of the final tree carries rational weak-duality multipliers (:mod:`.dual`), and the
-whole tree is a ``bnb-learned-values`` certificate that the trusted checker re-derives
-and verifies in exact arithmetic.  For ``H >= 2`` heads whose outputs add (fixed values
-``U_fix``), :mod:`.multihead` proves sinks in every head by a chain of verified steps
-(:mod:`.heads`), written as a ``bnb-heads`` certificate.  A task without positional
-features (the paper's setting) runs through the same engine with token-pair classes
-(:mod:`.relaxation`), written as a ``paper-bnb-learned-values`` certificate.
+boxes of values (:mod:`.primal`, written straight into Clarabel's standard form by
+:mod:`.conic`), refined by splitting the boxes (:mod:`.tree`).  Each leaf of the final
+tree carries rational weak-duality multipliers (:mod:`.dual`, checked exactly by
+:mod:`.exact`), and the whole tree is a ``bnb-learned-values`` certificate that the
+trusted checker re-derives and verifies in exact arithmetic.  ``prove(...,
+workers=N)`` grows the targets' trees in ``N`` processes.  For ``H >= 2`` heads whose
+outputs add (fixed values ``U_fix``), :mod:`.multihead` proves sinks in every head by a
+chain of verified steps (:mod:`.heads`), written as a ``bnb-heads`` certificate.  A task
+without positional features (the paper's setting) runs through the same engine with
+token-pair classes (:mod:`.relaxation`), written as a ``paper-bnb-learned-values`` certificate.
 
 >>> import sinkproof as sp                                        # doctest: +SKIP
 >>> from sinkproof.bnb import prove                               # doctest: +SKIP

@@ -4,13 +4,17 @@ The multipliers are those the trusted checker (:mod:`sinkproof.checker.rules.tre
 ``(z_i, s_i)`` with ``||z_i|| <= s_i`` per constraint prefix and ``s_0 >= ||Σ z_i||``.  They
 are found by solving the dual SOCP explicitly (minimise ``c0`` subject to
 ``h_l + a_l <= -margin`` on the classes the multipliers touch, ``h_l`` using the box's
-support function), in three stages: the least ``c0`` over all prefixes; the fewest
+support function).  With the direct programs (:mod:`sinkproof.bnb.conic`, the default)
+it is first solved over the prefixes the leaf's own relaxation solve leaned on; where
+that fails, and always on the CVXPY route, in three stages: the least ``c0``; the fewest
 active prefixes (least ``Σ s_i``) within ``1e-6`` of it; the least ``c0`` over those
-prefixes alone, with the margin.  Rounding keeps every strict inequality; the
-equalities that an infinite box end forces (``G_l = 0`` in a coordinate the box
-leaves open on the side the sign needs) are restored exactly by solving for a
-correction of the ``z_i`` in rational arithmetic.  The result is re-checked by the
-trusted checker before it is returned.
+prefixes alone, with the margin.  Rounding keeps every strict inequality (cones are
+rounded tight, a prefix whose multiplier rounds to zero is dropped); the equalities
+that an infinite box end forces (``G_l = 0`` in a coordinate the box leaves open on the
+side the sign needs) are restored exactly by solving for a correction of the ``z_i`` in
+rational arithmetic.  The result is checked exactly by the producer's own code
+(:func:`sinkproof.bnb.exact.leaf_c0`) before it is returned; the whole certificate then
+goes to :func:`sinkproof.checker.verify`.
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@ The least BOS mass of the singled-out head at a target ``X*`` is at least ``1/(1
 for every dual-feasible point of ``max a*·u`` over these constraints (multipliers ``(z_i,
 s_i)`` on the cones, ``μ_i``, ``ν_ik``, ``κ_k`` on the linear rows), so it holds in every
 head.  This module solves that dual in floating point, rounds it to rationals, makes
-the ``λ`` coefficients ``q_il <= 0`` hold exactly by raising ``μ_i``, and has the trusted
-checker (:mod:`sinkproof.checker.rules.treeheads`) verify the step before returning it.
+the ``λ`` coefficients ``q_il <= 0`` hold exactly by raising ``μ_i``, and checks the step
+in exact arithmetic (:meth:`HeadsProgram.check`) before returning it; the certificate is
+verified as a whole by the trusted checker (:mod:`sinkproof.checker.rules.treeheads`).
 """
 
 from __future__ import annotations
@@ -26,15 +27,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp_sparse
 
-from ..checker.exact import InequalityFailed
-from ..checker.rules import treeheads as trusted
 from ..convex import interruptible
 from ..convex.interruptible import cvxpy as cp
-from ..errors import CertificateError
 from ..task import TRIG, TriggerTask
 from .dual import _fmt, _round, _round_up_norm
 from .primal import SOLVER
-from .relaxation import build_relaxation
+from .relaxation import build_relaxation, exact_target
 
 MARGINS = (1e-7, 1e-5, 1e-3)
 DROP = 1e-10
@@ -176,8 +174,6 @@ class HeadsProgram:
         Lemma indices in the entry are the lemmas' ``index`` (their places among the
         certificate's steps); the stated bound is ``1/(1 + c0)`` rounded down.
         """
-        inst = trusted.Instance(instance_dict(self.task, self.eps, self.heads))
-        by_index = self._lemma_table()
         first = self.solve(target)
         if first is None:
             return None
@@ -192,22 +188,66 @@ class HeadsProgram:
             if got is None:
                 continue
             leaf = self._rounded(*got[:7])
-            try:
-                c0 = trusted.check_step(inst, target, leaf, by_index, "step")
-            except (InequalityFailed, CertificateError):
+            c0 = self.check(target, leaf)
+            if c0 is None:
                 continue
             bound = Fraction(1) if c0 < 0 else _round_bound(1 / (1 + c0))
             return {"target": list(target), "bound": _fmt(bound), "leaf": leaf}, c0
         return None
 
-    def _lemma_table(self) -> list[tuple[dict, Fraction]]:
-        """Lemmas as the checker indexes them (a list over step indices; gaps unused)."""
-        size = 1 + max((lem.index for lem in self.lemmas), default=-1)
-        inst = trusted.Instance(instance_dict(self.task, self.eps, self.heads))
-        table: list[tuple[dict, Fraction]] = [({}, Fraction(0))] * size
-        for lem in self.lemmas:
-            table[lem.index] = (inst.classes(lem.target), lem.c)
-        return table
+    def check(self, target: tuple[int, ...], leaf: dict[str, Any]) -> Fraction | None:
+        """``c0`` of a step entry's multipliers when they pass every exact test of the
+        weighted sum ``0 <= c0 + Σ_l h_l u_l + Σ_il q_il λ_il`` (the module docstring's
+        dual, in rationals: cones, signs, every ``q_il <= 0``, ``h + a* <= 0``), else
+        ``None``.  The producer's own check, written from that sum; the certificate is
+        verified again by :func:`sinkproof.checker.verify`."""
+        r, others = self.relax, self.heads - 1
+        row_of = {pre: i for i, pre in enumerate(r.prefixes)}
+        rows = [row_of.get(tuple(c)) for c in leaf["constraints"]]
+        if None in rows:
+            return None
+        z = [[Fraction(x) for x in row] for row in leaf["z"]]
+        s, mu = [Fraction(x) for x in leaf["s"]], [Fraction(x) for x in leaf["mu"]]
+        step = {lem.index: k for k, lem in enumerate(self.lemmas)}
+        nu: list[list[tuple[int, Fraction]]] = [[] for _ in rows]
+        for i, idx, x in leaf["nu"]:
+            nu[i].append((step[idx], Fraction(x)))
+        kappa = [(step[idx], Fraction(x)) for idx, x in leaf["kappa"]]
+        if any(x < 0 for x in s + mu) or any(x < 0 for row in nu for _, x in row) or \
+                any(x < 0 for _, x in kappa) or \
+                any(sum((a * a for a in zi), Fraction(0)) > si * si for zi, si in zip(z, s)):
+            return None
+        c = [lem.c for lem in self.lemmas]
+        values = self._exact_values()
+        c0 = sum((x * c[k] for k, x in kappa), Fraction(0))
+        h: dict[int, Fraction] = {}
+        for i, zi in enumerate(z):
+            y = exact_target(self.task, r.prefixes[rows[i]])
+            rho = (r.eps * s[i] - sum((a * b for a, b in zip(zi, y)), Fraction(0))
+                   + others * (mu[i] + sum((x * c[k] for k, x in nu[i]), Fraction(0))))
+            c0 += rho
+            for l in np.flatnonzero(r.M[rows[i]]):
+                m = int(r.M[rows[i], l])
+                zv = sum((a * b for a, b in zip(zi, values[l])), Fraction(0))
+                q = zv - mu[i] - sum((x * (Fraction(int(self.A_lem[k, l]), m) + c[k])
+                                      for k, x in nu[i]), Fraction(0))
+                if q > 0:
+                    return None
+                h[int(l)] = h.get(int(l), Fraction(0)) + m * (rho + zv)
+        for k, x in kappa:
+            for l in np.flatnonzero(self.A_lem[k]):
+                h[int(l)] = h.get(int(l), Fraction(0)) - x * int(self.A_lem[k, l])
+        a = self.counts(target)
+        for l in np.flatnonzero(a):
+            h.setdefault(int(l), Fraction(0))
+        if any(v + int(a[l]) > 0 for l, v in h.items()):
+            return None
+        return c0
+
+    def _exact_values(self) -> list[tuple[Fraction, ...]]:
+        """``U_fix``'s value of each class's key token exactly (content vectors as the
+        exact rationals of their floats, TRIG 0)."""
+        return [tuple(Fraction(float(x)) for x in row) for row in self.V]
 
     def _rounded(self, rows, pairs, z, s, mu, nu, kappa) -> dict[str, Any]:
         """Rationals for the float multipliers: tiny rows dropped, ``s`` rounded up to the
