@@ -4,9 +4,9 @@ layers, counts, positions, digits) replaced by a size from small to absurd, and 
 a verdict (0, 1), a refusal with exit 2 or 4 within a second of CPU, never a hang, an
 internal error (70) or a traceback.
 
-The checker's size limits are being rewritten (``sinkproof/checker/``, its ``limits.py``)
-with this rule; the cases it does not meet yet are marked ``xfail(strict=False)`` with
-the reason "checker: ..." and are to be unmarked once that rewrite is merged.
+Every kind meets the rule since the checker's limits were rewritten (round three): the
+fuzzer below is a plain test, and the field that last hung (``bnb-heads``
+``instance.task.T = 10^8``) is among the refusals pinned by value.
 """
 
 from __future__ import annotations
@@ -78,8 +78,6 @@ def verify_in_a_process(text: str, tmp_path) -> tuple[int, str]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="checker: some size fields are still read by a "
-                   "loop or a big-integer power before the limit (see KNOWN below)")
 @FEW
 @given(case=resized_files())
 def test_resized_certificates_are_decided_or_refused_at_once(case, tmp_path):
