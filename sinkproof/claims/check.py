@@ -61,11 +61,10 @@ from .certified import (
     why_no_certificate,
 )
 from .engine import certify_by_engine
-from .options import check_model_size
 from .outcome import Open, Outcome, Proved, Refuted
 from .outputs import private_folder, publish_outcome
 from .refute import refutes
-from .schema import Claim, claim_from_dict, load_claim
+from .schema import Claim, claim_from_dict, load_claim, refuse_oversized_model
 from .theorems import constructions, prove_by_theorem, proved_positions, theorem_bound
 from .witness import (
     SearchRecord,
@@ -162,8 +161,7 @@ def _check(claim: Claim, witness: Path, certificate_out: Path, search: bool, bnb
         if not search:
             return Open(claim, reasons=tuple(reasons),
                         spent={"seconds": round(time.perf_counter() - start, 2)})
-        mc = claim.model_class
-        check_model_size(mc.heads or 1, getattr(mc, "layers", 1), claim.task.D)
+        refuse_oversized_model(claim)  # a Claim built in Python skips the loader's check
         if not claim.task.has_positions:
             return _refute_stack(claim, witness, reasons)
         bound_at = theorem_bound(claim)

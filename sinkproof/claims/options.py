@@ -7,7 +7,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Self
 
 from .._validate import as_int, as_real
-from ..errors import WorkLimitError
 
 STACK_OPTIONS = ("steps", "samples")
 """``[check]`` fields of the stack search (tasks without positional features) only."""
@@ -71,19 +70,3 @@ class ClaimParts:
         return (f"every {self.model_class} model with "  # type: ignore[attr-defined]
                 f"{self.hypothesis.describe()} has "  # type: ignore[attr-defined]
                 f"{self.conclusion.describe()} ({self.task!r})")  # type: ignore[attr-defined]
-
-
-MAX_PARAMETERS = 10**7
-"""The most model parameters (``layers x heads x D x D``) a construction or a search
-allocates for a claim; beyond it those routes are refused before anything is built."""
-
-
-def check_model_size(heads: int, layers: int, width: int) -> None:
-    """Refuse (exit 4, the quantity named) a model of ``layers x heads`` heads of
-    ``width x width`` score matrices beyond :data:`MAX_PARAMETERS`, counted exactly."""
-    size = layers * heads * width * width
-    if size > MAX_PARAMETERS:
-        raise WorkLimitError(f"not started: a model of layers x heads x D x D = {layers:,} x "
-                             f"{heads:,} x {width:,} x {width:,} = {size:,} parameters, "
-                             f"beyond {MAX_PARAMETERS:,}: lower heads, layers or the task's "
-                             "size")
