@@ -62,6 +62,12 @@ relaxation ranges over the family): ``bnb.prove`` at its 200 nodes per tree refu
 from about five million positions."""
 
 
+EXPERIMENT_MAX_WORK = 200_000_000
+"""Default limit on an experiment's token-steps (runs x (steps x batch x T + evaluation
+tokens), :func:`sinkproof.experiment.config.token_steps`); the default experiment is
+about 12 million."""
+
+
 def model_weights(layers: int, heads: int, dim: int) -> int:
     """Weights of a model of ``layers`` x ``heads`` heads on rows of dimension ``dim``
     (query, key, value and output maps), saturated."""
@@ -137,6 +143,6 @@ def require_entries(what: str, *shape: int, limit: int = MAX_ENTRIES) -> None:
 
 
 __all__ = ["API_FLAG", "BEYOND", "MAX_ENTRIES", "MAX_MODEL_WEIGHTS", "SEARCH_MAX_WORK",
-           "EVALUATE_MAX_WORK", "SITUATIONS_MAX_WORK", "BNB_MAX_WORK",
+           "EVALUATE_MAX_WORK", "SITUATIONS_MAX_WORK", "BNB_MAX_WORK", "EXPERIMENT_MAX_WORK",
            "model_weights", "WorkLimitExceeded", "limit", "power",
            "paper_prefixes", "product", "refuse_beyond", "require_entries", "total"]

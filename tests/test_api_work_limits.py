@@ -102,3 +102,27 @@ def test_the_saturated_counts_are_exact_below_the_cap_and_fast_above():
             assert task.n_positions == sum(len(s) + 1 for s in task.sequences())
     assert work.power(3, 10**30) == work.BEYOND and work.power(3, 4) == 81
     assert work.product(10**20, 10**20) == work.BEYOND and work.product(0, 10**40) == 0
+
+
+def test_the_experiment_api_refuses_as_the_cli_does(monkeypatch):
+    """``sp.experiment(config, max_work=)``: the CLI's token-step count and limit, refused
+    before any training; a raised limit lets the same config start."""
+    from sinkproof.experiment import ExperimentConfig
+    from sinkproof.experiment import runner
+    from sinkproof.experiment.config import token_steps
+    from sinkproof.work import EXPERIMENT_MAX_WORK
+
+    big = ExperimentConfig.smoke().replace(steps=10**9)
+    assert token_steps(big) > EXPERIMENT_MAX_WORK
+    with pytest.raises(sp.errors.WorkLimitError, match="token-steps.*max_work=N"):
+        sp.experiment(big)
+
+    class Started(Exception):
+        pass
+
+    def started(*args, **kwargs):
+        raise Started
+
+    monkeypatch.setattr(runner, "_one_run", started)
+    with pytest.raises(Started):
+        sp.experiment(big, max_work=token_steps(big))

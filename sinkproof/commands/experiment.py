@@ -21,20 +21,7 @@ from ..cli_common import (
 from ..errors import EXIT_INTERRUPTED, Interrupted, check_work
 from ..model import KINDS
 from ..task import CONTENT_SCHEMES
-
-MAX_TOKEN_STEPS = 200_000_000
-"""Default limit on token-steps (runs x (steps x batch x T + evaluation tokens)); the
-default experiment is about 12 million."""
-
-
-def token_steps(config: object) -> int:
-    """Work of an experiment in token-steps: every run's training batches and evaluation
-    sequences, counted token by token."""
-    c = config
-    per_run = (c.steps * c.batch_size * c.T + (c.n_heldout + c.n_train) * c.T  # type: ignore
-               + c.n_longer * c.longer_T)  # type: ignore[attr-defined]
-    return c.n_runs * per_run  # type: ignore[attr-defined]
-
+from ..work import EXPERIMENT_MAX_WORK as MAX_TOKEN_STEPS
 
 JSON_KEYS = {"config": "the experiment's settings", "seconds": "wall time of the training",
              "runs": "one object per trained model (what results.json holds)",
@@ -86,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     require_setting_arg(args, "experiment")
     from ..experiment import ExperimentConfig
     from ..experiment import run as run_experiment
+    from ..experiment.config import token_steps
     from ..tables import for_terminal
 
     if args.quick:
@@ -109,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     figures = figures_wanted(args)
     try:
         result = run_experiment(config, out=args.out, progress=False if args.quiet else None,
-                                figures=figures, jobs=args.jobs)
+                                figures=figures, jobs=args.jobs, max_work=args.max_work)
     except Interrupted as exc:
         print(f"experiment interrupted: {exc.progress}")
         if exc.partial.runs:  # type: ignore[attr-defined]

@@ -10,6 +10,7 @@ from typing import Any
 from .._validate import as_int, as_real, choice
 from ..model import KINDS
 from ..task import CONTENT_SCHEMES, TriggerTask
+from ..work import product
 
 DEFAULT_KINDS = ("softmax", "relu")
 """The kinds of the documented experiment (any of :data:`~sinkproof.model.KINDS` may be run)."""
@@ -186,3 +187,12 @@ QUICK_CONFIGS = ((1, 1),)
 shows (``--configs 1x1,2x2`` adds the 2x2 figures, about half a minute more here)."""
 PAPER_KINDS = ("softmax", "relu_length")
 """The paper's own attention maps (every map of ``MAPS`` trains)."""
+
+
+def token_steps(config: ExperimentConfig) -> int:
+    """Work of an experiment in token-steps: every run's training batches and evaluation
+    sequences, counted token by token (saturated: no size makes it loop)."""
+    c = config
+    per_run = (product(c.steps, c.batch_size, c.T) + product(c.n_heldout + c.n_train, c.T)
+               + product(c.n_longer, c.longer_T))
+    return product(c.n_runs, per_run)

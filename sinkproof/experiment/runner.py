@@ -18,7 +18,15 @@ from ..executor import ProcessExecutor
 from ..model import AttentionModel
 from ..progress import Progress
 from ..tables import Tabular
-from .config import HELDOUT_SEED, LONGER_SEED, PAPER_PROTOCOL, ExperimentConfig, Protocol
+from ..work import EXPERIMENT_MAX_WORK, refuse_beyond
+from .config import (
+    HELDOUT_SEED,
+    LONGER_SEED,
+    PAPER_PROTOCOL,
+    ExperimentConfig,
+    Protocol,
+    token_steps,
+)
 from .figures import attention_heatmaps, bos_over_training, protocol_figures
 from .measure import RunResult, StackRun, evaluate_stack, longer_sequences, measure
 from .table import (
@@ -173,8 +181,13 @@ def _result(cfg: ExperimentConfig, done: dict[int, tuple[RunResult, AttentionMod
 
 
 def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None,
-        progress: bool | None = None, figures: bool = True, jobs: int = 1) -> ExperimentResult:
+        progress: bool | None = None, figures: bool = True, jobs: int = 1,
+        max_work: int | None = None) -> ExperimentResult:
     """Train and measure every model of ``config`` (default :meth:`ExperimentConfig.default`).
+
+    ``max_work``: the most token-steps (:func:`~sinkproof.experiment.config.token_steps`,
+    default :data:`~sinkproof.work.EXPERIMENT_MAX_WORK`, the CLI's); beyond it the
+    experiment is refused before any training (:class:`~sinkproof.errors.WorkLimitError`).
 
     ``jobs > 1`` trains that many models at a time in worker processes (results are
     identical: every run is seeded on its own).  With ``out``, also write
@@ -188,6 +201,8 @@ def run(config: ExperimentConfig | None = None, *, out: str | Path | None = None
     if not isinstance(cfg, ExperimentConfig):
         raise TypeError(f"config must be an ExperimentConfig, got {type(cfg).__name__}")
     jobs = as_int("jobs", jobs, minimum=1)
+    refuse_beyond("token-steps of training and evaluation", token_steps(cfg), max_work,
+                  EXPERIMENT_MAX_WORK)
     settings = [(content, kind, heads, seed) for content in cfg.contents for kind in cfg.kinds
                 for heads in cfg.heads for seed in cfg.seeds]
     start = time.perf_counter()
