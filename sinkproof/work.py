@@ -68,6 +68,12 @@ tokens), :func:`sinkproof.experiment.config.token_steps`); the default experimen
 about 12 million."""
 
 
+VARIANTS_MAX_WORK = 1_000_000
+"""Default limit on the variants table's position evaluations (the family's positions, once
+for the hull certificate and once per construction level and witness file of every map,
+:func:`sinkproof.variants.table.table_work`); the default table is about 19 thousand."""
+
+
 def model_weights(layers: int, heads: int, dim: int) -> int:
     """Weights of a model of ``layers`` x ``heads`` heads on rows of dimension ``dim``
     (query, key, value and output maps), saturated."""
@@ -144,5 +150,6 @@ def require_entries(what: str, *shape: int, limit: int = MAX_ENTRIES) -> None:
 
 __all__ = ["API_FLAG", "BEYOND", "MAX_ENTRIES", "MAX_MODEL_WEIGHTS", "SEARCH_MAX_WORK",
            "EVALUATE_MAX_WORK", "SITUATIONS_MAX_WORK", "BNB_MAX_WORK", "EXPERIMENT_MAX_WORK",
+           "VARIANTS_MAX_WORK",
            "model_weights", "WorkLimitExceeded", "limit", "power",
            "paper_prefixes", "product", "refuse_beyond", "require_entries", "total"]

@@ -126,3 +126,14 @@ def test_the_experiment_api_refuses_as_the_cli_does(monkeypatch):
     monkeypatch.setattr(runner, "_one_run", started)
     with pytest.raises(Started):
         sp.experiment(big, max_work=token_steps(big))
+
+
+def test_the_variants_api_refuses_as_the_cli_does(monkeypatch):
+    """``sp.variants.build_table(task, max_work=)``: the CLI's count (``table_work``), refused
+    before any cell is built."""
+    from sinkproof.variants import table
+
+    task = sp.TriggerTask(p=2, T=3)
+    need = table.table_work(task, ("softmax",))
+    with pytest.raises(sp.errors.WorkLimitError, match="position evaluations.*max_work=N"):
+        table.build_table(task, maps=("softmax",), max_work=need - 1)

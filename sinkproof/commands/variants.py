@@ -17,12 +17,9 @@ from ..cli_common import (
 )
 from ..errors import EXIT_INTERRUPTED, EXIT_OK, Interrupted, check_work
 from ..variants.questions import QUESTIONS
+from ..work import VARIANTS_MAX_WORK as MAX_TABLE_WORK
 from . import COMMANDS
 
-MAX_TABLE_WORK = 1_000_000
-"""Default limit on the table's position evaluations (the family's positions, once for the
-hull certificate and once per construction level and witness file of every map); the
-default table is about 19 thousand, ``--quick`` about 1 thousand."""
 MAX_TRAINED_WORK = 200_000_000
 """Default limit on ``--trained``'s token-steps (every run's training steps x batch x
 length plus its evaluation sequences x length); the default is about 86 million."""
@@ -171,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
     if args.question and not args.map:
         raise ValueError("--question needs --map")
     try:
-        table = build_table(task, quick=args.quick, maps=maps)
+        table = build_table(task, quick=args.quick, maps=maps, max_work=args.max_work)
     except Interrupted as exc:
         print(f"variants interrupted: {exc.progress}"
               + (":" if exc.partial.rows else ""))  # type: ignore[attr-defined]

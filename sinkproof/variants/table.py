@@ -40,6 +40,7 @@ from ..convex.family import paper_family_certificate
 from ..errors import Interrupted
 from ..tasks import TASKS, task_from_description
 from ..tasks.protocol import Task
+from ..work import VARIANTS_MAX_WORK, refuse_beyond
 from .cells import AWAY, CERT_EPS, PRICE_EPS, SINK, Cell, VariantsTable, covered, fmt, price_cell
 from .constructions import construction, default_level
 from .floors import Floor, error_floor
@@ -335,13 +336,18 @@ def cell(name: str, question: str, task: Task | None = None, quick: bool = False
 
 
 def build_table(task: Task | None = None, quick: bool = False,
-                maps: tuple[str, ...] | None = None) -> VariantsTable:
+                maps: tuple[str, ...] | None = None, *,
+                max_work: int | None = None) -> VariantsTable:
     """Build (and verify) every cell for ``maps`` (default: all of MAPS) on ``task``.
+    ``max_work``: the most position evaluations (:func:`table_work`, default
+    :data:`~sinkproof.work.VARIANTS_MAX_WORK`, the CLI's), refused before any cell.
     Ctrl-C raises :class:`~sinkproof.errors.Interrupted` with the table of the maps done."""
     task = default_task(quick) if task is None else task
     names = tuple(MAPS) if maps is None else maps
     for n in names:
         _known_map(n)
+    refuse_beyond("position evaluations", table_work(task, names), max_work,
+                  VARIANTS_MAX_WORK)
     need_hull = any(covered(n, "null") for n in names)
     rows: dict[str, dict[str, Cell]] = {}
     try:
