@@ -96,7 +96,7 @@ class ModelClass:
     def from_dict(cls, d: dict[str, Any]) -> ModelClass:
         if not isinstance(d, dict):
             raise TypeError("a model class must be a mapping")
-        unknown = set(d) - {"kind", "heads", "values", "positions", "value_features"}
+        unknown = set(d) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValueError(f"unknown model-class fields: {', '.join(sorted(unknown))}")
         return cls(**d)

@@ -4,6 +4,10 @@ readers use, so that an editor completes and checks a file as sinkproof would.
 - ``sweep``: a sweep file (TOML or JSON): ``kind``, ``name``, ``[base]``, ``[grid]``,
   ``[zip]``; each job kind's settings (with their defaults) from
   :data:`sinkproof.sweep.jobs.JOB_KINDS`.
+- ``claim``: a claim file (TOML or JSON): ``title`` and the sections ``[task]``, ``[model]``,
+  ``[hypothesis]``, ``[conclusion]``, ``[check]``; the task's fields by its ``setting``
+  and the other sections' by what the task has (positions or not), from the readers'
+  own field tables.
 - ``certificate``: a certificate or witness file: the envelope every kind shares (format,
   version, kind, instance, claim, data), the kind names the trusted checker reads, and
   exact rationals written as strings ``"p/q"``.
@@ -24,8 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from . import certformat
+from .claims.options import STACK_OPTIONS, CheckOptions
+from .claims.schema import CONCLUSION_FIELDS, HYPOTHESIS_FIELDS, StackClass
+from .modelclass import ModelClass
 from .sweep.grid import _TOP_LEVEL
 from .sweep.jobs import JOB_KINDS, REQUIRED
+from .tasks import TASKS
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -103,7 +111,49 @@ def certificate_schema() -> dict[str, Any]:
     }
 
 
-SCHEMAS = {"sweep": sweep_schema, "certificate": certificate_schema}
+def _section(fields: Any, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A table of exactly ``fields`` (each any JSON value: the reader checks its type)."""
+    return {"type": "object", "properties": {f: {} for f in sorted(fields)},
+            "additionalProperties": False, **({"required": list(required)} if required else {})}
+
+
+def claim_schema() -> dict[str, Any]:
+    """The schema of a claim file: ``title`` and the five sections; the ``[task]``
+    section's ``setting`` (default ``"trigger"``) picks the task's fields, and whether the
+    task has positions picks the model's (a model class, or a stack of layers) and the
+    search options the ``[check]`` section takes."""
+    branches = []
+    for name, cls in TASKS.items():
+        model = ModelClass if cls.has_positions else StackClass
+        check = set(CheckOptions.__dataclass_fields__) - (
+            set(STACK_OPTIONS) if cls.has_positions else set())
+        setting = {"properties": {"setting": {"const": name}}, "required": ["setting"]}
+        if name == "trigger":  # the default setting
+            setting = {"anyOf": [setting, {"not": {"required": ["setting"]}}]}
+        branches.append({
+            "if": {"properties": {"task": setting}},
+            "then": {"properties": {
+                "task": _section({"setting", *cls.DESCRIPTION_FIELDS}),
+                "model": _section(model.__dataclass_fields__),
+                "check": _section(check)}},
+        })
+    return {
+        "$schema": DIALECT, "title": "sinkproof claim file", "type": "object",
+        "required": ["task", "model", "hypothesis", "conclusion"],
+        "additionalProperties": False,
+        "properties": {
+            "title": {"type": "string"},
+            "task": {"type": "object", "properties": {"setting": {"enum": sorted(TASKS)}}},
+            "model": {"type": "object"},
+            "hypothesis": _section(HYPOTHESIS_FIELDS, ("max_error",)),
+            "conclusion": _section(CONCLUSION_FIELDS),
+            "check": {"type": "object"},
+        },
+        "allOf": branches,
+    }
+
+
+SCHEMAS = {"claim": claim_schema, "sweep": sweep_schema, "certificate": certificate_schema}
 """Every schema, by the name ``sinkproof schema NAME`` takes."""
 
 
@@ -119,5 +169,5 @@ def schema_text(name: str) -> str:
     return json.dumps(SCHEMAS[name](), indent=2, sort_keys=False) + "\n"
 
 
-__all__ = ["RATIONAL_PATTERN", "SCHEMAS", "certificate_schema", "schema_path", "schema_text",
-           "sweep_schema"]
+__all__ = ["RATIONAL_PATTERN", "SCHEMAS", "certificate_schema", "claim_schema", "schema_path",
+           "schema_text", "sweep_schema"]

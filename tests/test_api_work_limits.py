@@ -107,8 +107,7 @@ def test_the_saturated_counts_are_exact_below_the_cap_and_fast_above():
 def test_the_experiment_api_refuses_as_the_cli_does(monkeypatch):
     """``sp.experiment(config, max_work=)``: the CLI's token-step count and limit, refused
     before any training; a raised limit lets the same config start."""
-    from sinkproof.experiment import ExperimentConfig
-    from sinkproof.experiment import runner
+    from sinkproof.experiment import ExperimentConfig, runner
     from sinkproof.experiment.config import token_steps
     from sinkproof.work import EXPERIMENT_MAX_WORK
 

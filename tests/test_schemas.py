@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from sinkproof.claims import claim_from_dict
 from sinkproof.cli import main
 from sinkproof.exact_numbers import load_toml, plain
 from sinkproof.schemas import SCHEMAS, schema_path, schema_text
@@ -19,6 +20,7 @@ jsonschema = pytest.importorskip("jsonschema")
 
 ROOT = Path(__file__).resolve().parent.parent
 SWEEPS = sorted((ROOT / "examples" / "sweeps").glob("*.toml"))
+CLAIMS = sorted((ROOT / "examples" / "claims").glob("*.toml"))
 GOLDEN = ROOT / "tests" / "data" / "golden" / "corpus.jsonl.gz"
 
 
@@ -93,3 +95,28 @@ def test_the_schema_command_prints_writes_and_refuses_to_overwrite(tmp_path, cap
     assert out.read_text() == schema_text("certificate")
     assert main(["schema", "certificate", "--out", str(out)]) == 2  # exists: not ours
     assert main(["schema", "nothing"]) == 2
+
+
+@pytest.mark.parametrize("path", CLAIMS, ids=[p.name for p in CLAIMS])
+def test_every_example_claim_validates(path):
+    data = _sweep_data(path)
+    claim_from_dict(data)  # the reader accepts it
+    errors = list(_validator("claim").iter_errors(data))
+    assert not errors, [e.message for e in errors]
+
+
+@pytest.mark.parametrize("path", [CLAIMS[0], next(p for p in CLAIMS if p.name.startswith(
+    "paper_p1_one_head"))], ids=["trigger", "paper"])
+@pytest.mark.parametrize("where", ["top", "task", "model", "hypothesis", "conclusion",
+                                   "check", "setting"])
+def test_a_mistake_the_claim_reader_refuses_the_schema_refuses(path, where):
+    data = _sweep_data(path)
+    if where == "top":
+        data["no_such_section"] = {}
+    elif where == "setting":
+        data["task"]["setting"] = "no_such_setting"
+    else:
+        data.setdefault(where, {})["no_such_field"] = 1
+    with pytest.raises((ValueError, TypeError)):
+        claim_from_dict(data)
+    assert list(_validator("claim").iter_errors(data))

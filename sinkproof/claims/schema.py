@@ -306,8 +306,14 @@ class Claim(ClaimParts):
 
 
 # ---------------------------------------------------------------- parsing
+HYPOTHESIS_FIELDS = frozenset({"max_error", "family"})
+"""The fields of ``[hypothesis]``."""
+CONCLUSION_FIELDS = frozenset({"min_bos_mass", "theorem", "at", "positions", "heads"})
+"""The fields of ``[conclusion]``."""
+
+
 def _parse_hypothesis(d: dict[str, Any]) -> Hypothesis:
-    no_unknown("hypothesis", d, {"max_error", "family"})
+    no_unknown("hypothesis", d, HYPOTHESIS_FIELDS)
     if "max_error" not in d:
         raise ValueError("[hypothesis] needs max_error (the error bound epsilon)")
     family = d.get("family", "S_T")
@@ -320,7 +326,7 @@ def _parse_hypothesis(d: dict[str, Any]) -> Hypothesis:
 
 
 def _parse_conclusion(d: dict[str, Any], default_at: str | None) -> Conclusion:
-    no_unknown("conclusion", d, {"min_bos_mass", "theorem", "at", "positions", "heads"})
+    no_unknown("conclusion", d, CONCLUSION_FIELDS)
     if "at" not in d and default_at is None:
         raise ValueError("[conclusion] needs 'at': a position set such as \"nontrigger\"")
     return Conclusion(at=PositionSet.parse(d.get("at", default_at)),

@@ -17,7 +17,7 @@ COMMANDS: dict[str, str] = {
     "experiment": "train softmax and ReLU layers from random init and measure sinks",
     "paper": "reproduce the paper's attention-map figures with its training protocol",
     "report": "evaluate the constructions and bounds on an instance",
-    "schema": "print the JSON Schema of a sweep or certificate file",
+    "schema": "print the JSON Schema of a claim, sweep or certificate file",
     "sinkmap": "certified least BOS (or null) mass of any eps-accurate head, per position",
     "sweep": "run a grid of checks, certificates, sink maps, searches or trainings",
     "theory": "print the theory page: the task, the models, the theorems, the proofs",

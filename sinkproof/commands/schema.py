@@ -1,4 +1,4 @@
-"""``sinkproof schema``: the JSON Schema of a file sinkproof reads (sweep, certificate)."""
+"""``sinkproof schema``: the JSON Schema of a file sinkproof reads (claim, sweep, certificate)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from ..schemas import SCHEMAS
 
     p = sub.add_parser(
-        "schema", help="print the JSON Schema of a sweep or certificate file",
+        "schema", help="print the JSON Schema of a claim, sweep or certificate file",
         description="Print the JSON Schema (draft 2020-12) of a file sinkproof reads, "
                     "generated from the tables its readers use, for an editor to complete "
                     "and check the file. The readers remain the judges.")

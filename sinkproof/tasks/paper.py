@@ -59,6 +59,9 @@ class PaperTask(Task):
     """
 
     setting: ClassVar[str] = "paper"
+    DESCRIPTION_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"n", "L", "content", "residual", "grid"})
+    """The fields of a description (:meth:`from_description`; ``setting`` besides)."""
     single_trigger: ClassVar[bool] = True
     fixed_length: ClassVar[bool] = True
 
@@ -442,7 +445,7 @@ class PaperTask(Task):
         if d.get("setting", "paper") != "paper":
             raise ValueError(f"not a paper-task description: setting={d['setting']!r}")
         d = {k: v for k, v in d.items() if k != "setting"}
-        unknown = set(d) - {"n", "L", "content", "residual", "grid"}
+        unknown = set(d) - cls.DESCRIPTION_FIELDS
         if unknown:
             raise ValueError(f"unknown task fields: {', '.join(sorted(unknown))}")
         return cls(**d)

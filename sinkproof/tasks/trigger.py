@@ -94,6 +94,9 @@ class TriggerTask(Task):
     """
 
     setting: ClassVar[str] = "trigger"
+    DESCRIPTION_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"p", "T", "content", "positions", "triggers", "k", "seed"})
+    """The fields of a description (:meth:`from_description`; ``setting`` besides)."""
     has_positions: ClassVar[bool] = True
     tree_factorised: ClassVar[bool] = True
 
@@ -494,7 +497,7 @@ class TriggerTask(Task):
         """Inverse of :meth:`describe`."""
         if not isinstance(d, dict):
             raise TypeError("a task description must be a mapping")
-        allowed = {"p", "T", "content", "positions", "triggers", "k", "seed"}
+        allowed = cls.DESCRIPTION_FIELDS
         if d.get("setting", "trigger") != "trigger":
             raise ValueError(f"not a trigger-task description: setting={d['setting']!r}")
         d = {key: v for key, v in d.items() if key != "setting"}
