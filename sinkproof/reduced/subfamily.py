@@ -1,0 +1,228 @@
+"""(P1) bounds from a sub-family of the paper's finite family: one tree per target prefix,
+the constraints of the named prefixes only, a ``paper-subfamily-bnb`` certificate.
+
+A bound proved from the constraints of a set ``P`` of family prefixes holds for every
+model accurate on ``P``, hence for every model accurate on the family (the sub-family
+lemma); with ``P`` one representative per (query, multiset) class (the default) the
+program is the whole family's (the multiset lemma), at a fraction of its size.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+from .. import checker
+from .._validate import as_int
+from ..bnb.api import certify_tree
+from ..bnb.box import ValueBox
+from ..bnb.dual import certificate_format, trusted_instance
+from ..bnb.primal import PrimalSolver
+from ..bnb.relaxation import build_relaxation, value_tokens
+from ..bnb.result import CertifiedResult, TargetOutcome, round_down
+from ..bnb.tree import branch_and_bound
+from ..certformat import FORMAT, VERSION
+from ..exact_numbers import bos_mass, error_level
+from ..tables import Tabular
+from ..tasks.protocol import require
+from ..work import BNB_MAX_WORK, product, refuse_beyond
+
+KIND = "paper-subfamily-bnb"
+PAPER_KIND = "paper-bnb-learned-values"
+
+
+def _fmt(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def multiset_subfamily(task: Any, max_work: int | None = None) -> list[tuple[int, ...]]:
+    """One representative prefix per (query, multiset of visible tokens) class of the
+    family: every constraint of the family, each once."""
+    return [c.representative for c in task.prefix_classes(max_work=max_work)]
+
+
+def nontrigger_classes(task: Any, rows: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """The prefixes of ``rows`` whose last token is not the trigger (the targets)."""
+    return [r for r in rows if r[-1] < task.m]
+
+
+@dataclass
+class ReducedResult(CertifiedResult, Tabular):
+    """The trees of :func:`prove_subfamily` / :func:`prove_uniform`.
+
+    ``domain``: ``"finite"`` (the task's content set) or ``"box"`` (every content vector
+    of ``[-1, 1]^(n-3)``); ``outcomes``: one per target tried (in order; the budget may
+    stop before the last); ``certificate``: over the certified targets, kept only when the
+    trusted checker verified it (``verdict``); ``status``: ``"complete"`` (every target
+    asked certified), ``"partial"`` or ``"open"`` (none)."""
+
+    task: Any
+    eps: Fraction
+    domain: str
+    subfamily: list[tuple[int, ...]]
+    targets: list[tuple[int, ...]]
+    outcomes: list[TargetOutcome]
+    certificate: dict[str, Any] | None
+    seconds: float
+    verdict: Any = None
+    status: str = "open"
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def certified(self) -> dict[tuple[int, ...], Fraction]:
+        """Target -> certified BOS-mass bound (exact)."""
+        return {o.target: o.certified for o in self.outcomes if o.certified is not None}
+
+    def by_position(self) -> dict[int, Fraction]:
+        """Position ``t`` -> the least certified bound over the certified targets there."""
+        out: dict[int, Fraction] = {}
+        for target, b in self.certified.items():
+            out[len(target)] = min(b, out.get(len(target), b))
+        return out
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per target tried: position, prefix, certified bound, nodes."""
+        return [dict(position=len(o.target), target=list(o.target), certified=o.certified,
+                     nodes=o.tree.nodes) for o in self.outcomes]
+
+    def __repr__(self) -> str:
+        done = len(self.certified)
+        least = min(self.certified.values(), default=None)
+        shown = "none" if least is None else f"{float(least):.6g}"
+        return (f"ReducedResult({self.status}, content {self.domain}: {done} of "
+                f"{len(self.targets)} targets certified, least BOS mass {shown}, "
+                f"{len(self.subfamily)} prefixes, {self.seconds:.1f}s)")
+
+
+def _tree_json(outcome: TargetOutcome, keep: list[int] | None, n: int) -> dict[str, Any]:
+    """The checker's tree of ``outcome``; with ``keep`` (the projected coordinates) every
+    split, box and multiplier is written back in the ``n`` coordinates (zeros elsewhere)."""
+    node = outcome.node_json()
+    if keep is None:
+        return node
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if "leaf" in cur:
+            leaf = cur["leaf"]
+            leaf["z"] = [[row[keep.index(c)] if c in keep else "0" for c in range(n)]
+                         for row in leaf["z"]]
+            leaf["box"] = [[tok, [ivs[keep.index(c)] if c in keep else [None, None]
+                                  for c in range(n)]] for tok, ivs in leaf["box"]]
+        else:
+            cur["split"]["coord"] = keep[cur["split"]["coord"]]
+            stack.extend((cur["below"], cur["above"]))
+    return node
+
+
+class _Projected:
+    """The trusted instance seen on the coordinates ``keep`` only (the producer's own
+    pre-check of a projected leaf; the checker later reads the padded leaf)."""
+
+    def __init__(self, base: Any, keep: list[int]) -> None:
+        self.base, self.keep, self.p = base, keep, len(keep)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.base, name)
+
+    def target_of(self, prefix: tuple[int, ...]) -> list[Fraction]:
+        full = self.base.target_of(prefix)
+        return [full[c] for c in self.keep]
+
+
+def run_trees(task: Any, eps: Any, rows: list[tuple[int, ...]], targets: list[tuple[int, ...]],
+              *, domain: str = "finite", keep: list[int] | None = None,
+              instance: dict[str, Any] | None = None, min_bos_mass: Any = None,
+              max_nodes: int = 60, time_limit: float = 60.0, budget: float | None = None,
+              progress: bool | None = None, max_work: int | None = None) -> ReducedResult:
+    """Grow and certify one tree per target over the constraints of ``rows`` (on the value
+    coordinates ``keep`` when given), then write and verify the certificate."""
+    eps_q = error_level(eps, "eps", positive=True)
+    goal_q = None if min_bos_mass is None else bos_mass(min_bos_mass, "min_bos_mass",
+                                                         positive=True)
+    nodes = as_int("max_nodes", max_nodes, minimum=1)
+    refuse_beyond("tree nodes x targets x sub-family prefixes",
+                  product(nodes, len(targets), len(rows)), max_work, BNB_MAX_WORK)
+    inst, _, _ = certificate_format(task, eps_q, "learned")
+    trusted = trusted_instance(inst, PAPER_KIND)
+    check = trusted if keep is None else _Projected(trusted, keep)
+    dim = task.out_dim if keep is None else len(keep)
+    root = ValueBox.free(list(value_tokens(task)), dim)
+    goal = None if goal_q is None else float(1 / goal_q - 1)
+    start = time.perf_counter()
+    deadline = None if budget is None else start + budget
+    outcomes: list[TargetOutcome] = []
+    for target in targets:
+        left = time_limit if deadline is None else min(time_limit, deadline - time.perf_counter())
+        if left <= 0:
+            break
+        relax = build_relaxation(task, eps_q, target, rows)
+        if keep is not None:
+            relax = _project(relax, keep)
+        with warnings.catch_warnings():  # float solves only search; the checker decides
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            tree = branch_and_bound(PrimalSolver(relax), root, goal, nodes, left, progress)
+            outcome = TargetOutcome(target, tree)
+            if tree.status != "interrupted":
+                certify_tree(relax, outcome, "learned", check, deadline)
+        outcomes.append(outcome)
+        if tree.status == "interrupted":
+            break
+    good = [o for o in outcomes if o.certified is not None
+            and (goal_q is None or o.certified >= goal_q)]
+    result = ReducedResult(task, eps_q, domain, rows, list(targets), outcomes, None,
+                           time.perf_counter() - start)
+    if good:
+        stated = goal_q if goal_q is not None else min(round_down(o.certified) for o in good)
+        trees = [{"target": list(o.target), "bound": _fmt(round_down(o.certified)),
+                  "root": _tree_json(o, keep, task.n)} for o in good]
+        cert = {"format": FORMAT, "version": VERSION, "kind": KIND,
+                "instance": inst if instance is None else instance,
+                "claim": {"min_bos_mass": _fmt(stated), "targets": len(trees),
+                          "statement": f"paper (P1), one softmax head, content {domain}, "
+                                       f"error <= {eps_q}: BOS mass >= {stated} at every "
+                                       "target listed"},
+                "data": {"subfamily": [list(r) for r in rows], "trees": trees}}
+        verdict = checker.verify(cert)
+        if verdict.ok:
+            result.certificate, result.verdict = cert, verdict
+            result.status = "complete" if len(good) == len(targets) else "partial"
+    return result
+
+
+def _project(relax: Any, keep: list[int]) -> Any:
+    return replace(relax, Y=relax.Y[:, keep])
+
+
+def prove_subfamily(task: Any, eps: Any, *, targets: Sequence[Sequence[int]] | None = None,
+                    subfamily: Sequence[Sequence[int]] | None = None,
+                    min_bos_mass: Any = None, max_nodes: int = 60, time_limit: float = 60.0,
+                    budget: float | None = None, progress: bool | None = None,
+                    max_work: int | None = None) -> ReducedResult:
+    """Certified least BOS mass of every ε-accurate one-head softmax model (learned values)
+    at each target prefix of a finite paper task, from the constraints of ``subfamily``
+    (default: one representative per (query, multiset) class, i.e. the whole family).
+
+    ``targets``: token-code prefixes (default: every non-trigger class representative,
+    i.e. every non-trigger position of every sequence up to the order of its tokens);
+    each target joins the sub-family.  ``budget`` caps the seconds of all trees; the
+    certificate covers the targets certified within it (``status`` says whether all)."""
+    require(task, "finite", "prove_subfamily")
+    require(task, "residual_targets", "prove_subfamily (one-layer targets)", value=False)
+    rows = (multiset_subfamily(task, max_work) if subfamily is None
+            else task.subfamily(subfamily))
+    wanted = nontrigger_classes(task, rows) if targets is None else task.subfamily(targets)
+    if not wanted:
+        raise ValueError("no target prefixes")
+    if any(t[-1] >= task.m for t in wanted):
+        raise ValueError("a target ends at the trigger; the bounds are for non-trigger "
+                         "positions")
+    wanted = list(dict.fromkeys(wanted))
+    rows = list(dict.fromkeys([*rows, *wanted]))
+    return run_trees(task, eps, rows, wanted, min_bos_mass=min_bos_mass, max_nodes=max_nodes,
+                     time_limit=time_limit, budget=budget, progress=progress,
+                     max_work=max_work)
