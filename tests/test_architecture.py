@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("forward", "autodiff"), ("kernel", "stackeval"), ("treekernel",),
     ("modelclass",), ("objective",), ("measures",),
     ("constructions",),
-    ("symbolic",), ("convex",), ("bnb",), ("sinkmap",),
+    ("symbolic",), ("convex",), ("bnb",), ("sinkmap", "reduced"),
     ("theorems",),
     ("search",),
     ("claims",),
@@ -330,7 +330,7 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
                                                      "paper-hull-family", "bnb-heads",
                                                      "paper-witness",
                                                      "paper-bnb-learned-values",
-                                                     "sinkmap-gated")}
+                                                     "sinkmap-gated", "paper-subfamily-bnb")}
     # a new certificate kind needs a line here: the test below runs on every kind
     family_certificate(task, "1/100", "fixed").save(files["hull-family"])
     paper = sinkproof.PaperTask(n=4, L=5, content="grid", grid=2)
@@ -355,6 +355,8 @@ def certificates(tmp_path_factory) -> dict[str, Path]:
     one = sinkproof.PaperTask(n=4, L=4, content=[[1.0]])
     prove_paper(one, "1/20", min_bos_mass="1/2", some=True).save(
         files["paper-bnb-learned-values"])
+    from sinkproof.reduced import prove_subfamily
+    prove_subfamily(one, "1/20", targets=[(0,)], max_nodes=20).save(files["paper-subfamily-bnb"])
     return files
 
 

@@ -16,14 +16,24 @@ Two reductions make the paper's one-head (P1) programs small (both stated and pr
 sub-family of a finite family (by default one representative per multiset class, so the
 bound is the whole family's); :func:`prove_uniform` proves bounds for **every** content
 vector of the box ``[-1, 1]^(n-3)`` from multipliers that never touch a content
-coordinate.  Both write ``paper-subfamily-bnb`` certificates, which the trusted checker
+coordinate; :func:`prove_position` asks one position, named by the content vectors of
+its prefix (the claim interface's ``at`` and ``trigger``).  All write
+``paper-subfamily-bnb`` certificates, which the trusted checker
 (:mod:`sinkproof.checker.rules.subfamily`) verifies.
 """
 
 from __future__ import annotations
 
-from .subfamily import KIND, ReducedResult, multiset_subfamily, nontrigger_classes, prove_subfamily
+from .position import prove_position, target_codes
+from .subfamily import (
+    KIND,
+    ReducedResult,
+    multiset_subfamily,
+    nontrigger_classes,
+    prove_subfamily,
+)
 from .uniform import pattern_targets, prove_uniform, symbol_task
 
 __all__ = ["KIND", "ReducedResult", "multiset_subfamily", "nontrigger_classes",
-           "pattern_targets", "prove_subfamily", "prove_uniform", "symbol_task"]
+           "pattern_targets", "prove_position", "prove_subfamily", "prove_uniform",
+           "symbol_task", "target_codes"]

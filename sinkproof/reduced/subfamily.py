@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from .. import checker
 from .._validate import as_int
 from ..bnb.api import certify_tree
@@ -119,6 +121,48 @@ def _tree_json(outcome: TargetOutcome, keep: list[int] | None, n: int) -> dict[s
     return node
 
 
+def _negate(x: str | None) -> str | None:
+    return None if x is None else (x[1:] if x.startswith("-") else ("0" if x == "0" else "-" + x))
+
+
+def mirror_swap(task: Any) -> dict[int, int] | None:
+    """The code map of the reflection ``c -> -c`` of the content coordinates when the
+    content set is closed under it (content ``i`` to the index of ``-c_i``, triggers
+    alike), else ``None``."""
+    c, m = task.content, task.m
+    partner = []
+    for i in range(m):
+        hit = np.flatnonzero(np.all(c == -c[i], axis=1))
+        if hit.size == 0:
+            return None
+        partner.append(int(hit[0]))
+    return {**{i: partner[i] for i in range(m)}, **{m + i: m + partner[i] for i in range(m)}}
+
+
+def mirrored_tree(task: Any, node: dict[str, Any], swap: dict[int, int]) -> dict[str, Any]:
+    """The checker's tree for the mirror image of a target: tokens swapped, every content
+    coordinate of multipliers, boxes and splits negated, each constraint replaced by its
+    (query, multiset) class representative (the same constraint, by the multiset lemma).
+    The reflection maps accurate models to accurate models, so the bound is the same."""
+    content = range(2, task.n - 1)
+    if "leaf" in node:
+        leaf = node["leaf"]
+        return {"leaf": {
+            "box": [[swap[tok], [[_negate(b), _negate(a)] if c in content else [a, b]
+                                 for c, (a, b) in enumerate(ivs)]] for tok, ivs in leaf["box"]],
+            "constraints": [list(task.class_representative([swap[x] for x in r]))
+                            for r in leaf["constraints"]],
+            "z": [[_negate(x) if c in content else x for c, x in enumerate(row)]
+                  for row in leaf["z"]],
+            "s": list(leaf["s"]), "s0": leaf["s0"]}}
+    split = node["split"]
+    below, above = (mirrored_tree(task, node[k], swap) for k in ("below", "above"))
+    if split["coord"] in content:
+        return {"split": {"token": swap[split["token"]], "coord": split["coord"],
+                          "at": _negate(split["at"])}, "below": above, "above": below}
+    return {"split": {**split, "token": swap[split["token"]]}, "below": below, "above": above}
+
+
 class _Projected:
     """The trusted instance seen on the coordinates ``keep`` only (the producer's own
     pre-check of a projected leaf; the checker later reads the padded leaf)."""
@@ -138,9 +182,17 @@ def run_trees(task: Any, eps: Any, rows: list[tuple[int, ...]], targets: list[tu
               *, domain: str = "finite", keep: list[int] | None = None,
               instance: dict[str, Any] | None = None, min_bos_mass: Any = None,
               max_nodes: int = 60, time_limit: float = 60.0, budget: float | None = None,
-              progress: bool | None = None, max_work: int | None = None) -> ReducedResult:
+              progress: bool | None = None, max_work: int | None = None,
+              adaptive: bool = True, mirror: bool = True) -> ReducedResult:
     """Grow and certify one tree per target over the constraints of ``rows`` (on the value
-    coordinates ``keep`` when given), then write and verify the certificate."""
+    coordinates ``keep`` when given), then write and verify the certificate.
+
+    ``adaptive`` (with ``min_bos_mass``): try each target first over a *working set* —
+    the constraints that the certified leaves so far used, and the target's own — and over
+    all of ``rows`` only when that does not prove ``min_bos_mass`` there.  Both are sub-families
+    of ``rows``, so either proof is one of the whole family's (the sub-family lemma).
+    ``mirror`` (finite content closed under ``c -> -c``): a target whose mirror image was
+    certified gets the mirrored tree (:func:`mirrored_tree`) instead of its own."""
     eps_q = error_level(eps, "eps", positive=True)
     goal_q = None if min_bos_mass is None else bos_mass(min_bos_mass, "min_bos_mass",
                                                          positive=True)
@@ -156,11 +208,10 @@ def run_trees(task: Any, eps: Any, rows: list[tuple[int, ...]], targets: list[tu
     start = time.perf_counter()
     deadline = None if budget is None else start + budget
     outcomes: list[TargetOutcome] = []
-    for target in targets:
-        left = time_limit if deadline is None else min(time_limit, deadline - time.perf_counter())
-        if left <= 0:
-            break
-        relax = build_relaxation(task, eps_q, target, rows)
+    working: dict[tuple[int, ...], None] = {}
+
+    def grow(target: tuple[int, ...], rows_t: list[tuple[int, ...]], left: float) -> TargetOutcome:
+        relax = build_relaxation(task, eps_q, target, rows_t)
         if keep is not None:
             relax = _project(relax, keep)
         with warnings.catch_warnings():  # float solves only search; the checker decides
@@ -169,17 +220,50 @@ def run_trees(task: Any, eps: Any, rows: list[tuple[int, ...]], targets: list[tu
             outcome = TargetOutcome(target, tree)
             if tree.status != "interrupted":
                 certify_tree(relax, outcome, "learned", check, deadline)
-        outcomes.append(outcome)
-        if tree.status == "interrupted":
+        return outcome
+
+    swap = mirror_swap(task) if mirror and keep is None else None
+    mirrored: dict[tuple[int, ...], dict[str, Any]] = {}
+    done: dict[tuple[int, ...], TargetOutcome] = {}
+
+    def met(o: TargetOutcome) -> bool:
+        return o.certified is not None and (goal_q is None or o.certified >= goal_q)
+
+    for target in targets:
+        image = None if swap is None else task.class_representative([swap[c] for c in target])
+        if image in done and image != target:
+            twin = done[image]
+            mirrored[target] = mirrored_tree(task, _tree_json(twin, None, task.n), swap)
+            outcomes.append(TargetOutcome(target, twin.tree, {}, twin.certified))
+            continue
+        tries = [rows]
+        if adaptive and goal_q is not None and working:  # first what earlier proofs used
+            tries.insert(0, list(dict.fromkeys([*working, target])))
+        outcome = None
+        for rows_t in tries:
+            left = time_limit if deadline is None else min(time_limit,
+                                                            deadline - time.perf_counter())
+            if left <= 0:
+                break
+            outcome = grow(target, rows_t, left)
+            if outcome.tree.status == "interrupted" or met(outcome):
+                break
+        if outcome is None:  # the budget is spent
             break
-    good = [o for o in outcomes if o.certified is not None
-            and (goal_q is None or o.certified >= goal_q)]
+        outcomes.append(outcome)
+        if outcome.tree.status == "interrupted":
+            break
+        if met(outcome):
+            done[target] = outcome
+        for leaf, _ in outcome.leaves.values():
+            working.update((tuple(c), None) for c in leaf["constraints"])
+    good = [o for o in outcomes if met(o)]
     result = ReducedResult(task, eps_q, domain, rows, list(targets), outcomes, None,
                            time.perf_counter() - start)
     if good:
         stated = goal_q if goal_q is not None else min(round_down(o.certified) for o in good)
         trees = [{"target": list(o.target), "bound": _fmt(round_down(o.certified)),
-                  "root": _tree_json(o, keep, task.n)} for o in good]
+                  "root": mirrored.get(o.target) or _tree_json(o, keep, task.n)} for o in good]
         cert = {"format": FORMAT, "version": VERSION, "kind": KIND,
                 "instance": inst if instance is None else instance,
                 "claim": {"min_bos_mass": _fmt(stated), "targets": len(trees),

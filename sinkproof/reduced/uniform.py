@@ -59,13 +59,14 @@ def pattern_targets(L: int, depths: Any = None) -> list[tuple[int, ...]]:
 
 
 def prove_uniform(n: int = 16, L: int = 5, eps: Any = "1/20", *,
-                  depths: Any = None, min_bos_mass: Any = None, max_nodes: int = 60,
-                  time_limit: float = 60.0, budget: float | None = None,
+                  depths: Any = None, targets: Any = None, min_bos_mass: Any = None,
+                  max_nodes: int = 60, time_limit: float = 60.0, budget: float | None = None,
                   progress: bool | None = None, max_work: int | None = None) -> ReducedResult:
     """Certified least BOS mass, at every non-trigger position of depth in ``depths``
     (default: all ``1..L-1``) of every sequence with contents anywhere in
     ``[-1, 1]^(n-3)``, of every one-head softmax model (learned values) with error
-    ``<= eps`` on the continuous family.  The sub-family is every (query, multiset) class
+    ``<= eps`` on the continuous family (``targets``: some of :func:`pattern_targets`
+    instead).  The sub-family is every (query, multiset) class
     over ``L - 1`` symbols (refused beyond ``max_work`` prefixes, default
     :data:`UNIFORM_MAX_CLASSES`)."""
     task = symbol_task(n, L, L - 1)
@@ -73,7 +74,8 @@ def prove_uniform(n: int = 16, L: int = 5, eps: Any = "1/20", *,
                   UNIFORM_MAX_CLASSES)
     rows = multiset_subfamily(task, max_work=UNIFORM_MAX_CLASSES if max_work is None
                               else max_work)
-    targets = pattern_targets(L, depths)
+    targets = (pattern_targets(L, depths) if targets is None
+               else [tuple(int(c) for c in t) for t in targets])
     rows = list(dict.fromkeys([*rows, *targets]))
     keep = [0, 1, n - 1]  # BOS, trigger, bias: the content-free coordinates
     describe = {**PaperTask(n=n, L=L).describe(), "content": "uniform"}

@@ -458,6 +458,17 @@ class PaperTask(Task):
                     out.append(PrefixClass((*rest, trig), _arrangements(rest)))
         return out
 
+    def class_representative(self, prefix: Sequence[int]) -> tuple[int, ...]:
+        """The representative :meth:`prefix_classes` gives the (query, multiset) class of
+        ``prefix`` (a prefix of the family)."""
+        row = self.subfamily([prefix])[0]
+        q, m = row[-1], self.m
+        if q >= m:
+            return (*sorted(row[:-1]), q)
+        trig = [c for c in row if c >= m]
+        rest = sorted(c for c in row[:-1] if c < m)
+        return (*rest[:1], *trig, *rest[1:], q) if trig else (*rest, q)
+
     def subfamily(self, prefixes: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
         """``prefixes`` as a sub-family of this task's family: each checked to be a prefix
         of the family (codes, length, one trigger not at position 1, room for the trigger

@@ -20,6 +20,7 @@ its contents, is ``σ`` of the target.
 
 from __future__ import annotations
 
+from math import comb
 from typing import Any
 
 from ...errors import CertificateError
@@ -91,6 +92,11 @@ def verify(cert: dict[str, Any]) -> Verdict:
     members = {inst.prefix(r, child("data.subfamily", i)) for i, r in enumerate(rows)}  # (i)
     if len(members) != len(rows):
         raise CertificateError("data.subfamily: a prefix named twice")
+    for i, tree in enumerate(need_list(data, "trees", "data")):  # (v), before any tree
+        target = inst.prefix(need(tree, "target", f"data.trees[{i}]"), f"data.trees[{i}]")
+        if uniform and len({c % inst.m for c in target}) != len(target):
+            raise CertificateError(f"data.trees[{i}].target: {list(target)} repeats a "
+                                   "content symbol; a content-uniform target has distinct ones")
     proved, stated, n_leaves, n_empty = check_trees(
         _Within(inst, members), {**cert, "data": {"trees": need(data, "trees", "data")}})  # (ii)
     if uniform:
@@ -99,19 +105,26 @@ def verify(cert: dict[str, Any]) -> Verdict:
     for target in proved:
         if target[-1] >= m:
             raise CertificateError(f"data.trees: target {list(target)} ends at the trigger")
-        symbols = [c % m for c in target]
-        if uniform and len(set(symbols)) != len(symbols):
-            raise CertificateError(f"data.trees: target {list(target)} repeats a content "
-                                   "symbol; a content-uniform target has distinct ones")
     classes = {(r[-1], tuple(sorted(r))) for r in members}
-    eps, b = format_rational(inst.eps), show(stated)
-    if uniform:
+    eps, b, L = format_rational(inst.eps), show(stated), inst.L
+    if uniform:  # one target per trigger pattern (depth, trigger place or none)?
+        seen = {(len(t), next((i for i, c in enumerate(t) if c >= m), None)) for t in proved}
+        every = len(seen) == (L - 2) + comb(L - 2, 2)
         domain = f"every content vector in [-1, 1]^{inst.n - 3}"
         where = ("at position t of every sequence whose trigger pattern (depth, trigger "
                  "place or none) is one of the targets', whatever its contents")
-    else:
+    else:  # one target per non-trigger (query, multiset) class of the family?
+        seen = {(t[-1], tuple(sorted(t))) for t in proved}
+        every = len(seen) == sum((m * comb(t + m - 2, m - 1) if t <= L - 2 else 0)
+                                 + (m * m * comb(t + m - 3, m - 1) if t >= 3 else 0)
+                                 for t in range(1, L))
         domain = f"the m={m} content vectors listed"
         where = f"at the last position of each of {len(proved)} non-trigger target prefixes"
+    if every:
+        where = (f"at every non-trigger position of every sequence of the family (the "
+                 f"{len(seen)} targets cover every " + ("trigger pattern" if uniform else
+                                                        "non-trigger (query, multiset) class")
+                 + ")")
     used = (f"the {len(members)} listed prefixes ({len(classes)} (query, multiset) classes)"
             + (" under every assignment of box vectors to their symbols" if uniform else ""))
     text = (f"paper setting [n={inst.n}, L={inst.L}, {domain}]: every one-layer single-head "
@@ -123,6 +136,7 @@ def verify(cert: dict[str, Any]) -> Verdict:
     trig = [[(i + 1) for i, c in enumerate(t) if c >= m] or None for t in sorted(proved)]
     statement = {
         "kind": KIND, "setting": "paper", "content_domain": "box" if uniform else "finite",
+        "every_nontrigger_position": every,
         "instance": {"n": inst.n, "L": inst.L,
                      "content": "uniform [-1, 1]" if uniform else inst.family.vectors()},
         "eps": eps, "subfamily": {"prefixes": len(members), "classes": len(classes),
