@@ -109,16 +109,19 @@ def test_a_subfamily_bound_never_exceeds_the_familys(keep):
 # ------------------------------------------------------------------ the routes
 @pytest.fixture(scope="module")
 def finite():
-    return prove_subfamily(_task(2, 5), EPS, targets=[(0,), (1, 1)], max_nodes=40)
+    return prove_subfamily(_task(2, 4), EPS, min_bos_mass="1/2", max_nodes=60)
 
 
 def test_finite_route_agrees_with_the_engine_on_the_whole_family(finite):
     assert finite.status == "complete" and finite.verdict.ok
-    engine = prove_paper(_task(2, 5), EPS, targets=[(0,)], max_nodes=40)
-    ours = finite.certified[(0,)]
-    assert abs(float(ours) - float(engine.bound)) < 0.02  # same program, own trees
+    assert min(finite.certified.values()) >= Fraction(1, 2)
+    engine = prove_paper(_task(2, 4), EPS, targets=[(0,)], max_nodes=20)
+    ours = prove_subfamily(_task(2, 4), EPS, targets=[(0,)], max_nodes=20).certified[(0,)]
+    assert abs(float(ours) - float(engine.bound)) < 1e-3  # one program, the same tree
     assert finite.verdict.statement["content_domain"] == "finite"
     assert "the m=2 content vectors listed" in finite.verdict.claim
+    assert finite.verdict.statement["every_nontrigger_position"]  # all classes are targets
+    assert "every non-trigger position of every sequence" in finite.verdict.claim
 
 
 def test_checker_refuses_a_prefix_outside_the_family_or_the_subfamily(finite):
@@ -141,20 +144,21 @@ def _first_leaf(node):
 
 @pytest.fixture(scope="module")
 def uniform():
-    return prove_uniform(4, 5, EPS, depths=[1, 3], max_nodes=30)
+    return prove_uniform(4, 4, EPS, max_nodes=30)
 
 
 def test_uniform_route_is_stated_for_the_box(uniform):
     assert uniform.status == "complete" and uniform.verdict.ok
     assert uniform.verdict.statement["content_domain"] == "box"
     assert "every content vector in [-1, 1]^1" in uniform.verdict.claim
-    assert set(uniform.certified) == set(pattern_targets(5, [1, 3]))
+    assert set(uniform.certified) == set(pattern_targets(4))
+    assert uniform.verdict.statement["every_nontrigger_position"]
 
 
 def test_uniform_bound_holds_for_an_accurate_model_at_random_contents(uniform):
     """Soundness: the sink construction is eps-accurate at every content of the box, so
     its BOS weight at any sequence with the target's pattern is at least the bound."""
-    task = sp.PaperTask(n=4, L=5)
+    task = sp.PaperTask(n=4, L=4)
     model = paper_sink_solution(task, float(EPS))
     x = task.sample(400, seed=3)
     err = max(np.max(np.linalg.norm(model.forward_rows(s)[0] - task.targets(s), axis=1))
@@ -162,7 +166,7 @@ def test_uniform_bound_holds_for_an_accurate_model_at_random_contents(uniform):
     assert err <= float(EPS)
     for target, bound in uniform.certified.items():
         t = len(target)
-        trig = [i + 1 for i, c in enumerate(target) if c >= 4]
+        trig = [i + 1 for i, c in enumerate(target) if c >= 3]
         for s in x:
             j = task.trigger_position(s)
             if (trig and j == trig[0]) or (not trig and j > t):
@@ -177,8 +181,9 @@ def test_checker_refuses_a_uniform_certificate_that_depends_on_content(uniform, 
         match = "content coordinate"
     elif tamper == "repeated symbol":
         tree = cert["data"]["trees"][-1]
-        tree["target"] = [0, 7, 0]  # the content symbol 0 twice
-        cert["data"]["subfamily"].append([0, 7, 0])
+        tree["target"] = [0, 3, 0]  # the trigger carries symbol 0, as the tokens around it
+        if [0, 3, 0] not in cert["data"]["subfamily"]:
+            cert["data"]["subfamily"].append([0, 3, 0])
         match = "repeats a content symbol"
     else:
         cert["instance"]["content_vectors"][0] = ["2"]

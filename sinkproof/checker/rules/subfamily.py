@@ -28,6 +28,7 @@ from ..exact import show
 from ..family.paper import PaperInstance, n_prefixes
 from ..limits import require
 from ..schema import (
+    as_list,
     check_fields,
     child,
     format_rational,
@@ -76,8 +77,9 @@ def _content_free(cert: dict[str, Any], n: int) -> None:
     while stack:
         node = stack.pop()
         if isinstance(node, dict) and isinstance(node.get("leaf"), dict):
-            for i, row in enumerate(node["leaf"].get("z", [])):
-                if any(parse_rational(x, f"leaf z[{i}]") != 0 for x in row[2:n - 1]):
+            for i, row in enumerate(as_list(node["leaf"].get("z"), "leaf z")):
+                if any(parse_rational(x, f"leaf z[{i}]") != 0
+                       for x in as_list(row, f"leaf z[{i}]")[2:n - 1]):
                     raise CertificateError(f"leaf z[{i}]: nonzero on a content coordinate")
         elif isinstance(node, dict):
             stack.extend(node.get(k) for k in ("below", "above"))
@@ -97,10 +99,10 @@ def verify(cert: dict[str, Any]) -> Verdict:
         if uniform and len({c % inst.m for c in target}) != len(target):
             raise CertificateError(f"data.trees[{i}].target: {list(target)} repeats a "
                                    "content symbol; a content-uniform target has distinct ones")
+    if uniform:
+        _content_free(cert, inst.n)  # (iv)
     proved, stated, n_leaves, n_empty = check_trees(
         _Within(inst, members), {**cert, "data": {"trees": need(data, "trees", "data")}})  # (ii)
-    if uniform:
-        _content_free(cert, inst.n)
     m = inst.m
     for target in proved:
         if target[-1] >= m:
