@@ -43,7 +43,7 @@ def _positions(result) -> str:
     return ", ".join(f"{t}: {float(b):.4f}" for t, b in sorted(result.by_position().items()))
 
 
-def finite_row(L: int, budget: float, nodes: int) -> None:
+def finite_row(L: int, budget: float, nodes: int, save: str | None = None) -> None:
     task = finite_task(L)
     rows = multiset_subfamily(task)
     start = time.perf_counter()
@@ -52,6 +52,12 @@ def finite_row(L: int, budget: float, nodes: int) -> None:
     n_targets = len(nontrigger_classes(task, rows))
     print(f"| {L} | {task.n_sequences:,} | {len(rows)} | {len(r.certified)} of {n_targets} "
           f"| {r.status} | {_positions(r)} | {seconds:.1f} |", flush=True)
+    missed = [o.target for o in r.outcomes if o.target not in r.certified]
+    tried = len(r.outcomes)
+    print(f"  (L={L}: {tried} targets tried, not certified: {missed}; "
+          f"{n_targets - tried} not reached)", flush=True)
+    if save and r.certificate is not None:
+        r.save(f"{save}/p1_finite_L{L}.json")
 
 
 def sequences_row(L: int, nodes: int) -> None:
@@ -77,6 +83,8 @@ def uniform_row(L: int, nodes: int, budget: float) -> None:
     seconds = time.perf_counter() - start
     print(f"| {L} | {len(r.subfamily)} | {len(r.certified)} of {len(r.targets)} | {r.status} "
           f"| {_positions(r)} | {seconds:.1f} |", flush=True)
+    missed = [o.target for o in r.outcomes if o.target not in r.certified]
+    print(f"  (L={L}: not certified {missed}; {len(r.targets) - len(r.outcomes)} not reached)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -87,6 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sequences", action="store_true", help="also the L=16 sequences")
     ap.add_argument("--uniform-L", type=int, nargs="*", default=[5])
     ap.add_argument("--uniform-budget", type=float, default=60.0)
+    ap.add_argument("--save", default=None, help="folder for the certificates")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     print("finite content {-e_1, +e_1}, n = 16, eps = 1/20, goal BOS >= 1/2, "
@@ -94,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     print("| L | sequences | classes | targets certified | status | least bound at position t "
           "| s |\n|---|---|---|---|---|---|---|")
     for L in args.L:
-        finite_row(L, args.budget, args.nodes)
+        finite_row(L, args.budget, args.nodes, args.save)
     if args.sequences:
         print("\nL = 16, n = 16, no goal: the best bound of each tree")
         print("| L | sequence | positions | bound at position t | status |\n|---|---|---|---|---|")

@@ -140,7 +140,8 @@ def verify(cert: dict[str, Any]) -> Verdict:
         "kind": KIND, "setting": "paper", "content_domain": "box" if uniform else "finite",
         "every_nontrigger_position": every,
         "instance": {"n": inst.n, "L": inst.L,
-                     "content": "uniform [-1, 1]" if uniform else inst.family.vectors()},
+                     "content": {"scheme": "uniform", "box": f"[-1, 1]^{inst.n - 3}"}
+                     if uniform else {"scheme": "custom", "vectors": inst.family.vectors()}},
         "eps": eps, "subfamily": {"prefixes": len(members), "classes": len(classes),
                                   "family_prefixes": None if uniform else
                                   n_prefixes(m, inst.L, 10**18)},
