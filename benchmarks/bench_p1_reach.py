@@ -77,9 +77,9 @@ def sequences_row(L: int, nodes: int) -> None:
     print(f"(both rows: {seconds:.1f} s, {sum(o.tree.nodes for o in r.outcomes)} nodes)")
 
 
-def uniform_row(L: int, nodes: int, budget: float) -> None:
+def uniform_row(L: int, nodes: int, budget: float, goal: str | None = None) -> None:
     start = time.perf_counter()
-    r = prove_uniform(16, L, EPS, max_nodes=nodes, budget=budget)
+    r = prove_uniform(16, L, EPS, max_nodes=nodes, budget=budget, min_bos_mass=goal)
     seconds = time.perf_counter() - start
     print(f"| {L} | {len(r.subfamily)} | {len(r.certified)} of {len(r.targets)} | {r.status} "
           f"| {_positions(r)} | {seconds:.1f} |", flush=True)
@@ -95,6 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sequences", action="store_true", help="also the L=16 sequences")
     ap.add_argument("--uniform-L", type=int, nargs="*", default=[5])
     ap.add_argument("--uniform-budget", type=float, default=60.0)
+    ap.add_argument("--uniform-goal", default="1/2", help="min_bos_mass ('none': best bound)")
     ap.add_argument("--save", default=None, help="folder for the certificates")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
@@ -108,11 +109,12 @@ def main(argv: list[str] | None = None) -> None:
         print("\nL = 16, n = 16, no goal: the best bound of each tree")
         print("| L | sequence | positions | bound at position t | status |\n|---|---|---|---|---|")
         sequences_row(16, args.nodes)
-    print("\ncontinuous content: every vector of [-1, 1]^13, n = 16, eps = 1/20, no goal")
+    goal = None if args.uniform_goal == "none" else args.uniform_goal
+    print(f"\ncontinuous content: every vector of [-1, 1]^13, n = 16, eps = 1/20, goal {goal}")
     print("| L | sub-family prefixes | patterns certified | status | least bound at position t "
           "| s |\n|---|---|---|---|---|---|")
     for L in args.uniform_L:
-        uniform_row(L, args.nodes, args.uniform_budget)
+        uniform_row(L, args.nodes, args.uniform_budget, goal)
 
 
 if __name__ == "__main__":

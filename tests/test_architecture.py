@@ -449,7 +449,7 @@ def test_the_producers_copy_of_the_format_agrees_with_the_checker():
     assert set(certformat.MAP_NAMES) <= set(maps.MAP_NAMES)
 
 
-CHECKER_LINE_BUDGET = 4625
+CHECKER_LINE_BUDGET = 4755  # + rules/subfamily.py (130 lines, paper-subfamily-bnb)
 """Lines of ``sinkproof/checker`` (``cat sinkproof/checker/*.py sinkproof/checker/*/*.py |
 wc -l``) not to be exceeded; the goal of issue 23 is under 2,500."""
 
