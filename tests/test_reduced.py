@@ -202,3 +202,20 @@ def test_pattern_targets_cover_every_trigger_pattern_once():
         assert pats == want and len(got) == len(want)
         assert all(len({c % (L - 1) for c in t}) == len(t) for t in got)
         assert list(itertools.chain(got)) == got
+
+
+def test_prove_position_names_a_prefix_by_its_content_vectors():
+    from sinkproof.reduced import prove_position, target_codes
+
+    task = _task(2, 4)
+    assert target_codes(task, [[-1.0], [1.0], [1.0]], trigger=2) == (0, 3, 1)
+    got = prove_position(task, EPS, [[-1.0]], min_bos_mass="1/2", max_nodes=30)
+    assert list(got.certified) == [(0,)] and got.verdict.ok
+    box = prove_position(sp.PaperTask(n=4, L=4), EPS, [[0.3], [-0.9], [0.1]], trigger=2,
+                         min_bos_mass="1/2", max_nodes=30)
+    assert list(box.certified) == [(0, 5, 1)]  # the one pattern: depth 3, trigger at 2
+    assert box.verdict.statement["content_domain"] == "box"
+    with pytest.raises(ValueError, match="trigger must come before"):
+        prove_position(task, EPS, [[-1.0], [1.0]], trigger=2)
+    with pytest.raises(ValueError, match="not in the task's content set"):
+        target_codes(task, [[0.5]])
