@@ -35,6 +35,8 @@ from .protocol import PrefixBlock, Task, capped_power
 
 CONTENT_KINDS = ("uniform", "grid")
 MAX_GRID_VECTORS = 1 << 20
+MAX_PREFIX_CLASSES = 2_000_000
+"""Default limit on the (query, multiset) classes :meth:`PaperTask.prefix_classes` lists."""
 
 BOS, TRIGGER = 0, 1
 """Coordinates of the BOS and trigger indicators (content follows, the bias is last)."""
@@ -415,16 +417,14 @@ class PaperTask(Task):
     # ------------------------------------------------ multiset classes
     def n_prefix_classes(self) -> int:
         """The number of (query, multiset of visible tokens) classes of the family's
-        prefixes (:meth:`prefix_classes`), in closed form: at depth ``t`` without a
-        trigger (``t <= L-2``) ``m·C(t+m-2, m-1)``, with a content query after the trigger
-        (``t >= 3``) ``m²·C(t+m-3, m-1)``, at the trigger (``t >= 2``)
-        ``m·C(t+m-2, m-1)``."""
-        m, total = self.m, 0
-        for t in range(1, self.L):
-            same = m * math.comb(t + m - 2, m - 1)
-            total += (same if t <= self.L - 2 else 0) + (same if t >= 2 else 0)
-            total += m * m * math.comb(t + m - 3, m - 1) if t >= 3 else 0
-        return total
+        prefixes (:meth:`prefix_classes`), in closed form: at depth ``t`` there are
+        ``m·C(t+m-2, m-1)`` without a trigger (``t <= L-2``), as many with the trigger as
+        the query (``t >= 2``) and ``m²·C(t+m-3, m-1)`` with a content query after the
+        trigger (``t >= 3``); summed over ``t`` (hockey stick),
+        ``m·C(L+m-3, m) + m·(C(L+m-2, m) - 1) + m²·(C(L+m-3, m) - 1)``."""
+        m, L = self.m, self.L
+        return (m * math.comb(L + m - 3, m) + m * (math.comb(L + m - 2, m) - 1)
+                + m * m * (math.comb(L + m - 3, m) - 1))
 
     def prefix_classes(self, depth: int | None = None,
                        max_work: int | None = None) -> list[PrefixClass]:
@@ -438,9 +438,9 @@ class PaperTask(Task):
         representative prefix of the family (content keys in increasing code order, the
         trigger, when it is not the query, at position 2, the query last) and the number
         of family prefixes it stands for.  Refused beyond ``max_work`` classes
-        (:data:`~sinkproof.work.BNB_MAX_WORK` by default), counted first."""
+        (:data:`MAX_PREFIX_CLASSES` by default), counted first."""
         work.refuse_beyond("prefix classes", self.n_prefix_classes(), max_work,
-                           work.BNB_MAX_WORK)
+                           MAX_PREFIX_CLASSES)
         depths = range(1, self.L) if depth is None else [as_int("depth", depth, minimum=1)]
         if depths[-1] > self.L - 1:
             raise ValueError(f"depth {depths[-1]} exceeds L-1={self.L - 1}")
