@@ -14,7 +14,7 @@ bound in ``--nodes`` nodes).
 Continuous content (``prove_uniform``): every content vector of ``[-1, 1]^13``, one
 target per trigger pattern, for each ``--uniform-L``.
 
-Run: ``python benchmarks/bench_p1_reach.py`` (about two minutes on one core);
+Run: ``python benchmarks/bench_p1_reach.py`` (about 40 s: L = 5 and 8, and the box at L = 5);
 ``--L 5 6 16 --budget 600`` for more.
 """
 
