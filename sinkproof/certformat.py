@@ -31,7 +31,8 @@ MAP_NAMES = ("softmax", "sink_logit", "softmax1", "sparsemax", "entmax15", "sigm
 light enough for the commands' ``--help``."""
 
 KINDS = ("bnb-heads", "bnb-learned-values", "hull", "hull-family", "paper-bnb-learned-values",
-         "paper-hull-family", "paper-witness", "sinkmap-gated", "sinkmap-socp", "witness")
+         "paper-hull-family", "paper-subfamily-bnb", "paper-witness", "sinkmap-gated",
+         "sinkmap-socp", "witness")
 """The certificate kinds the trusted checker reads (its kind table's names, sorted)."""
 
 

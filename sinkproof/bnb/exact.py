@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .relaxation import Relaxation, exact_target
+from .relaxation import Relaxation
 
 Interval = tuple[Fraction | None, Fraction | None]
 
@@ -67,12 +67,11 @@ def leaf_c0(relax: Relaxation, box: Any, rows: list[int], z: list[list[Fraction]
         z0 = [-sum((zi[c] for zi in z), Fraction(0)) for c in range(p)]
         if _dot(z0, z0) > s0 * s0:
             return None
-    task = relax.task
     c0 = eps * s0
     G: dict[int, list[Fraction]] = {}
     H: dict[int, Fraction] = {}
     for i, zi, si in zip(rows, z, s):
-        coeff = eps * si - _dot(zi, exact_target(task, relax.prefixes[i]))
+        coeff = eps * si - _dot(zi, relax.exact_target(i))
         c0 += coeff
         for l, m in _row_classes(relax)[i]:
             g = G.get(l)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -151,6 +151,20 @@ class Relaxation:
     key: np.ndarray
     a: np.ndarray
     value_tokens: tuple[int, ...] = ()
+    coordinates: tuple[int, ...] | None = None
+    """The value coordinates ``Y`` keeps of the task's targets (``None``: all), for a
+    program projected onto some coordinates (:meth:`projected`)."""
+
+    def projected(self, keep: Sequence[int]) -> Relaxation:
+        """The same program on the value coordinates ``keep`` only (a bound on them is a
+        bound: dropping coordinates of the error only loosens the constraints)."""
+        keep = tuple(int(c) for c in keep)
+        return replace(self, Y=self.Y[:, list(keep)], coordinates=keep)
+
+    def exact_target(self, i: int) -> tuple[Fraction, ...]:
+        """Constraint ``i``'s target exactly, on this program's coordinates."""
+        y = exact_target(self.task, self.prefixes[i])
+        return y if self.coordinates is None else tuple(y[c] for c in self.coordinates)
 
     @property
     def dim(self) -> int:

@@ -19,6 +19,7 @@ and the family is enumerated exhaustively (``(L-2) m^(L-1)`` sequences).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -34,6 +35,8 @@ from .protocol import PrefixBlock, Task, capped_power
 
 CONTENT_KINDS = ("uniform", "grid")
 MAX_GRID_VECTORS = 1 << 20
+MAX_PREFIX_CLASSES = 2_000_000
+"""Default limit on the (query, multiset) classes :meth:`PaperTask.prefix_classes` lists."""
 
 BOS, TRIGGER = 0, 1
 """Coordinates of the BOS and trigger indicators (content follows, the bias is last)."""
@@ -414,6 +417,76 @@ class PaperTask(Task):
         for i in range(2, t + 1):
             yield from _digit_blocks(m, t, i - 1, float(m**rest), max_rows)
 
+    # ------------------------------------------------ multiset classes
+    def n_prefix_classes(self) -> int:
+        """The number of (query, multiset of visible tokens) classes of the family's
+        prefixes (:meth:`prefix_classes`), in closed form: at depth ``t`` there are
+        ``m·C(t+m-2, m-1)`` without a trigger (``t <= L-2``), as many with the trigger as
+        the query (``t >= 2``) and ``m²·C(t+m-3, m-1)`` with a content query after the
+        trigger (``t >= 3``); summed over ``t`` (hockey stick),
+        ``m·C(L+m-3, m) + m·(C(L+m-2, m) - 1) + m²·(C(L+m-3, m) - 1)``."""
+        m, L = self.m, self.L
+        return (m * math.comb(L + m - 3, m) + m * (math.comb(L + m - 2, m) - 1)
+                + m * m * (math.comb(L + m - 3, m) - 1))
+
+    def prefix_classes(self, depth: int | None = None,
+                       max_work: int | None = None) -> list[PrefixClass]:
+        """Every (query token, multiset of the tokens ``x_1..x_t``) class of the family's
+        prefixes, at ``depth`` (default: every depth ``1..L-1``), shortest first.
+
+        Without positional encoding a head's output at the last position of a prefix is
+        a function of the query token and the multiset of visible tokens, and so is the
+        prefix's target (0, or the mean of the visible tokens at the trigger): every
+        prefix of one class carries the same constraint.  Each class is given by one
+        representative prefix of the family (content keys in increasing code order, the
+        trigger, when it is not the query, at position 2, the query last) and the number
+        of family prefixes it stands for.  Refused beyond ``max_work`` classes
+        (:data:`MAX_PREFIX_CLASSES` by default), counted first."""
+        work.refuse_beyond("prefix classes", self.n_prefix_classes(), max_work,
+                           MAX_PREFIX_CLASSES)
+        depths = range(1, self.L) if depth is None else [as_int("depth", depth, minimum=1)]
+        if depths[-1] > self.L - 1:
+            raise ValueError(f"depth {depths[-1]} exceeds L-1={self.L - 1}")
+        m, out = self.m, []
+        for t in depths:
+            for q in range(m):  # a content query
+                for rest in itertools.combinations_with_replacement(range(m), t - 1):
+                    if t <= self.L - 2:
+                        out.append(_content_class((*rest, q), q))
+                for trig in range(m, 2 * m) if t >= 3 else ():
+                    for rest in itertools.combinations_with_replacement(range(m), t - 2):
+                        out.append(_trigger_class(rest, trig, q))
+            for trig in range(m, 2 * m) if t >= 2 else ():  # the trigger is the query
+                for rest in itertools.combinations_with_replacement(range(m), t - 1):
+                    out.append(PrefixClass((*rest, trig), _arrangements(rest)))
+        return out
+
+    def class_representative(self, prefix: Sequence[int]) -> tuple[int, ...]:
+        """The representative :meth:`prefix_classes` gives the (query, multiset) class of
+        ``prefix`` (a prefix of the family)."""
+        row = self.subfamily([prefix])[0]
+        q, m = row[-1], self.m
+        if q >= m:
+            return (*sorted(row[:-1]), q)
+        trig = [c for c in row if c >= m]
+        rest = sorted(c for c in row[:-1] if c < m)
+        return (*rest[:1], *trig, *rest[1:], q) if trig else (*rest, q)
+
+    def subfamily(self, prefixes: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
+        """``prefixes`` as a sub-family of this task's family: each checked to be a prefix
+        of the family (codes, length, one trigger not at position 1, room for the trigger
+        when it has none), or a clear error."""
+        out = []
+        m = self.m
+        for i, pre in enumerate(prefixes):
+            row = tuple(int(c) for c in pre)
+            where = [k for k, c in enumerate(row) if c >= m]
+            if not 1 <= len(row) <= self.L - 1 or any(not 0 <= c < 2 * m for c in row) \
+                    or len(where) > 1 or where == [0] or (not where and len(row) > self.L - 2):
+                raise ValueError(f"prefix {i} {list(row)} is not a prefix of the family")
+            out.append(row)
+        return out
+
     # ---------------------------------------------------------- description
     def replace(self, **changes: Any) -> PaperTask:
         """A copy of this task with some constructor arguments changed."""
@@ -467,6 +540,44 @@ class PaperTask(Task):
 
     def __hash__(self) -> int:
         return hash(self._key())
+
+
+@dataclass(frozen=True)
+class PrefixClass:
+    """One (query token, multiset of visible tokens) class of prefixes: a representative
+    prefix of the family (token codes ``x_1..x_t``, the query last) and ``count``, how many
+    prefixes of the family have that query and that multiset."""
+
+    representative: tuple[int, ...]
+    count: int
+
+    @property
+    def query(self) -> int:
+        return self.representative[-1]
+
+
+def _arrangements(keys: Sequence[int]) -> int:
+    """Distinct orders of the multiset ``keys``: ``len! / Π count!``."""
+    out = math.factorial(len(keys))
+    for c in set(keys):
+        out //= math.factorial(list(keys).count(c))
+    return out
+
+
+def _content_class(keys: Sequence[int], q: int) -> PrefixClass:
+    """The class with content query ``q`` and content keys ``keys`` (``q`` among them)."""
+    rest = sorted(keys)
+    rest.remove(q)
+    return PrefixClass((*rest, q), _arrangements(rest))
+
+
+def _trigger_class(rest: Sequence[int], trig: int, q: int) -> PrefixClass:
+    """The class with content query ``q`` after the trigger ``trig``, other keys ``q`` and
+    ``rest``: the trigger takes one of positions ``2..t-1`` of the ``t - 1`` before ``q``."""
+    keys = sorted((*rest, q))
+    keys.remove(q)  # the query's own copy is last; the others fill 1..t-1 with the trigger
+    rep = (*keys[:1], trig, *keys[1:], q)
+    return PrefixClass(rep, (len(keys)) * _arrangements(keys) if keys else 0)
 
 
 def _assemble(task: PaperTask, rows: np.ndarray, j: np.ndarray) -> np.ndarray:
