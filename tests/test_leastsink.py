@@ -79,7 +79,9 @@ def test_our_setting_through_the_same_optimiser() -> None:
     from sinkproof.search.verify import verify_witness
 
     task = sp.TriggerTask(p=2, T=3)
-    found = least_sink(task, 0.05, (0,), starts=sink_starts(task, 0.05, (1.0,)), maxiter=200)
+    # four logit scales: one start alone ended infeasible once in CI (SLSQP is sensitive to
+    # the last bits of XLA's threaded sums); here 3 of the 4 end feasible, at 0.947368
+    found = least_sink(task, 0.05, (0,), starts=sink_starts(task, 0.05), maxiter=200)
     report = verify_witness(found.model(task), "1/20", found.bos * (1 + 1e-6) + 1e-15,
                             where=[((0,), 1)])
     assert report.verified
