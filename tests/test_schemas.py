@@ -36,22 +36,26 @@ def test_the_shipped_schema_file_is_the_generated_one(name):
         f"stale: run sinkproof schema {name} --out {schema_path(name)} --force")
 
 
-def _sweep_data(path: Path) -> dict:
+def _toml_data(path: Path) -> dict:
     return plain(load_toml(path.read_text(encoding="utf-8")))
 
 
-@pytest.mark.parametrize("path", SWEEPS, ids=[p.name for p in SWEEPS])
-def test_every_example_sweep_file_validates(path):
-    data = _sweep_data(path)
-    sweep_from_dict(data)  # the reader accepts it
-    errors = list(_validator("sweep").iter_errors(data))
+READERS = {"sweep": sweep_from_dict, "claim": claim_from_dict}
+EXAMPLES = [("sweep", p) for p in SWEEPS] + [("claim", p) for p in CLAIMS]
+
+
+@pytest.mark.parametrize("kind, path", EXAMPLES, ids=[p.name for _, p in EXAMPLES])
+def test_every_example_sweep_and_claim_file_validates(kind, path):
+    data = _toml_data(path)
+    READERS[kind](data)  # the reader accepts it
+    errors = list(_validator(kind).iter_errors(data))
     assert not errors, [e.message for e in errors]
 
 
 @pytest.mark.parametrize("path", SWEEPS[:3], ids=[p.name for p in SWEEPS[:3]])
 @pytest.mark.parametrize("mistake", ["top", "setting", "kind"])
 def test_a_mistake_the_sweep_reader_refuses_the_schema_refuses(path, mistake):
-    data = _sweep_data(path)
+    data = _toml_data(path)
     if mistake == "top":
         data["extra"] = 1
     elif mistake == "setting":
@@ -97,20 +101,12 @@ def test_the_schema_command_prints_writes_and_refuses_to_overwrite(tmp_path, cap
     assert main(["schema", "nothing"]) == 2
 
 
-@pytest.mark.parametrize("path", CLAIMS, ids=[p.name for p in CLAIMS])
-def test_every_example_claim_validates(path):
-    data = _sweep_data(path)
-    claim_from_dict(data)  # the reader accepts it
-    errors = list(_validator("claim").iter_errors(data))
-    assert not errors, [e.message for e in errors]
-
-
 @pytest.mark.parametrize("path", [CLAIMS[0], next(p for p in CLAIMS if p.name.startswith(
     "paper_p1_one_head"))], ids=["trigger", "paper"])
 @pytest.mark.parametrize("where", ["top", "task", "model", "hypothesis", "conclusion",
                                    "check", "setting"])
 def test_a_mistake_the_claim_reader_refuses_the_schema_refuses(path, where):
-    data = _sweep_data(path)
+    data = _toml_data(path)
     if where == "top":
         data["no_such_section"] = {}
     elif where == "setting":
