@@ -329,13 +329,15 @@ class ProcessExecutor(Executor):
         loky = _loky()
         if loky is None:
             return None
-        if self._pool is None:
-            kwargs = dict(max_workers=self.workers, initializer=_start_worker,
-                          timeout=IDLE_TIMEOUT)
-            if self.persistent:  # loky's one reusable pool, resized to fit
-                self._pool = loky.get_reusable_executor(**kwargs, reuse=True)
-            else:
-                self._pool = loky.ProcessPoolExecutor(**kwargs)
+        kwargs = dict(max_workers=self.workers, initializer=_start_worker,
+                      timeout=IDLE_TIMEOUT)
+        if self.persistent:
+            # loky's one reusable pool is shared by every kept executor: asked again on
+            # every run, it is resized to this executor's count (another kept executor
+            # may have resized it since) or replaced where it was stopped or replaced.
+            self._pool = loky.get_reusable_executor(**kwargs, reuse=True)
+        elif self._pool is None:
+            self._pool = loky.ProcessPoolExecutor(**kwargs)
         return self._pool
 
     def pids(self) -> list[int]:

@@ -63,9 +63,10 @@ def test_a_search_on_two_dask_worker_processes_gives_the_serial_answer():
 
 
 def _job(arg):
-    """0: return at once; 'die': kill the worker; 'raise': fail; ('after', path): return
-    once the job of that path started; a path: mark it started, wait until the run is
-    cancelled, then leave a file there."""
+    """0: return at once; 'die': kill the worker; 'raise': fail; ('mark', path): mark the
+    path started; ('after', path): return 0 once the job of that path started (or
+    'never started'); a path: mark it started, wait until the run is cancelled, then
+    leave a file there."""
     if arg == 0:
         return 0
     if arg == "die":
@@ -73,10 +74,13 @@ def _job(arg):
     if arg == "raise":
         raise ValueError("bad job")
     deadline = time.time() + 120
+    if isinstance(arg, tuple) and arg[0] == "mark":
+        Path(arg[1] + ".started").write_text("")
+        return 0
     if isinstance(arg, tuple):
         while time.time() < deadline and not Path(arg[1] + ".started").exists():
             time.sleep(0.05)
-        return 0
+        return 0 if Path(arg[1] + ".started").exists() else "never started"
     Path(arg + ".started").write_text("")
     while time.time() < deadline:
         if cancelled():
@@ -96,6 +100,15 @@ def test_a_dead_worker_and_a_raising_job_are_recorded_and_the_others_finish():
         assert all(results[i].ok and results[i].value == 0 for i in (0, 2, 4, 5, 6))
         # the pool was restarted: the executor still works
         assert [r.value for r in ex.map(_job, [0, 0])] == [0, 0]
+
+
+def test_kept_pools_of_different_sizes_each_run_with_their_own_count(tmp_path):
+    """Every kept executor shares loky's one reusable pool: a run of the two-worker
+    executor after a run of the one-worker one still runs two jobs at once."""
+    for workers in (2, 1, 2):
+        path = str(tmp_path / f"after{workers}")
+        jobs = [("after", path), ("mark", path)] if workers == 2 else [0]
+        assert [r.value for r in shared_processes(workers).map(_job, jobs)] == [0] * len(jobs)
 
 
 def test_stopping_a_run_early_cancels_its_running_jobs(tmp_path):
