@@ -105,8 +105,8 @@ def test_a_dead_worker_and_a_raising_job_are_recorded_and_the_others_finish():
 def test_kept_pools_of_different_sizes_each_run_with_their_own_count(tmp_path):
     """Every kept executor shares loky's one reusable pool: a run of the two-worker
     executor after a run of the one-worker one still runs two jobs at once."""
-    for workers in (2, 1, 2):
-        path = str(tmp_path / f"after{workers}")
+    for turn, workers in enumerate((2, 1, 2)):
+        path = str(tmp_path / f"turn{turn}")
         jobs = [("after", path), ("mark", path)] if workers == 2 else [0]
         assert [r.value for r in shared_processes(workers).map(_job, jobs)] == [0] * len(jobs)
 
