@@ -80,14 +80,15 @@ def model_weights(layers: int, heads: int, dim: int) -> int:
     return product(4, layers, heads, dim, dim)
 
 
-def limit(max_work: int | None, default: int) -> int:
-    """``max_work`` checked (an integer ``>= 1``), or ``default`` for ``None``."""
+def limit(max_work: int | None, default: int, name: str = "max_work") -> int:
+    """``max_work`` checked (an integer ``>= 1``), or ``default`` for ``None``; ``name``:
+    the keyword it was passed as."""
     if max_work is None:
         return default
     if isinstance(max_work, bool) or not isinstance(max_work, int):
-        raise TypeError(f"max_work must be an integer, got {max_work!r}")
+        raise TypeError(f"{name} must be an integer, got {max_work!r}")
     if max_work < 1:
-        raise ValueError(f"max_work must be >= 1, got {max_work}")
+        raise ValueError(f"{name} must be >= 1, got {max_work}")
     return max_work
 
 

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
+import sinkproof as sp
 from sinkproof.cli import main
-from sinkproof.errors import SinkproofError
+from sinkproof.errors import SinkproofError, WorkLimitError
 from sinkproof.executor import DaskExecutor, Executor, JobResult, SerialExecutor, call_job
-from sinkproof.sweep import SweepError, load_sweep, run_sweep, sweep_from_dict
+from sinkproof.sweep import load_sweep, run_sweep, sweep_from_dict
 from sinkproof.sweep.cache import job_key
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,11 +56,29 @@ def test_malformed_sweeps_are_refused_before_anything_runs(bad, message):
     assert message in str(info.value)
 
 
-def test_too_many_jobs_are_refused_naming_the_flag():
+def test_too_many_jobs_are_refused_naming_the_flag_and_the_keyword():
     spec = {"kind": "certify", "base": {"eps": "1/20"},
             "grid": {"T": list(range(1, 101)), "content_seed": list(range(100))}}
-    with pytest.raises(SweepError, match="--max-jobs"):
+    with pytest.raises(WorkLimitError, match=r"about 10,000 jobs.*--max-jobs N; in Python, "
+                       r"max_jobs=N"):
         sweep_from_dict(spec, max_jobs=1000)
+    sweep = sweep_from_dict(spec)  # within the default limit
+    for run in (lambda: run_sweep(sweep, max_jobs=9_999), lambda: run_sweep(spec, max_jobs=10),
+                lambda: sp.sweep(spec, max_jobs=10)):
+        with pytest.raises(WorkLimitError, match="max_jobs=N"):
+            run()
+    with pytest.raises(TypeError, match="max_jobs must be an integer"):
+        run_sweep(spec, max_jobs=1.5)
+
+
+def test_the_cli_refuses_too_many_jobs_with_status_4(tmp_path):
+    path = tmp_path / "big.toml"
+    path.write_text('kind = "certify"\n[base]\neps = "1/20"\n[grid]\nT = [1, 2, 3, 4]\n')
+    proc = subprocess.run([sys.executable, "-m", "sinkproof", "sweep", str(path),
+                           "--max-jobs", "2", "--out", "out"], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert proc.returncode == 4, proc.stderr
+    assert "4 jobs of the sweep" in proc.stderr and "--max-jobs" in proc.stderr
 
 
 def test_numbers_in_a_sweep_file_are_read_exactly(tmp_path):

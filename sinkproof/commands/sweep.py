@@ -62,14 +62,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     require_setting_arg(args, "sweep")
     from ..errors import EXIT_FAILS, EXIT_INTERRUPTED, EXIT_OK
-    from ..sweep import MAX_JOBS, load_sweep, run_sweep
+    from ..sweep import load_sweep, run_sweep
 
     quiet = reserve_stdio(args, outputs=("json",), inputs=("sweep",))
     with input_path(args.sweep, ".toml") as path:
         root = Path.cwd() if args.sweep == "-" else None  # paths: relative to the file
-        sweep = load_sweep(path, max_jobs=args.max_jobs or MAX_JOBS, root=root)
+        sweep = load_sweep(path, max_jobs=args.max_jobs, root=root)
     result = run_sweep(sweep, args.out, executor=args.executor, workers=args.workers,
                        scheduler=args.scheduler, figures=figures_wanted(args),
+                       max_jobs=args.max_jobs,
                        progress=args.progress,
                        announce=None if quiet else lambda line: print(line, file=sys.stderr))
     if not quiet:

@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import params
-from ..errors import InputError
+from ..errors import InputError, check_work
 from ..exact_numbers import load_toml, plain
+from ..work import limit
 from .jobs import JOB_KINDS
 
 MAX_JOBS = 100_000
@@ -91,7 +92,7 @@ def _axis(section: str, name: str, values: Any) -> tuple[Any, ...]:
     return tuple(plain(v) for v in values)
 
 
-def sweep_from_dict(data: Mapping[str, Any], max_jobs: int = MAX_JOBS,
+def sweep_from_dict(data: Mapping[str, Any], max_jobs: int | None = None,
                     root: str | Path | None = None) -> Sweep:
     """A :class:`Sweep` from the parsed file (or a dict written in Python); ``root``: the
     folder its input paths are relative to (the file's; default: the current folder)."""
@@ -121,9 +122,7 @@ def sweep_from_dict(data: Mapping[str, Any], max_jobs: int = MAX_JOBS,
     base = {n: plain(v) for n, v in sections["base"].items()}
     sweep = Sweep(kind, base, grid, zipped, name=str(data.get("name", kind)),
                   root=None if root is None else Path(root).resolve())
-    if sweep.n_jobs > max_jobs:
-        raise SweepError(f"the sweep expands to {sweep.n_jobs} jobs, above the limit of "
-                         f"{max_jobs} (raise it with --max-jobs)")
+    refuse_too_many(sweep, max_jobs)
     job = JOB_KINDS[kind]
     for settings in sweep.jobs()[:1]:
         job.validate(settings)
@@ -140,7 +139,14 @@ def sweep_from_dict(data: Mapping[str, Any], max_jobs: int = MAX_JOBS,
     return sweep
 
 
-def load_sweep(path: str | Path, max_jobs: int = MAX_JOBS, root: str | Path | None = None
+def refuse_too_many(sweep: Sweep, max_jobs: int | None = None) -> None:
+    """Refuse (exit status 4) a sweep of more than ``max_jobs`` jobs (default
+    :data:`MAX_JOBS`), counted without building them."""
+    check_work("jobs of the sweep", sweep.n_jobs, limit(max_jobs, MAX_JOBS, "max_jobs"),
+               flag="--max-jobs N; in Python, max_jobs=N")
+
+
+def load_sweep(path: str | Path, max_jobs: int | None = None, root: str | Path | None = None
                ) -> Sweep:
     """Read a sweep TOML file (numbers exactly as written); its input paths are relative
     to ``root`` (default: the file's folder)."""

@@ -16,7 +16,7 @@ from ..tables import Tabular
 from .cache import Cache, job_key
 from .documents import EVIDENCE
 from .evidence import recheck
-from .grid import Sweep, SweepError, load_sweep, sweep_from_dict
+from .grid import Sweep, SweepError, load_sweep, refuse_too_many, sweep_from_dict
 from .inputs import job_inputs, pin_certificate, resolve_paths
 from .jobs import JOB_KINDS
 from .output import OutputFolder, output_names, write_outputs
@@ -106,7 +106,8 @@ def run_sweep(spec: Sweep | Mapping[str, Any] | str | Path, out: str | Path | No
               executor: Executor | str = "dask", workers: int | None = None,
               scheduler: str | None = None, figures: bool = True,
               progress: bool | None = None,
-              announce: Callable[[str], None] | None = None) -> SweepResult:
+              announce: Callable[[str], None] | None = None,
+              max_jobs: int | None = None) -> SweepResult:
     """Run every job of ``spec`` (a :class:`Sweep`, its dict, or a sweep file).
 
     With ``out``, finished jobs are cached in ``out/cache`` (a rerun computes only what
@@ -120,13 +121,17 @@ def run_sweep(spec: Sweep | Mapping[str, Any] | str | Path, out: str | Path | No
     Input paths are relative to the sweep file (a dict: to the current folder); files
     are written only under ``out``, never over a file no sweep wrote there.
     ``announce`` receives one line naming the executor before the first job runs.
+    A sweep that expands to more than ``max_jobs`` jobs (default
+    :data:`~sinkproof.sweep.MAX_JOBS`, the CLI's ``--max-jobs``) is refused before any
+    job is built (:class:`~sinkproof.errors.WorkLimitError`).
     """
     if isinstance(spec, Sweep):
         sweep = spec
+        refuse_too_many(sweep, max_jobs)
     elif isinstance(spec, Mapping):
-        sweep = sweep_from_dict(spec)
+        sweep = sweep_from_dict(spec, max_jobs=max_jobs)
     elif isinstance(spec, (str, Path)):
-        sweep = load_sweep(spec)
+        sweep = load_sweep(spec, max_jobs=max_jobs)
     else:
         raise SweepError(f"a sweep is a Sweep, a dict or a file path, not {type(spec).__name__}")
     kind = JOB_KINDS[sweep.kind]
