@@ -9,8 +9,9 @@ pyproject.toml names, called as the script pip writes calls it; ``--entry module
 14,256-prefix block of the first query token, near the 20,000 most a map builds): it
 builds the block, prints ``READY`` just before one solve (the direct Clarabel route, the
 SCS fallback through CVXPY, or the ray program), and the delay counts from ``READY``, so a
-short delay lands in the solver's set-up.  ``--root DIR`` measures another checkout (e.g.
-the code before a change).
+short delay lands in the solver's set-up.  A case of :data:`PREPARE` first makes its input
+(``verify``: a sink-map certificate) and is timed on it.  ``--root DIR`` measures another
+checkout (e.g. the code before a change).
 
 Prints one line per run (``case delay: latency, exit status, marker``) and, per case,
 ``LATENCY <case>: max <x> s over <n> runs (exit 130: <k>/<n>)``.  A run that finished
@@ -58,7 +59,14 @@ CASES: dict[str, list[str]] = {
     "experiment": ["experiment", "--quick", "--no-figures", "--out", "experiment-quick"],
     "sweep": ["sweep", str(SWEEPS / "train.toml"), "--out", "sweep-train", "--no-figures",
               "--executor", "processes", "--workers", "2"],
+    # the trusted checker on a 13 MB sink-map certificate (about 4 s to verify)
+    "verify": ["verify", "verify-sinkmap.json"],
 }
+PREPARE: dict[str, list[str]] = {
+    "verify": ["sinkmap", "--p", "2", "--T", "7", "--eps", "1/10", "--out",
+               "verify-sinkmap.json", "-q"],
+}
+"""What a case needs made first (run to completion once, in the same folder)."""
 BLOCKS = ("block-direct", "block-scs", "block-ray")
 
 
@@ -100,11 +108,16 @@ def script_argv(root: Path) -> list[str]:
                   f"sys.exit({func}())"]
 
 
+def cli_argv(root: Path, entry: str) -> list[str]:
+    """Python's arguments that run ``root``'s CLI as ``entry`` says (script or module)."""
+    return script_argv(root) if entry == "script" else ["-m", "sinkproof"]
+
+
 def measure(case: str, delay: float, cwd: str, root: Path,
             entry: str = "script") -> tuple[float | None, int, str]:
     """(seconds from SIGINT to exit, or None when it finished first; exit status; marker)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
-    cli = script_argv(root) if entry == "script" else ["-m", "sinkproof"]
+    cli = cli_argv(root, entry)
     argv = ([str(Path(__file__).resolve()), "--target", case] if case in BLOCKS
             else [*cli, *CASES[case]])
     proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE,
@@ -144,6 +157,10 @@ def main() -> None:
     delays = [float(d) for d in args.delays.split(",")]
     with tempfile.TemporaryDirectory() as cwd:
         for name in args.cases.split(","):
+            if name in PREPARE:
+                cli = cli_argv(args.root.resolve(), args.entry)
+                subprocess.run([sys.executable, *cli, *PREPARE[name]], cwd=cwd, check=True,
+                               env={**os.environ, "PYTHONPATH": str(args.root.resolve())})
             got: list[tuple[float, int]] = []
             for delay in delays:
                 latency, rc, marker = measure(name, delay, cwd, args.root.resolve(), args.entry)

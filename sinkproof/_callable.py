@@ -8,6 +8,7 @@ whose name is a verb is made callable instead: calling it calls its main functio
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Mapping
 from types import ModuleType
@@ -28,6 +29,12 @@ def make_callable(module_name: str, function: str,
     class CallableModule(ModuleType):
         def __call__(self, *args: Any, **kwargs: Any) -> Any:
             return getattr(self, function)(*args, **kwargs)
+
+        @property
+        def __signature__(self) -> inspect.Signature:
+            """The main function's: ``inspect.signature(sp.report)`` and notebooks' call
+            tips show its parameters, not ``(*args, **kwargs)``."""
+            return inspect.signature(getattr(self, function))
 
         def __setattr__(self, name: str, value: Any) -> None:
             if isinstance(value, ModuleType) and lazy.get(name) == name:

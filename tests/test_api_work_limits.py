@@ -29,6 +29,7 @@ ENTRY_POINTS = {
     "family_certificate": lambda **kw: family_certificate(sp.TriggerTask(p=20, T=30),
                                                           "1/10", **kw),
     "bnb.prove": lambda **kw: prove(RUNAWAY, eps="1/10", at="nontrigger", **kw),
+    "report": lambda **kw: sp.report(RUNAWAY, **kw),
 }
 
 
@@ -136,3 +137,26 @@ def test_the_variants_api_refuses_as_the_cli_does(monkeypatch):
     need = table.table_work(task, ("softmax",))
     with pytest.raises(sp.errors.WorkLimitError, match="position evaluations.*max_work=N"):
         table.build_table(task, maps=("softmax",), max_work=need - 1)
+
+
+def test_every_entry_point_shows_its_limit_in_its_signature():
+    import inspect
+
+    for function in (sp.evaluate, sp.sink_map, sp.check, sp.experiment, sp.variants,
+                     sp.search, sp.report, prove, family_certificate):
+        assert "max_work" in inspect.signature(function).parameters, function
+    assert "max_jobs" in inspect.signature(sp.sweep).parameters
+
+
+def test_the_report_takes_a_raised_limit_to_every_section(monkeypatch):
+    task = sp.TriggerTask(p=1, T=3)
+    with pytest.raises(work.WorkLimitExceeded, match="limit of 5"):
+        sp.report(task, max_work=5)
+    seen = []
+    import sinkproof.report.constructions as constructions
+
+    real = constructions.evaluate
+    monkeypatch.setattr(constructions, "evaluate",
+                        lambda model, **kw: seen.append(kw["max_work"]) or real(model, **kw))
+    assert len(sp.report(task, max_work=task.n_positions).tables) == 4
+    assert seen and set(seen) == {task.n_positions}

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     task = task_from_args(args)
     check_work("(sequence, position) pairs to evaluate", task.n_positions, args.max_work)
     try:
-        report = build_report(task)
+        report = build_report(task, max_work=args.max_work)
     except Interrupted as exc:
         print(f"report interrupted: {exc.progress}; the finished ones:")
         print(exc.partial.render())  # type: ignore[attr-defined]

@@ -1,7 +1,8 @@
 """The ``sinkproof report``: tables that hold constructions against the theory.
 
 A report is a list of :class:`Table` objects built by the section functions in
-:data:`SECTIONS`, in order.  Each section receives the task and returns tables.
+:data:`SECTIONS`, in order.  Each section receives the task (and ``max_work``, the most
+(sequence, position) pairs an exhaustive evaluation may take) and returns tables.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from ..errors import Interrupted
 from ..tables import Tabular
 from ..task import TriggerTask
+from ..work import EVALUATE_MAX_WORK, refuse_beyond
 from .constructions import constructions_section
 from .family import theorem3_family_section
 from .table import Table
@@ -47,18 +49,22 @@ class Report(Tabular):
         return head + "\n\n".join(t.render() for t in self.tables) + "\n"
 
 
-SECTIONS: list[Callable[[TriggerTask], list[Table]]] = [
+SECTIONS: list[Callable[..., list[Table]]] = [
     constructions_section, theorem5_sandwich_section, theorem1_tightness_section,
     theorem3_family_section]
 
 
-def build_report(task: TriggerTask) -> Report:
-    """Run every section of :data:`SECTIONS` on ``task``.  Ctrl-C raises
+def build_report(task: TriggerTask, *, max_work: int | None = None) -> Report:
+    """Run every section of :data:`SECTIONS` on ``task``.  Refused before any work where
+    the task has more than ``max_work`` (sequence, position) pairs to evaluate (default
+    :data:`~sinkproof.work.EVALUATE_MAX_WORK`, the CLI's ``--max-work``).  Ctrl-C raises
     :class:`~sinkproof.errors.Interrupted` with the report of the sections finished."""
+    bound = refuse_beyond("(sequence, position) pairs to evaluate", task.n_positions,
+                          max_work, EVALUATE_MAX_WORK)
     report = Report(task)
     for done, section in enumerate(SECTIONS):
         try:
-            tables = section(task)
+            tables = section(task, max_work=bound)
         except KeyboardInterrupt:
             raise Interrupted(report, f"{done} of {len(SECTIONS)} sections finished") from None
         report.tables.extend(tables)

@@ -9,8 +9,9 @@ from .table import Table
 REPORT_EPS = ("1/100", "1/1000")
 
 
-def theorem3_family_section(task: TriggerTask) -> list[Table]:
-    """Per ε: situations, how many are bounded or have 0 in the hull, the least bound, verdict."""
+def theorem3_family_section(task: TriggerTask, max_work: int | None = None) -> list[Table]:
+    """Per ε: situations, how many are bounded or have 0 in the hull, the least bound, verdict
+    (read by token sets: ``max_work``, a bound on evaluated positions, does not apply)."""
     rows = []
     for eps in REPORT_EPS:
         cert = family_certificate(task, eps, "fixed")

@@ -26,15 +26,15 @@ from .constructions import DEFAULT_LS
 from .table import Table
 
 
-def theorem5_sandwich_section(task: TriggerTask,
-                              Ls: tuple[float, ...] | None = None) -> list[Table]:
+def theorem5_sandwich_section(task: TriggerTask, Ls: tuple[float, ...] | None = None,
+                              max_work: int | None = None) -> list[Table]:
     """Certified ``ε_min(B)`` vs the softmax construction's error at the same norm."""
     rows = []
     for L in DEFAULT_LS if Ls is None else Ls:
         model = softmax_solution(task, L)
         B = model.norm
         lower, _ = eps_min_enclosure(task, B)
-        err = evaluate(model, progress=False).max_error
+        err = evaluate(model, progress=False, max_work=max_work).max_error
         needed = norm_needed(task, err).below if err > 0 else math.inf
         rows.append([L, B, lower, err, err / lower if lower > 0 else math.inf, needed,
                      B / needed if needed > 0 else math.inf])
@@ -47,14 +47,14 @@ def theorem5_sandwich_section(task: TriggerTask,
                    "B needed", "B / B needed"], rows, caption)]
 
 
-def theorem1_tightness_section(task: TriggerTask,
-                               Ls: tuple[float, ...] | None = None) -> list[Table]:
+def theorem1_tightness_section(task: TriggerTask, Ls: tuple[float, ...] | None = None,
+                               max_work: int | None = None) -> list[Table]:
     """Theorem 1's allowed non-BOS mass ``ε/‖c‖`` vs the construction's, on ``X^c_n``."""
     norms = stable_norm(task.content)
     rows = []
     for L in DEFAULT_LS if Ls is None else Ls:
         model = softmax_solution(task, L)
-        eps = evaluate(model, progress=False).max_error
+        eps = evaluate(model, progress=False, max_work=max_work).max_error
         worst_ratio, worst_nonbos, allowed_at_worst = -math.inf, 0.0, 0.0
         for c in range(task.k):
             if norms[c] == 0:

@@ -5,6 +5,7 @@ runaway work as ``sinkproof sinkmap --max-work`` does, before any program is bui
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -38,6 +39,12 @@ def sink_map(task: TriggerTask, eps: Any, values: Any = "fixed",
     return core.sink_map(task, eps, values, positions, family, **options)
 
 
+_core_signature = inspect.signature(core.sink_map)
+sink_map.__signature__ = _core_signature.replace(  # type: ignore[attr-defined]
+    parameters=[*_core_signature.parameters.values(),
+                inspect.Parameter("max_work", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                  annotation="int | None")])
+"""``help(sp.sink_map)`` and ``inspect`` show core's parameters and ``max_work``."""
 sink_map.__doc__ = (core.sink_map.__doc__ or "") + """
     ``max_work``: the most work units (:func:`sinkproof.sinkmap.work.estimate`, the count
     of ``sinkproof sinkmap --max-work``; default
