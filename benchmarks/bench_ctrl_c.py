@@ -2,20 +2,21 @@
 process group, as a terminal runs it), sent SIGINT after each delay of ``--delays``, and
 timed from the signal to its exit.
 
-CLI cases run the ``sinkproof`` console script (the entry point ``[project.scripts]`` of
-pyproject.toml names, called as the script pip writes calls it; ``--entry module``: ``python
--m sinkproof``) and count the delay from the start.  Block cases
-(``block-*``) run this script itself on the largest sink-map block (p=3, T=6, the
-14,256-prefix block of the first query token, near the 20,000 most a map builds): it
-builds the block, prints ``READY`` just before one solve (the direct Clarabel route, the
-SCS fallback through CVXPY, or the ray program), and the delay counts from ``READY``, so a
-short delay lands in the solver's set-up.  A case of :data:`PREPARE` first makes its input
-(``verify``: a sink-map certificate) and is timed on it.  ``--root DIR`` measures another
-checkout (e.g. the code before a change).
+Every case that writes a file passes ``--force``: the runs of one case share a folder and a
+later run overwrites what an earlier one wrote. CLI cases run the ``sinkproof`` console
+script (the entry point ``[project.scripts]`` of pyproject.toml names, called as the script
+pip writes calls it; ``--entry module``: ``python -m sinkproof``) and count the delay from
+the start. Block cases (``block-*``) run this script itself on the largest sink-map block
+(p=3, T=6, the 14,256-prefix block of the first query token, near the 20,000 most a map
+builds): it builds the block, prints ``READY`` just before one solve (the direct Clarabel
+route, the SCS fallback through CVXPY, or the ray program), and the delay counts from
+``READY``, so a short delay lands in the solver's set-up. A case of :data:`PREPARE` first
+makes its input (``verify``: a sink-map certificate) and is timed on it. ``--root DIR``
+measures another checkout (e.g. the code before a change).
 
 Prints one line per run (``case delay: latency, exit status, marker``) and, per case,
-``LATENCY <case>: max <x> s over <n> runs (exit 130: <k>/<n>)``.  A run that finished
-before its signal is reported and left out of the maximum (the delay was too long for it).
+``LATENCY <case>: max <x> s over <n> runs (exit 130: <k>/<n>)``. A run that finished before
+its signal is reported and left out of the maximum (the delay was too long for it).
 
 Usage: python benchmarks/bench_ctrl_c.py [--cases block-direct,check-bnb] [--delays 0.05,1]
 """
@@ -43,20 +44,21 @@ CASES: dict[str, list[str]] = {
     "sinkmap-auto": ["sinkmap", "--p", "2", "--T", "8", "--eps", "1/10"],
     # the branch-and-bound engine inside check (one learned-value head)
     "check-bnb": ["check", str(EXAMPLES / "learned_values_homogeneous.toml"), "--no-search",
-                  "--budget", "60"],
+                  "--budget", "60", "--force"],
     # several fixed-value heads (prove_heads)
     "check-heads": ["check", str(EXAMPLES / "two_heads_fixed_before_trigger.toml"), "--no-search",
-                    "--budget", "60"],
+                    "--budget", "60", "--force"],
     "variants": ["variants", "--trained"],
     # the paper's training protocol (JAX compile, then the compiled loop)
-    "paper-quick": ["paper", "--quick", "--no-figures", "--out", "paper-quick"],
+    "paper-quick": ["paper", "--quick", "--no-figures", "--out", "paper-quick", "--force"],
     # the other long commands: every one answers Ctrl-C within a second
     "report": ["report", "--p", "2", "--T", "7"],
     "certify": ["certify", "--p", "3", "--T", "6", "--eps", "1/10", "--out", "cert.json",
-                "--max-work", "100000000"],
+                "--max-work", "100000000", "--force"],
     "check-search": ["check", str(EXAMPLES / "learned_values_homogeneous.toml"),
-                     "--budget", "60"],
-    "experiment": ["experiment", "--quick", "--no-figures", "--out", "experiment-quick"],
+                     "--budget", "60", "--force"],
+    "experiment": ["experiment", "--quick", "--no-figures", "--out", "experiment-quick",
+                   "--force"],
     "sweep": ["sweep", str(SWEEPS / "train.toml"), "--out", "sweep-train", "--no-figures",
               "--executor", "processes", "--workers", "2"],
     # the trusted checker on a 13 MB sink-map certificate (about 4 s to verify)
