@@ -61,6 +61,12 @@ LAZY_ALLOWED = {
                             "when a command that builds a task registers or runs",
     "sinkproof.pytest_plugin": "pytest loads the plugin in every run of the environment: "
                                "each fixture imports its layer when a test uses it",
+    "sinkproof.claims.check": "each route loads its layer when it runs (certificates, the "
+                              "engine, the search: JAX): a claim a theorem proves loads none",
+    "sinkproof.claims.certified": "the certificate makers (sink map, convex programs) load "
+                                  "when they run: verifying a given file needs the checker only",
+    "sinkproof.claims.implications": "the engine's package loads only for the claimed "
+                                     "prefixes of a task without positions",
 }
 """Modules outside ``sinkproof.commands`` that may import sinkproof modules inside functions,
 and why.  Commands import their layers when they run, so that ``COMMAND --help`` stays
