@@ -507,6 +507,7 @@ def test_a_theorem_proof_and_an_evaluation_load_no_search_convex_or_cluster_laye
     assert said == "theorem1" and loaded == [], loaded
 
 
+@pytest.mark.slow  # makes the certificate with CVXPY first (~4 s)
 def test_a_stored_certificate_proof_loads_no_search_convex_or_cluster_layer(tmp_path):
     claim = CLAIMS / "paper_p1_fixed_values_certificate.toml"
     cert = tmp_path / "p1.certificate.json"
@@ -516,3 +517,13 @@ def test_a_stored_certificate_proof_loads_no_search_convex_or_cluster_layer(tmp_
         "print(sp.check(sys.argv[1], certificate=sys.argv[2], progress=False).by)",
         str(claim), str(cert))
     assert said == "certificate" and loaded == [], loaded
+
+
+@pytest.mark.slow  # a fresh interpreter that imports CVXPY, then JAX (~4 s)
+def test_a_convex_program_loads_cvxpy_without_jax_and_jax_still_imports_after():
+    run = _fresh("from sinkproof.convex import min_norm_point\n"
+                 "d = min_norm_point([[1.0, 0.0], [0.0, 1.0]]).distance\n"
+                 "print(round(d, 6), 'cvxpy' in sys.modules, 'jax' in sys.modules)\n"
+                 "import jax.numpy as jnp\nprint(float(jnp.ones(2).sum()))")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[:2] == ["0.707107 True False", "2.0"], run.stdout
