@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAPS", "AttentionMap", "MapProperties", "get_map", "softmax_with_log_nonbos"]
+__all__ = ["MAPS", "AttentionMap", "MapProperties", "bos_measure", "get_map",
+           "softmax_with_log_nonbos"]
 
 
 @dataclass(frozen=True)
@@ -629,3 +630,9 @@ def get_map(name: Any) -> AttentionMap:
     if not isinstance(name, str) or name not in MAPS:
         raise ValueError(f"unknown attention kind {name!r}; expected one of {', '.join(MAPS)}")
     return MAPS[name]
+
+
+def bos_measure(kind: str) -> str:
+    """``"weight"`` (``α_t0``, the mass) for a map on the simplex, ``"share"``
+    (``α_t0 / Σ_k α_tk``) off it: the BOS measure of claims and witnesses."""
+    return "weight" if MAPS[kind].properties.on_simplex else "share"

@@ -26,7 +26,10 @@ token-only values (scores gathered from a table, one row per distinct prefix).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import jax
@@ -34,6 +37,43 @@ import jax.numpy as jnp
 import numpy as np
 
 from .attention import MAPS
+
+CACHE_VARIABLE = "SINKPROOF_JAX_CACHE"
+"""The environment variable that turns on JAX's persistent compilation cache for sinkproof's
+programs: unset, empty, ``0`` or ``off`` (the default): no cache; ``1`` or ``on``: the user
+cache folder (:func:`compilation_cache_dir`); any other value: that folder."""
+
+
+def compilation_cache_dir(environ: Mapping[str, str] = os.environ) -> Path | None:
+    """The folder :data:`CACHE_VARIABLE` names for JAX's compiled programs, or ``None`` (off).
+
+    ``1``/``on`` means ``$XDG_CACHE_HOME/sinkproof/jax`` (``~/.cache/sinkproof/jax`` when
+    ``XDG_CACHE_HOME`` is unset); a compiled program does not change any result, only the
+    time the first call of a fresh interpreter spends compiling it."""
+    value = environ.get(CACHE_VARIABLE, "").strip()
+    if value.lower() in ("", "0", "off", "no", "false"):
+        return None
+    if value.lower() in ("1", "on", "yes", "true"):
+        base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return Path(base) / "sinkproof" / "jax"
+    return Path(value).expanduser()
+
+
+def use_compilation_cache(environ: Mapping[str, str] = os.environ) -> Path | None:
+    """Point JAX's persistent compilation cache at :func:`compilation_cache_dir` (every
+    program, however short its compilation) and return the folder; ``None`` when the
+    variable is off or JAX's own cache folder is already set (``JAX_COMPILATION_CACHE_DIR``
+    or ``jax.config``: the user's setting wins and is left as it is).  JAX has one cache per
+    process: with it on, the process's other JAX programs are cached there too."""
+    path = compilation_cache_dir(environ)
+    if path is None or jax.config.jax_compilation_cache_dir is not None:
+        return None
+    jax.config.update("jax_compilation_cache_dir", str(path))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    return path
+
+
+use_compilation_cache()  # every JAX path of sinkproof imports this module first
 
 Params = dict[str, Any]
 """Head parameters: ``A`` ``(H, D, D)`` or ``WQ``, ``WK`` ``(H, r, D)``; ``U`` ``(H, p, p+3)``;

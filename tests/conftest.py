@@ -26,6 +26,11 @@ settings.load_profile("ci" if os.environ.get("CI") == "true" else "default")
 
 RUN_SLOW = os.environ.get("CI") == "true" or os.environ.get("SINKPROOF_SLOW") == "1"
 
+# JAX's persistent compilation cache stays off in the tests, and in every interpreter they
+# start, whatever the developer's shell sets: a test writes no file in the user's cache
+# folder (tests/test_autodiff.py turns it on in a temporary folder).
+os.environ.pop("SINKPROOF_JAX_CACHE", None)
+
 
 def examples(n: int) -> int:
     """``max_examples`` for a test with its own settings: ``n`` where slow tests run (CI),

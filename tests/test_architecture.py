@@ -61,6 +61,12 @@ LAZY_ALLOWED = {
                             "when a command that builds a task registers or runs",
     "sinkproof.pytest_plugin": "pytest loads the plugin in every run of the environment: "
                                "each fixture imports its layer when a test uses it",
+    "sinkproof.claims.check": "each route loads its layer when it runs (certificates, the "
+                              "engine, the search: JAX): a claim a theorem proves loads none",
+    "sinkproof.claims.certified": "the certificate makers (sink map, convex programs) load "
+                                  "when they run: verifying a given file needs the checker only",
+    "sinkproof.claims.implications": "the engine's package loads only for the claimed "
+                                     "prefixes of a task without positions",
 }
 """Modules outside ``sinkproof.commands`` that may import sinkproof modules inside functions,
 and why.  Commands import their layers when they run, so that ``COMMAND --help`` stays
@@ -476,3 +482,48 @@ def test_checker_line_count_is_reported_and_within_budget(capsys):
         print(f"\ntrusted checker: {lines} lines in {len(files)} files "
               f"(budget {CHECKER_LINE_BUDGET})")
     assert lines <= CHECKER_LINE_BUDGET
+
+
+# ------------------------------------------------------------ what each path loads
+LATER_LAYERS = ("jax", "optax", "cvxpy", "dask", "distributed", "scipy.optimize")
+"""Libraries of the search (JAX, its optimiser), the convex programs and the cluster: a path
+that does not run them must not import them (``benchmarks/bench_coldstart.py`` times it)."""
+CLAIMS = ROOT.parent / "examples" / "claims"
+
+
+def _later_layers_after(code: str, *args: str) -> tuple[str, list[str]]:
+    run = _fresh(f"import sinkproof as sp\n{code}\n"
+                 f"print(json.dumps([m for m in {LATER_LAYERS!r} if m in sys.modules]))", *args)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.strip().splitlines()
+    return lines[-3], json.loads(lines[-2])
+
+
+def test_a_theorem_proof_and_an_evaluation_load_no_search_convex_or_cluster_layer():
+    said, loaded = _later_layers_after(
+        f"print(sp.check({str(CLAIMS / 'fixed_values_homogeneous.toml')!r}, progress=False).by)\n"
+        "sp.evaluate(sp.constructions.relu_solution(sp.TriggerTask(p=2, T=4)))\n"
+        "sp.evaluate(sp.AttentionModel(sp.TriggerTask(p=1, T=4), 'softmax', [[0.0] * 6] * 6))")
+    assert said == "theorem1" and loaded == [], loaded
+
+
+@pytest.mark.slow  # makes the certificate with CVXPY first (~4 s)
+def test_a_stored_certificate_proof_loads_no_search_convex_or_cluster_layer(tmp_path):
+    claim = CLAIMS / "paper_p1_fixed_values_certificate.toml"
+    cert = tmp_path / "p1.certificate.json"
+    assert sinkproof.check(claim, certificate_out=cert, progress=False).by.startswith(
+        "certificate")
+    said, loaded = _later_layers_after(
+        "print(sp.check(sys.argv[1], certificate=sys.argv[2], progress=False).by)",
+        str(claim), str(cert))
+    assert said == "certificate" and loaded == [], loaded
+
+
+@pytest.mark.slow  # a fresh interpreter that imports CVXPY, then JAX (~4 s)
+def test_a_convex_program_loads_cvxpy_without_jax_and_jax_still_imports_after():
+    run = _fresh("from sinkproof.convex import min_norm_point\n"
+                 "d = min_norm_point([[1.0, 0.0], [0.0, 1.0]]).distance\n"
+                 "print(round(d, 6), 'cvxpy' in sys.modules, 'jax' in sys.modules)\n"
+                 "import jax.numpy as jnp\nprint(float(jnp.ones(2).sum()))")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[:2] == ["0.707107 True False", "2.0"], run.stdout

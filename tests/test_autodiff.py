@@ -189,3 +189,67 @@ def test_worker_processes_compute_on_one_thread_and_are_not_pinned():
     assert all(lib["num_threads"] == 1 for libs in pools for lib in libs)
     # XLA's own intra-op pool and dispatch thread too: one thread computes (it was 4-5)
     assert computing == [(1, False), (1, False)]
+
+
+# ------------------------------------------------ JAX's persistent compilation cache
+SEARCH_PROBE = ("import json, sinkproof as sp\n"
+                "r = sp.search(sp.TriggerTask(p=1, T=3), 'relu', heads=1, restarts=1, "
+                "maxiter=5, processes=1, progress=False)\n"
+                "print(json.dumps([r.error, r.bos_mass, r.model.A.tolist(), r.model.U.tolist()]))")
+
+
+def _run(code: str, env: dict[str, str]) -> str:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_the_compilation_cache_variable_names_a_folder_or_turns_the_cache_off(tmp_path):
+    from sinkproof.autodiff import CACHE_VARIABLE, compilation_cache_dir
+
+    for off in ({}, {CACHE_VARIABLE: ""}, {CACHE_VARIABLE: "0"}, {CACHE_VARIABLE: "off"},
+                {CACHE_VARIABLE: " OFF "}):
+        assert compilation_cache_dir(off) is None
+    assert compilation_cache_dir({CACHE_VARIABLE: "1", "XDG_CACHE_HOME": str(tmp_path)}) == \
+        tmp_path / "sinkproof" / "jax"
+    assert compilation_cache_dir({CACHE_VARIABLE: "on"}).parts[-3:] == \
+        (".cache", "sinkproof", "jax")
+    assert compilation_cache_dir({CACHE_VARIABLE: str(tmp_path / "c")}) == tmp_path / "c"
+    assert os.environ.get(CACHE_VARIABLE) is None  # the tests run with it off (conftest)
+
+
+def test_the_cache_is_off_by_default_and_the_users_jax_setting_wins(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
+    probe = ("import jax, sinkproof.autodiff as ad\n"
+             "print(ad.use_compilation_cache(), jax.config.jax_compilation_cache_dir)")
+    assert _run(probe, env) == "None None"
+    env.update(SINKPROOF_JAX_CACHE=str(tmp_path / "ours"),
+               JAX_COMPILATION_CACHE_DIR=str(tmp_path / "theirs"))
+    assert _run(probe, env) == f"None {tmp_path / 'theirs'}"
+    assert not (tmp_path / "ours").exists()
+
+
+@pytest.mark.slow  # a fresh interpreter that imports JAX and searches (~5 s)
+def test_the_cache_writes_only_in_the_folder_it_is_told(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "SINKPROOF_JAX_CACHE": str(tmp_path / "ours")}
+    env.pop("XDG_CACHE_HOME", None)
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    _run(SEARCH_PROBE, env)
+    assert list((tmp_path / "ours").glob("*-cache")), "no compiled program was cached"
+    assert list(home.iterdir()) == []
+
+
+@pytest.mark.slow  # three fresh interpreters that each import JAX and search (~10 s)
+def test_a_cached_program_gives_the_same_search_result_as_a_fresh_compilation(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
+    fresh = _run(SEARCH_PROBE, env)
+    cached = {**env, "SINKPROOF_JAX_CACHE": str(tmp_path)}
+    _run(SEARCH_PROBE, cached)  # compiles and fills the cache
+    assert list(tmp_path.glob("*-cache"))
+    assert _run(SEARCH_PROBE, cached) == fresh

@@ -20,12 +20,12 @@ from fractions import Fraction
 from pathlib import Path
 
 from .. import checker
+
+# The certificate makers (the sink map, the convex layer) are imported by the function that
+# runs them: verifying a given certificate loads only the checker and the registry.
 from ..attention import MAPS
-from ..convex.family import paper_family_certificate
 from ..errors import SINK_MAP_MAX_WORK, check_work
 from ..modelclass import ModelClass
-from ..sinkmap import sink_map
-from ..sinkmap.work import sink_map_work
 from ..task import TRIG
 from .implications import NotImplied, implied_bound
 from .schema import Claim
@@ -84,6 +84,8 @@ def certify_claim(claim: Claim, path: Path) -> Path | None:
         return _sink_map_certificate(claim, path)
     check_work("prefixes to enumerate (the token sets of the family)",
                claim.task.n_prefixes_at_most(claim.options.max_work), claim.options.max_work)
+    from ..convex.family import paper_family_certificate  # the makers load when they run
+
     path.parent.mkdir(parents=True, exist_ok=True)
     paper_family_certificate(claim.task, claim.hypothesis.max_error).save(path)
     return path
@@ -93,8 +95,10 @@ def _sink_map_certificate(claim: Claim, path: Path) -> Path | None:
     """A Theorem 6 (sink map) certificate for the claimed positions; ``None`` when it
     certifies too little.  Beyond :data:`sinkproof.errors.SINK_MAP_MAX_WORK` work units
     (or the claim's larger ``max_work``) it refuses before solving."""
-    con = claim.conclusion
+    from ..sinkmap import sink_map
+    from ..sinkmap.work import sink_map_work
 
+    con = claim.conclusion
     targets = [(seq, t) for seq, t in con.at.pair_list(claim.task) if seq[t - 1] != TRIG]
     if not targets or (con.positions == "every" and len(targets) < len(
             con.at.pair_list(claim.task))):

@@ -53,27 +53,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Interrupted, SinkproofError, check_work
-from .certified import (
-    NotImplied,
-    certificate_maker,
-    certify_claim,
-    prove_by_certificate,
-    why_no_certificate,
-)
-from .engine import certify_by_engine
 from .outcome import Open, Outcome, Proved, Refuted
 from .outputs import private_folder, publish_outcome
 from .refute import refutes
 from .schema import Claim, claim_from_dict, load_claim, refuse_oversized_model
 from .theorems import constructions, prove_by_theorem, proved_positions, theorem_bound
-from .witness import (
-    SearchRecord,
-    sampled,
-    search_stack_witness,
-    search_witness,
-    write_stack_witness,
-    write_witness,
-)
+
+# The later routes' modules (certificates: the sink map and the convex layer; the engine;
+# the search: JAX) are imported by the route that runs them, so a claim a theorem proves
+# loads none of them (``benchmarks/bench_coldstart.py``).
 
 
 def as_claim(claim: Claim | Mapping[str, Any] | str | Path) -> Claim:
@@ -197,6 +185,8 @@ def _prove(claim: Claim, certificate_out: str | Path | None, reasons: list[str]
     cert_path = _certificate_path(claim)
     if cert_path is None:
         return _by_sink_map(claim, certificate_out, reasons)
+    from .certified import NotImplied, prove_by_certificate
+
     try:
         bound, stated = prove_by_certificate(claim, cert_path)
     except NotImplied as exc:
@@ -210,6 +200,8 @@ def _refute_stack(claim: Claim, witness: Path, reasons: list[str]) -> Refuted | 
     """The construction and search routes for a stack claim: a witness file verified by
     the trusted checker on a finite family; sampled evaluations (Open) on continuous
     content."""
+    from .witness import sampled, search_stack_witness, write_stack_witness
+
     task = claim.task
     if task.finite:
         check_work("prefixes to enumerate (the family, to verify a witness)",
@@ -241,6 +233,8 @@ def _refute_by_constructions(claim: Claim, bound_at: Any, witness: Path,
                              reasons: list[str]) -> Refuted | None:
     """Explicit constructions (the registry's witnesses, the cancelling pair) as candidate
     counterexamples, each verified exactly like a search result."""
+    from .witness import SearchRecord, write_witness
+
     for name, model in constructions(claim):
         ref = refutes(model, claim, bound_at)
         if ref is None:
@@ -258,6 +252,8 @@ def _refute_by_constructions(claim: Claim, bound_at: Any, witness: Path,
 def _refute_by_search(claim: Claim, bound_at: Any, witness: Path,
                       reasons: list[str], progress: bool | None) -> Refuted | Open:
     """Search for a counterexample; Open with the best trade-offs when none is verified."""
+    from .witness import search_witness, write_witness
+
     whole_set, proved = True, set()
     if claim.conclusion.positions == "every":
         some = replace(claim, conclusion=replace(claim.conclusion, positions="some"))
@@ -289,6 +285,14 @@ def _refute_by_search(claim: Claim, bound_at: Any, witness: Path,
 def _by_sink_map(claim: Claim, out: Path, reasons: list[str]) -> Proved | None:
     """Certify the claim now (:func:`~sinkproof.claims.certified.certify_claim`: the sink
     map, or a hull-family certificate) and verify the file it writes."""
+    from .certified import (
+        NotImplied,
+        certificate_maker,
+        certify_claim,
+        prove_by_certificate,
+        why_no_certificate,
+    )
+
     maker = certificate_maker(claim)
     try:
         written = certify_claim(claim, out)
@@ -311,6 +315,9 @@ def _by_engine(claim: Claim, out: Path, reasons: list[str],
                progress: bool | None) -> Proved | None:
     """Run the proof engine; the claim is proved only by the verified statement of the
     certificate file it saved (verified again here, from the file)."""
+    from .certified import NotImplied, prove_by_certificate
+    from .engine import certify_by_engine
+
     path = out
     try:
         run = certify_by_engine(claim, path, progress)

@@ -33,12 +33,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from ..attention import MAPS
-from ..bnb import nontrigger_targets
+from ..attention import MAPS, bos_measure
 from ..certformat import format_rational
 from ..convex.certfile import instance_difference, task_instance
 from ..modelclass import KINDS, ModelClass
-from ..search.engine import bos_measure
 from ..task import TRIG
 from .positions import show_sequence
 
@@ -190,6 +188,8 @@ def claimed_prefixes(claim: Any) -> list[tuple[tuple[int, ...], bool]]:
     if task.has_positions:
         return [(tuple(seq[:t]), seq[t - 1] == TRIG)
                 for seq, t in claim.conclusion.at.pair_list(task)]
+    from ..bnb.targets import nontrigger_targets  # the engine's package: loaded here only
+
     return [(tuple(p), False) for p in nontrigger_targets(task)]
 
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
+from ..attention import bos_measure
 from ..model import AttentionModel
 from ..modelclass import ModelClass
-from ..search.engine import bos_measure
 from ..stack import StackModel
 from .positions import PositionMass, scan
 from .precise import DIGITS, PreciseModel, max_error

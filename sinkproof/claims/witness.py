@@ -34,12 +34,13 @@ from typing import Any
 import numpy as np
 
 from .. import search as search_module
+from ..attention import bos_measure
 from ..certformat import format_rational
 from ..checker import Verdict, verify_file
 from ..convex.certfile import envelope, save_json
 from ..errors import CertificateError
 from ..progress import Progress
-from ..search.engine import SearchBudgetError, bos_measure, search_stack
+from ..search.engine import SearchBudgetError, search_stack
 from ..search.restart import pareto
 from ..search.verify import witness_document
 from ..stack import StackModel, paper_model

@@ -16,17 +16,27 @@ checker :mod:`sinkproof.checker` (``sinkproof verify FILE``).
 
 from __future__ import annotations
 
-from .family import (
-    FamilyCertificate,
-    PaperFamilyCertificate,
-    family_certificate,
-    paper_family_certificate,
-)
-from .minnorm import MinNorm, min_norm_point, min_norm_points
-from .pair import SimplexPair, simplex_pair, simplex_pair_at
-from .position import PositionCertificate, position_certificate, position_certificates
-from .situations import Situation
-from .values import ValueTable, value_table
+from .._lazy import lazy_getattr
+
+# Every name loads its submodule on first use: a module that only reads or writes
+# certificate files (:mod:`.certfile`) does not load the programs (SciPy, CVXPY).
+_LAZY: dict[str, str] = {
+    "FamilyCertificate": "family", "PaperFamilyCertificate": "family",
+    "family_certificate": "family", "paper_family_certificate": "family",
+    "MinNorm": "minnorm", "min_norm_point": "minnorm", "min_norm_points": "minnorm",
+    "SimplexPair": "pair", "simplex_pair": "pair", "simplex_pair_at": "pair",
+    "PositionCertificate": "position", "position_certificate": "position",
+    "position_certificates": "position",
+    "Situation": "situations",
+    "ValueTable": "values", "value_table": "values",
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "FamilyCertificate",

@@ -15,8 +15,11 @@ solvers with no callback (SCS): it runs the whole solve in a helper thread
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from functools import cache
 from importlib import import_module
+from importlib.util import find_spec
 from types import ModuleType
 from typing import Any
 
@@ -26,18 +29,36 @@ from .. import interrupts
 # a module that can solve one is imported (a check proved by a theorem never pays it).
 
 
+def import_cvxpy() -> ModuleType:
+    """``cvxpy``, imported without JAX where JAX is not needed.
+
+    CVXPY lists its installed solvers at import by importing each one's package; for MPAX
+    (a JAX solver) that imports JAX first (about 1 s) even when MPAX itself is absent.
+    When MPAX is not installed and JAX is not loaded yet, ``import jax`` is made to fail for
+    the length of CVXPY's import (MPAX then counts as not installed, as it is); JAX stays
+    importable afterwards.  With MPAX installed, or JAX already loaded, a plain import."""
+    if "cvxpy" in sys.modules or "jax" in sys.modules or find_spec("mpax") is not None:
+        return import_module("cvxpy")
+    sys.modules["jax"] = None  # type: ignore[assignment]  # `import jax` fails meanwhile
+    try:
+        return import_module("cvxpy")
+    finally:
+        if "jax" in sys.modules and sys.modules["jax"] is None:
+            del sys.modules["jax"]
+
+
 class LazyModule:
     """A module imported on its first attribute access (``cvxpy``: :data:`cvxpy`)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, load: Callable[[], ModuleType] | None = None) -> None:
         self._name = name
+        self._load = load or (lambda: import_module(name))
 
     def __getattr__(self, attr: str) -> Any:
-        module: ModuleType = import_module(self._name)
-        return getattr(module, attr)
+        return getattr(self._load(), attr)
 
 
-cvxpy: Any = LazyModule("cvxpy")
+cvxpy: Any = LazyModule("cvxpy", import_cvxpy)
 """``cvxpy``, imported on first use: ``from ..convex.interruptible import cvxpy as cp``."""
 
 
@@ -52,6 +73,7 @@ SCS_INTERRUPTED = -5
 @cache
 def _solvers() -> dict[str, Any]:
     """The two interruptible solver classes and their instances, built on first use."""
+    import_cvxpy()
     import scipy.sparse as sp_sparse
     from cvxpy import settings as cvx_settings
     from cvxpy.reductions.solvers.conic_solvers import clarabel_conif, scs_conif

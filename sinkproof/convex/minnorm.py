@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from ..numerics import stable_norm
 from . import interruptible
+from .interruptible import cvxpy as cp
 
 SOLVER = "CLARABEL"
 
@@ -48,8 +49,6 @@ def _check_sets(point_sets: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 def min_norm_points(point_sets: Sequence[np.ndarray], solver: str = SOLVER) -> list[MinNorm]:
     """Min-norm points of several polytopes (rows of each array are its vertices), one CVXPY QP."""
-    import cvxpy as cp
-
     raw = _check_sets(point_sets)
     if not raw:
         return []

@@ -23,6 +23,7 @@ from .._validate import as_real_array
 from ..certformat import dot, norm_sq
 from ..task import TriggerTask
 from . import interruptible
+from .interruptible import cvxpy as cp
 from .minnorm import SOLVER, min_norm_point
 from .rational import exact_vector, floor_to, integer_direction, sqrt_upper
 from .values import check_eps, value_table
@@ -103,8 +104,6 @@ class SimplexPair:
 
 
 def _normalised(V: np.ndarray, y: np.ndarray, eps: Fraction) -> NormalisedSide:
-    import cvxpy as cp
-
     Vx = [exact_vector(v) for v in V]
     yx = exact_vector(y)
     a = cp.Variable(len(V), nonneg=True)
@@ -145,8 +144,6 @@ def _lower_bound(Vx: list[list[Fraction]], yx: list[Fraction], eps: Fraction,
 
 
 def _relaxed(V: np.ndarray, y: np.ndarray, eps: Fraction) -> RelaxedSide:
-    import cvxpy as cp
-
     Vx = [exact_vector(v) for v in V]
     yx = exact_vector(y)
     a = cp.Variable(len(V) - 1, nonneg=True)

@@ -24,6 +24,7 @@ import numpy as np
 
 from .._validate import as_int, as_real, choice
 from ..attention import MAPS
+from ..attention import bos_measure as bos_measure  # the BOS measure of claims (numpy-only)
 from ..autodiff import stack_forward, x64
 from ..errors import CertificateError, SinkproofError
 from ..exact_numbers import bos_mass, error_level
@@ -282,12 +283,6 @@ def training_family(task: Task, samples: int, seed: int
     nontrig = ~np.stack([task.trigger_mask(s) for s in seqs])
     nontrig[:, 0] = False
     return x, y, nontrig, source
-
-
-def bos_measure(kind: str) -> str:
-    """``"weight"`` (``α_t0``, the mass) for a map on the simplex, ``"share"``
-    (``α_t0 / Σ_k α_tk``) off it: the BOS measure of claims and witnesses."""
-    return "weight" if MAPS[kind].properties.on_simplex else "share"
 
 
 def bos_values(w: Any, kind: str) -> Any:

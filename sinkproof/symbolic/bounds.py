@@ -84,8 +84,15 @@ class Formula:
     _numeric: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        fn = sympy.lambdify(self.args, self.expr, "numpy", dummify=True)
-        object.__setattr__(self, "_numeric", fn)
+        object.__setattr__(self, "_numeric", None)  # compiled on the first float call
+
+    def _function(self) -> Any:
+        """The float form, by ``sympy.lambdify`` (which loads numpy's code printers: made on
+        first use, so defining the registry's formulas costs no compilation)."""
+        if self._numeric is None:
+            fn = sympy.lambdify(self.args, self.expr, "numpy", dummify=True)
+            object.__setattr__(self, "_numeric", fn)
+        return self._numeric
 
     @property
     def keywords(self) -> list[str]:
@@ -110,7 +117,7 @@ class Formula:
     def __call__(self, **values: Any) -> Any:
         """The bound in floating point (arrays broadcast)."""
         vals = self._values(values)
-        return self._numeric(*[np.asarray(v, dtype=float) for v in vals])
+        return self._function()(*[np.asarray(v, dtype=float) for v in vals])
 
     def __repr__(self) -> str:
         return f"{self.name}: {sympy.sstr(self.expr)}"
