@@ -25,7 +25,7 @@ from .stack import StackModel
 from .stackeval import StackEvaluation, evaluate_stack
 from .stats import Accumulator, SinkSummary, Stats
 from .task import TriggerTask, show_sequence
-from .treekernel import PrefixSummary, summarise, supports_tree, tree_summaries
+from .treekernel import PrefixSummary, TreeChunk, summarise, supports_tree, tree_chunks
 from .work import EVALUATE_MAX_WORK, refuse_beyond
 
 
@@ -219,8 +219,8 @@ def evaluate(
         raise ValueError("tree=True needs the whole family (sequences=None) and a map that "
                          f"factorises over keys (the {model.kind} map "
                          f"{'does' if supports_tree(model) else 'does not'})")
-    summaries: Iterable[tuple[int, PrefixSummary, object]] = (
-        tree_summaries(model, null, max(max_rows, 1 << 17)) if use_tree else
+    summaries: Iterable[tuple[int, PrefixSummary | TreeChunk, object]] = (
+        tree_chunks(model, null, max_rows) if use_tree else
         ((t, summarise(forward_prefixes(model, codes), null), mult)
          for t, codes, mult in blocks))
     acc = {name: Accumulator(H) for name in (
@@ -242,12 +242,12 @@ def evaluate(
         for t, fw, mult in summaries:
             codes = fw.codes
             weight = np.asarray(mult, dtype=float)  # one multiplicity, or one per prefix
-            err = stable_norm(fw.output - fw.target)
+            err = fw.error_norms()
             i = int(np.argmax(err))
             if err[i] > worst_err:
                 worst_err = float(err[i])
-                worst = (task.decode(codes[i]), t)
-                worst_out, worst_tgt = fw.output[i], fw.target[i]
+                row, worst_out, worst_tgt = fw.row(i)
+                worst = (task.decode(row), t)
             _accumulate(acc, fw, weight, task.trig_code, model.attention_map.properties)
             n_prefixes += codes.shape[0]
             n_positions += float(np.broadcast_to(weight, (codes.shape[0],)).sum())
@@ -292,7 +292,7 @@ def _null_share(nm: np.ndarray, total: np.ndarray, properties: MapProperties) ->
         return np.where(total > 0, nm / np.where(total > 0, total, 1.0), 0.0)
 
 
-def _accumulate(acc: dict[str, Accumulator], fw: PrefixSummary, weight: np.ndarray,
+def _accumulate(acc: dict[str, Accumulator], fw: PrefixSummary | TreeChunk, weight: np.ndarray,
                 trig_code: int, properties: MapProperties) -> None:
     bos, total = fw.bos, fw.total
     with np.errstate(invalid="ignore", divide="ignore"):
