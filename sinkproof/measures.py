@@ -242,10 +242,9 @@ def evaluate(
         for t, fw, mult in summaries:
             codes = fw.codes
             weight = np.asarray(mult, dtype=float)  # one multiplicity, or one per prefix
-            err = fw.error_norms()
-            i = int(np.argmax(err))
-            if err[i] > worst_err:
-                worst_err = float(err[i])
+            i, err = fw.worst()
+            if err > worst_err:
+                worst_err = err
                 row, worst_out, worst_tgt = fw.row(i)
                 worst = (task.decode(row), t)
             _accumulate(acc, fw, weight, task.trig_code, model.attention_map.properties)
@@ -282,12 +281,16 @@ def null_mass(weights: np.ndarray, null_keys: np.ndarray, properties: MapPropert
     return _null_share((weights * null_keys).sum(axis=-1), weights.sum(axis=-1), properties)
 
 
-def _null_share(nm: np.ndarray, total: np.ndarray, properties: MapProperties) -> np.ndarray:
-    """Null mass from the mass on null keys ``nm`` and the total weight (see :func:`null_mass`)."""
+def _null_share(nm: np.ndarray, total: np.ndarray, properties: MapProperties,
+                positive: bool = False) -> np.ndarray:
+    """Null mass from the mass on null keys ``nm`` and the total weight (see :func:`null_mass`);
+    ``positive``: every total is known to be positive."""
     if properties.on_simplex:
         return nm
     if properties.null_slot:
         return nm + np.maximum(1.0 - total, 0.0)
+    if positive:
+        return nm / total
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, nm / np.where(total > 0, total, 1.0), 0.0)
 
@@ -295,9 +298,13 @@ def _null_share(nm: np.ndarray, total: np.ndarray, properties: MapProperties) ->
 def _accumulate(acc: dict[str, Accumulator], fw: PrefixSummary | TreeChunk, weight: np.ndarray,
                 trig_code: int, properties: MapProperties) -> None:
     bos, total = fw.bos, fw.total
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(total > 0, bos / np.where(total > 0, total, 1.0), 0.0)
-    nm = _null_share(fw.null_keys, total, properties)
+    positive = bool(total.min() > 0) if total.size else True  # one division, no masks
+    if positive:
+        share = bos / total
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.where(total > 0, bos / np.where(total > 0, total, 1.0), 0.0)
+    nm = _null_share(fw.null_keys, total, properties, positive)
     is_trig = fw.query == trig_code
     for suffix, mask in (("n", ~is_trig), ("t", is_trig)):
         if not np.any(mask):

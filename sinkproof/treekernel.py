@@ -46,6 +46,12 @@ class PrefixSummary:
         """``||f_t - y_t||`` per prefix ``(N,)``."""
         return stable_norm(self.output - self.target)
 
+    def worst(self) -> tuple[int, float]:
+        """The prefix with the largest error norm, and that norm."""
+        err = self.error_norms()
+        i = int(np.argmax(err))
+        return i, float(err[i])
+
     def row(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Codes, output and target of prefix ``i``."""
         return self.codes[i], self.output[i], self.target[i]
@@ -193,6 +199,8 @@ def _product_summaries(model: AttentionModel, t: int, slots: tuple[np.ndarray, .
 # ----------------------------------------------------------------- the fused kernel
 _TINY = 1e-290
 """Sums at or above this stay in float64's normal range with full relative precision."""
+_SQUARES = (1e-280, 1e300)
+"""Squared norms strictly inside this range are formed without overflow or lost digits."""
 _EXP_RANGE = 600.0
 """Largest ``|ℓ - m|`` whose exponential the fused kernel forms (``e^600 < 1e261``)."""
 
@@ -201,8 +209,8 @@ _EXP_RANGE = 600.0
 class TreeChunk:
     """``N`` prefixes of depth ``t`` sharing the query code ``query``, from the fused kernel.
 
-    Per prefix: ``codes`` ``(N, t)``, the error norm ``error`` ``||f_t - y_t||`` ``(N,)``,
-    ``outputs`` ``f_t`` ``(p, N)`` (component-major), ``target`` ``(N, p)``; per head
+    Per prefix: ``codes`` ``(N, t)``, ``outputs`` ``f_t`` ``(p, N)`` (component-major),
+    ``target`` ``y_t`` ``(N, p)``, ``squares`` ``||f_t - y_t||²`` ``(N,)``; per head
     ``(H, N)`` (read-only, possibly broadcast): ``bos``, ``total``, ``null_keys``,
     ``log_nonbos`` as in :class:`PrefixSummary`.
     """
@@ -211,7 +219,7 @@ class TreeChunk:
     query: np.int64
     outputs: np.ndarray
     target: np.ndarray
-    error: np.ndarray
+    squares: np.ndarray
     bos: np.ndarray
     total: np.ndarray
     null_keys: np.ndarray
@@ -219,7 +227,21 @@ class TreeChunk:
 
     def error_norms(self) -> np.ndarray:
         """``||f_t - y_t||`` per prefix ``(N,)``."""
-        return self.error
+        top = self.squares.max()
+        if _SQUARES[0] < top < _SQUARES[1]:  # the largest is exact: the rest are too small
+            return np.sqrt(self.squares)       # to matter where they lose digits
+        return stable_norm(self.outputs.T - self.target)
+
+    def worst(self) -> tuple[int, float]:
+        """The prefix with the largest error norm, and that norm."""
+        i = int(np.argmax(self.squares))
+        if _SQUARES[0] < self.squares[i] < _SQUARES[1]:
+            return i, float(np.sqrt(self.squares[i]))
+        if self.squares[i] == 0 and not self.outputs.any() and not self.target.any():
+            return 0, 0.0  # every output and target 0 (a head whose weights all vanish)
+        err = self.error_norms()
+        i = int(np.argmax(err))
+        return i, float(err[i])
 
     def row(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Codes, output and target of prefix ``i``."""
@@ -264,21 +286,28 @@ def tree_chunks(model: AttentionModel, null: np.ndarray, max_rows: int = 1 << 15
     for t in range(1, task.T + 1):
         terms = amap.key_terms(model.score_table[:, :, t, :, : t + 1], t, model.map_params)
         for slots, mult in task.prefix_products(t):
-            keys = tuple(slots[:-1])
-            split = _split(keys, max_rows)
-            codes = (_radix_codes(keys[:split]), _radix_codes(keys[split:]))
-            for q in slots[-1]:
-                q = int(q)
-                fused = _query_chunks(model, t, keys, split, codes, q, terms[:, q], vext,
-                                      null_token, max_rows)
-                if fused is None:  # near the edge of float64: the log-domain reference
-                    query_slots = keys + (np.array([q]),)
-                    for summary in _product_summaries(model, t, query_slots, terms, vext,
-                                                      max(max_rows, 1 << 17)):
-                        yield t, summary, mult
-                else:
-                    for chunk in fused:
-                        yield t, chunk, mult
+            split = _split(slots[:-1], max_rows)
+            child_codes = _radix_codes(slots[split:-1])
+            # leading slots fixed one code at a time until the parents number at most
+            # max_rows: memory stays bounded however deep the family
+            lead, sizes = 0, [len(a) for a in slots[:split]]
+            while lead < split and int(np.prod(sizes[lead:])) > max_rows:
+                lead += 1
+            for head in itertools.product(*slots[:lead]):
+                keys = tuple(np.array([c]) for c in head) + tuple(slots[lead:-1])
+                codes = (_radix_codes(keys[:split]), child_codes)
+                for q in slots[-1]:
+                    q = int(q)
+                    fused = _query_chunks(model, t, keys, split, codes, q, terms[:, q], vext,
+                                          null_token, max_rows)
+                    if fused is None:  # near the edge of float64: the log-domain reference
+                        query_slots = keys + (np.array([q]),)
+                        for summary in _product_summaries(model, t, query_slots, terms, vext,
+                                                          max(max_rows, 1 << 17)):
+                            yield t, summary, mult
+                    else:
+                        for chunk in fused:
+                            yield t, chunk, mult
 
 
 def _split(keys: tuple[np.ndarray, ...], max_rows: int) -> int:
@@ -411,17 +440,14 @@ def _chunks(model: AttentionModel, t: int, codes: tuple[np.ndarray, np.ndarray],
                              + const[p][:, None])
             else:
                 null_keys = np.broadcast_to(0.0, (H, N))
-        block = np.empty((i1 - i0, C, t), dtype=np.int64)
+        # the codes column by column (each column a broadcast fill): (N, t), column-major
+        block = np.empty((t, i1 - i0, C), dtype=np.int64)
         n_lead = codes[0].shape[1]
-        block[:, :, :n_lead] = codes[0][i0:i1, None, :]
-        block[:, :, n_lead:t - 1] = codes[1][None]
-        block[:, :, t - 1] = q
-        block = block.reshape(N, t)
+        block[:n_lead] = codes[0][i0:i1].T[:, :, None]
+        block[n_lead:t - 1] = codes[1].T[:, None, :]
+        block[t - 1] = q
+        block = block.reshape(t, N).T
         target = task.prefix_targets(block)
         diff = outputs - target.T if target.any() else outputs
-        error = np.sqrt(np.einsum("en,en->n", diff, diff))
-        top = error.max()
-        if not (np.isfinite(top) and top > 1e-140):  # squares out of range: rescale
-            error = stable_norm(diff.T)
-        yield TreeChunk(block, np.int64(q), outputs, target, error, bos, total, null_keys,
-                        lnb)
+        yield TreeChunk(block, np.int64(q), outputs, target,
+                        np.einsum("en,en->n", diff, diff), bos, total, null_keys, lnb)

@@ -318,7 +318,13 @@ class TriggerTask(Task):
         at = s >= 2
         trig = np.zeros((n, s.size), dtype=bool)
         trig[:, at] = codes[:, s[at] - 1] == trig_code
-        if np.any(trig):
+        if np.any(trig) and s.size == 1:  # one position: its running sum alone, left to
+            rows = np.flatnonzero(trig[:, 0])  # right as np.cumsum adds (the same bits)
+            csum = content[codes[rows, 0]]
+            for j in range(1, s[0] - 1):
+                csum = csum + content[codes[rows, j]]
+            y[rows, 0] = csum / (s[0] - 1)
+        elif np.any(trig):
             rows, cols = np.nonzero(trig)
             csum = np.cumsum(content[codes[rows]], axis=1)  # sums of positions 1..r
             y[rows, cols] = csum[np.arange(rows.size), s[cols] - 2] / (s[cols] - 1)[:, None]
