@@ -178,10 +178,12 @@ def evaluate(
 
     Every position of every sequence counts once; position 0 enters the error only.
     ``tree``: over the whole family, carry per-key sums down the prefix tree
-    (:mod:`sinkproof.treekernel`, ``O(heads × p)`` per prefix) instead of recomputing
-    each prefix's row; default: wherever the map factorises over keys (not sparsemax,
-    entmax).  ``max_work``: over the whole family, the most (sequence, position) pairs
-    before it refuses to start (:class:`~sinkproof.work.WorkLimitExceeded`; default
+    (:func:`sinkproof.treekernel.tree_chunks`, ``O(heads × p)`` per prefix, in chunks of
+    at most ``max_rows`` prefixes, ``2^17`` where a query falls back to the log domain)
+    instead of recomputing each prefix's row; default: wherever the map factorises over
+    keys (not sparsemax, entmax).  ``max_work``: over the whole family, the most
+    (sequence, position) pairs before it refuses to start
+    (:class:`~sinkproof.work.WorkLimitExceeded`; default
     :data:`~sinkproof.work.EVALUATE_MAX_WORK`, the limit of ``sinkproof report``).
     One model type, two paths chosen by capability: a tabulated model (the one-layer
     :class:`~sinkproof.model.AttentionModel`: scores and values are table lookups) runs the

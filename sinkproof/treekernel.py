@@ -9,6 +9,13 @@ its parent in ``O(heads × p)``, instead of recomputing the row of ``t+1`` keys 
 every prefix.  Each query token gets its own pass; the log domain keeps ``log(1 - α_0)``
 exact however strong the sink.  Maps whose weights need the whole row (sparsemax,
 entmax: a sort) have no factorisation and use :func:`sinkproof.kernel.forward_prefixes`.
+
+Two forms: :func:`tree_summaries`, the reference (slot by slot, every prefix's codes,
+output and target), and :func:`tree_chunks`, what ``evaluate`` runs: the same sums with
+the last slots broadcast against the first ones, each chunk's weights, outputs and errors
+formed in one array pass each (``O(heads × p)`` per prefix, no per-level temporaries),
+falling back to the reference's log domain for any query whose sums could leave
+float64's normal range.
 """
 
 from __future__ import annotations
@@ -276,7 +283,8 @@ def tree_chunks(model: AttentionModel, null: np.ndarray, max_rows: int = 1 << 15
     without a per-level pass.  Softmax-family sums run linear, shifted by the query's
     largest non-BOS term; a query whose sums could leave float64's normal range (checked
     beforehand from the smallest sums, which are exact bounds) runs
-    :func:`tree_summaries`' log-domain chunks instead.  ``null`` as there.
+    :func:`tree_summaries`' log-domain chunks instead (of at most ``max(max_rows, 2^17)``
+    rows).  ``null`` as there.
     """
     if not supports_tree(model):
         raise ValueError(f"the {model.kind} map has no per-key factorisation")
