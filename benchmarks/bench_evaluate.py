@@ -33,7 +33,7 @@ the wall clock and on this process's CPU time (which other processes' load infla
 less).
 
 Usage: python benchmarks/bench_evaluate.py [--p 3] [--T 8] [--kinds softmax,relu]
-       [--heads 1,2] [--naive-seconds 3] [--rows]
+       [--heads 1,2] [--naive-seconds 3] [--rows] [--breakdown]
 Prints ``RATIO`` lines (collected by ``benchmarks/run.py``) and a table.
 """
 
@@ -43,6 +43,7 @@ import argparse
 import os
 import resource
 import time
+from unittest.mock import patch
 
 import numpy as np
 
@@ -206,6 +207,49 @@ def matmul_rate(n: int = 512, seconds: float = 0.5) -> float:
     return 2 * n**3 / best
 
 
+def breakdown(model: sp.AttentionModel) -> None:
+    """Where ``evaluate``'s CPU time goes: the fused kernel alone (every chunk formed, the
+    targets inside it timed apart) against the whole call (the statistics added)."""
+    from sinkproof.numerics import stable_norm
+    from sinkproof.treekernel import tree_chunks
+
+    task = model.task
+    null = stable_norm(model.value_table) <= 1e-9
+    real, spent = type(task).prefix_targets, [0.0]
+
+    def targets(self: sp.TriggerTask, codes: np.ndarray) -> np.ndarray:
+        start = time.process_time()
+        out = real(self, codes)
+        spent[0] += time.process_time() - start
+        return out
+
+    best = [float("inf")] * 3
+    for _ in range(2):
+        spent[0] = 0.0
+        with patch.object(type(task), "prefix_targets", targets):
+            start = time.process_time()
+            for _chunk in tree_chunks(model, null):
+                pass
+            kernel = time.process_time() - start
+        start = time.process_time()
+        sp.evaluate(model, max_work=task.n_positions)
+        whole = time.process_time() - start
+        best = [min(b, x) for b, x in zip(best, (whole, kernel, spent[0]))]
+    whole, kernel, tgt = best
+    print(f"  breakdown (CPU time, best of 2): evaluate {whole:.3f} s = fused kernel "
+          f"{kernel:.3f} s ({kernel / whole:.0%}; of it the task's targets {tgt:.3f} s, "
+          f"{tgt / whole:.0%}) + statistics and the rest {whole - kernel:.3f} s "
+          f"({(whole - kernel) / whole:.0%})")
+    x = np.random.default_rng(0).random(1 << 15) + 0.5
+    out = np.empty_like(x)
+    for name, fn in (("add", lambda: np.add(x, x, out=out)), ("log", lambda: np.log(x, out=out))):
+        start = time.process_time()
+        for _ in range(2000):
+            fn()
+        print(f"  numpy {name} on 2^15 doubles: "
+              f"{(time.process_time() - start) / 2000 / x.size * 1e9:.2f} ns an element")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--p", type=int, default=3)
@@ -213,6 +257,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--kinds", default="softmax,relu")
     parser.add_argument("--heads", default="1,2")
     parser.add_argument("--naive-seconds", type=float, default=3.0)
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also split evaluate's CPU time: kernel, targets, statistics")
     parser.add_argument("--rows", action="store_true",
                         help="also time the row-by-row path (tree=False; slow at T=8)")
     args = parser.parse_args(argv)
@@ -275,6 +321,8 @@ def run_one(task: sp.TriggerTask, kind: str, heads: int, args: argparse.Namespac
           f"{rate_tree / rate0:.1f}x (vs {BASELINE})")
     print(f"  (first call: {task.n_positions / first / rate0:.1f}x; against the model.forward "
           f"loop: {rate_tree / rate_fw:.1f}x, {FORWARD})")
+    if args.breakdown:
+        breakdown(model)
     if args.rows:
         t_rows, ev_rows, _ = timed(model, False, repeat=1)
         assert abs(ev_rows.max_error - ev.max_error) <= 1e-12 * (1 + ev.max_error)

@@ -261,3 +261,21 @@ def test_fused_equals_todays_on_the_benchmark_instance(kind, heads):
     ev = sp.evaluate(model, max_work=task.n_positions)
     assert_evaluations_equal(ev, todays(model, max_work=task.n_positions))
     assert_worst_is_worst(model, ev)
+
+
+@pytest.mark.parametrize("triggers", ["single", "multi"])
+@pytest.mark.parametrize("content", ["signed", "gaussian"])
+def test_last_position_targets_are_the_running_means(triggers, content):
+    """The targets the fused kernel asks for (one position, summed without a cumsum) are
+    bit for bit the running means of every position's formula, float and exact."""
+    task = sp.TriggerTask(p=3, T=6, triggers=triggers, content=content)
+    rng = np.random.default_rng(7)
+    for t in range(1, 7):
+        codes = rng.integers(0, task.k + 1, size=(400, t))
+        codes[:200, -1] = task.trig_code  # a block of trigger queries, then a mixed one
+        for block in (codes[:200], codes, np.asfortranarray(codes)):
+            every = task._targets(block, task.content_table, task.trig_code, slice(None))
+            assert task.prefix_targets(block).tobytes() == every[:, -1].tobytes()
+        exact = task._targets(codes[:5], task._exact_content, task.trig_code, slice(None))
+        assert [task.exact_prefix_target(c) for c in codes[:5]] == \
+            [tuple(row) for row in exact[:, -1]]
