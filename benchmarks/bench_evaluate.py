@@ -3,7 +3,9 @@
 Baselines, each a loop over sequences drawn uniformly over the family's (sequence,
 position) pairs (a length-``n`` sequence with probability proportional to
 ``(n+1)·|S_n|``, so long sequences weigh as they do in the family), run for
-``--naive-seconds`` (all of S_T would take minutes), so their figures are rates:
+``--naive-seconds`` on that sample (all of S_T would take minutes): their figures are
+rates, and their time for the whole family is extrapolated from them (said so where
+printed):
 
 - ``plain numpy`` (the baseline the ratios are against: what a user writes without this
   package): per sequence, the input rows from the embedding tables, every head's causal
@@ -16,11 +18,23 @@ position) pairs (a length-``n`` sequence with probability proportional to
   slower than the plain loop, so ratios against it flatter).
 
 Against them: ``evaluate`` with the tree-factorised path (the default where the map
-factorises) and with the row-by-row path (``tree=False``).  Rates are (sequence,
-position) pairs per second.
+factorises): its first call on a fresh model (building the score table included) and the
+best of two more; optionally the row-by-row path (``--rows``, ``tree=False``).  Rates are
+(sequence, position) pairs per second.
 
-Usage: python benchmarks/bench_evaluate.py [--p 3] [--T 8] [--kinds softmax,relu] [--rows]
-Prints ``RATIO`` lines (collected by ``benchmarks/run.py``).
+The arithmetic limit: the operations the tree recurrence needs per distinct prefix
+(:func:`recurrence_ops`: extending each head's running sums by one key, normalising,
+the output, the error norm, the statistics) times the number of prefixes, divided by a
+rate measured here in the same run: numpy's in-cache elementwise rate (one ``np.add`` on
+2^15 doubles, the best an array-at-a-time implementation reaches per operation) and the
+machine's one-core peak (a 512x512 matmul on one BLAS thread, fused multiply-adds in
+SIMD: a bound no elementwise code reaches).  The distance is measured time / limit, on
+the wall clock and on this process's CPU time (which other processes' load inflates
+less).
+
+Usage: python benchmarks/bench_evaluate.py [--p 3] [--T 8] [--kinds softmax,relu]
+       [--heads 1,2] [--naive-seconds 3] [--rows] [--breakdown]
+Prints ``RATIO`` lines (collected by ``benchmarks/run.py``) and a table.
 """
 
 from __future__ import annotations
@@ -29,6 +43,7 @@ import argparse
 import os
 import resource
 import time
+from unittest.mock import patch
 
 import numpy as np
 
@@ -140,14 +155,99 @@ def naive_rate(model: sp.AttentionModel, seconds: float) -> tuple[float, int, fl
     return positions / (time.perf_counter() - start), positions, worst
 
 
-def timed(model: sp.AttentionModel, tree: bool, repeat: int = 2) -> tuple[float, sp.Evaluation]:
-    """Best wall time of ``repeat`` exhaustive evaluations (the first pays page faults)."""
-    best = float("inf")
+def timed(model: sp.AttentionModel, tree: bool, repeat: int = 2
+          ) -> tuple[float, sp.Evaluation, float]:
+    """Best wall time of ``repeat`` exhaustive evaluations, the evaluation, and the best
+    CPU time of this process (what the load of other processes does not inflate)."""
+    best = cpu = float("inf")
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         ev = sp.evaluate(model, tree=tree, max_work=model.task.n_positions)
         best = min(best, time.perf_counter() - start)
-    return best, ev
+        cpu = min(cpu, time.process_time() - start_cpu)
+    return best, ev, cpu
+
+
+def recurrence_ops(kind: str, heads: int, p: int) -> int:
+    """Operations per distinct prefix of the tree recurrence (one add, multiply, division,
+    comparison or logarithm each): per head, the running sums extended by one key (``1 + p``
+    adds: the weight and the weighted value), normalised (softmax: ``Z = S + c``, ``1/Z``,
+    BOS and non-BOS weights, their log and total: 6; ReLU: the log and total: 2), the output
+    (softmax: ``p`` multiplies; both: ``p`` adds summing heads), the statistics (BOS share:
+    1 division; min, max and sum of four figures: 12); per prefix the error norm against
+    the target (``p`` subtractions, ``p`` squares, ``p - 1`` adds) and the running maximum."""
+    softmax = kind != "relu"
+    per_head = (1 + p) + (6 if softmax else 2) + (2 * p if softmax else p) + 13
+    return heads * per_head + 3 * p
+
+
+def elementwise_rate(n: int = 1 << 15, seconds: float = 0.3) -> float:
+    """numpy's in-cache elementwise rate here: ``np.add`` on ``n`` doubles, operations/s."""
+    a, b, out = np.random.default_rng(0).random((3, n))
+    best, start = float("inf"), time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        t0 = time.perf_counter()
+        for _ in range(50):
+            np.add(a, b, out=out)
+        best = min(best, (time.perf_counter() - t0) / 50)
+    return n / best
+
+
+def matmul_rate(n: int = 512, seconds: float = 0.5) -> float:
+    """The one-core peak here: flops/s of an ``n x n`` matmul on one BLAS thread."""
+    from threadpoolctl import threadpool_limits
+
+    a = np.random.default_rng(0).random((n, n))
+    best, start = float("inf"), time.perf_counter()
+    with threadpool_limits(1):
+        while time.perf_counter() - start < seconds:
+            t0 = time.perf_counter()
+            a @ a
+            best = min(best, time.perf_counter() - t0)
+    return 2 * n**3 / best
+
+
+def breakdown(model: sp.AttentionModel) -> None:
+    """Where ``evaluate``'s CPU time goes: the fused kernel alone (every chunk formed, the
+    targets inside it timed apart) against the whole call (the statistics added)."""
+    from sinkproof.numerics import stable_norm
+    from sinkproof.treekernel import tree_chunks
+
+    task = model.task
+    null = stable_norm(model.value_table) <= 1e-9
+    real, spent = type(task).prefix_targets, [0.0]
+
+    def targets(self: sp.TriggerTask, codes: np.ndarray) -> np.ndarray:
+        start = time.process_time()
+        out = real(self, codes)
+        spent[0] += time.process_time() - start
+        return out
+
+    best = [float("inf")] * 3
+    for _ in range(2):
+        spent[0] = 0.0
+        with patch.object(type(task), "prefix_targets", targets):
+            start = time.process_time()
+            for _chunk in tree_chunks(model, null):
+                pass
+            kernel = time.process_time() - start
+        start = time.process_time()
+        sp.evaluate(model, max_work=task.n_positions)
+        whole = time.process_time() - start
+        best = [min(b, x) for b, x in zip(best, (whole, kernel, spent[0]))]
+    whole, kernel, tgt = best
+    print(f"  breakdown (CPU time, best of 2): evaluate {whole:.3f} s = fused kernel "
+          f"{kernel:.3f} s ({kernel / whole:.0%}; of it the task's targets {tgt:.3f} s, "
+          f"{tgt / whole:.0%}) + statistics and the rest {whole - kernel:.3f} s "
+          f"({(whole - kernel) / whole:.0%})")
+    x = np.random.default_rng(0).random(1 << 15) + 0.5
+    out = np.empty_like(x)
+    for name, fn in (("add", lambda: np.add(x, x, out=out)), ("log", lambda: np.log(x, out=out))):
+        start = time.process_time()
+        for _ in range(2000):
+            fn()
+        print(f"  numpy {name} on 2^15 doubles: "
+              f"{(time.process_time() - start) / 2000 / x.size * 1e9:.2f} ns an element")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -155,45 +255,91 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--p", type=int, default=3)
     parser.add_argument("--T", type=int, default=8)
     parser.add_argument("--kinds", default="softmax,relu")
-    parser.add_argument("--naive-seconds", type=float, default=4.0)
+    parser.add_argument("--heads", default="1,2")
+    parser.add_argument("--naive-seconds", type=float, default=3.0)
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also split evaluate's CPU time: kernel, targets, statistics")
     parser.add_argument("--rows", action="store_true",
                         help="also time the row-by-row path (tree=False; slow at T=8)")
     args = parser.parse_args(argv)
 
     task = sp.TriggerTask(p=args.p, T=args.T)
     print(f"instance: {task!r}; {task.n_sequences} sequences, {task.n_positions} positions; "
-          f"H=2, random A and U; load average {os.getloadavg()[0]:.1f} on "
+          f"random A and U; load average {os.getloadavg()[0]:.1f} on "
           f"{os.cpu_count()} cores")
     print(f"baseline: {BASELINE}")
+    elem, peak = elementwise_rate(), matmul_rate()
+    print(f"rates here: numpy elementwise (np.add, 2^15 doubles in cache) {elem / 1e9:.2f} "
+          f"Gop/s; one-core peak (512x512 matmul, one BLAS thread) {peak / 1e9:.1f} Gflop/s")
+    table = []
     for kind in args.kinds.split(","):
-        rng = np.random.default_rng(0)
-        model = sp.AttentionModel(task, kind, rng.standard_normal((2, task.D, task.D)),
-                                  rng.standard_normal((2, task.p, task.p + 3)))
-        rate0, positions, worst = plain_rate(model, args.naive_seconds)
-        print(f"{kind:8s} plain numpy: {positions / rate0:7.2f} s for {positions} positions "
-              f"-> {rate0:12.0f} positions/s")
-        rate_fw, positions_fw, worst_fw = naive_rate(model, args.naive_seconds)
-        print(f"{kind:8s} model.forward: {positions_fw / rate_fw:5.2f} s for {positions_fw} "
-              f"positions -> {rate_fw:12.0f} positions/s ({rate0 / rate_fw:.1f}x slower than "
-              "plain numpy)")
-        t_tree, ev = timed(model, True)
-        rate_tree = task.n_positions / t_tree
-        print(f"{kind:8s} tree path  : {t_tree:7.2f} s (best of 2) for all "
-              f"{task.n_positions} positions ({ev.n_prefixes} prefixes) -> "
-              f"{rate_tree:12.0f} positions/s; peak RSS "
-              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
-        assert max(worst, worst_fw) <= ev.max_error + 1e-12, \
-            "sampled error above the exhaustive maximum"
-        print(f"RATIO evaluate {kind} p={args.p} T={args.T} tree: {rate_tree / rate0:.1f}x "
-              f"(vs {BASELINE})")
-        print(f"  (against the model.forward loop: {rate_tree / rate_fw:.1f}x, {FORWARD})")
-        if args.rows:
-            t_rows, ev_rows = timed(model, False, repeat=1)
-            assert abs(ev_rows.max_error - ev.max_error) <= 1e-12 * (1 + ev.max_error)
-            rate_rows = task.n_positions / t_rows
-            print(f"{kind:8s} row path   : {t_rows:7.2f} s -> {rate_rows:12.0f} positions/s")
-            print(f"RATIO evaluate {kind} p={args.p} T={args.T} rows: "
-                  f"{rate_rows / rate0:.1f}x (vs {BASELINE})")
+        for heads in (int(h) for h in args.heads.split(",")):
+            table.append(run_one(task, kind, heads, args, elem, peak))
+    print()
+    print("| map | heads | plain numpy loop | `model.forward` loop | `evaluate` first call | "
+          "`evaluate` best of 2 | **ratio to plain numpy** | ratio to `model.forward` | "
+          "limit (numpy rate / peak) | distance (wall; CPU) | peak memory |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for row in table:
+        print("| " + " | ".join(row) + " |")
+
+
+def run_one(task: sp.TriggerTask, kind: str, heads: int, args: argparse.Namespace,
+            elem: float, peak: float) -> list[str]:
+    """One map and head count: print its lines, return its table row."""
+    rng = np.random.default_rng(0)
+    model = sp.AttentionModel(task, kind, rng.standard_normal((heads, task.D, task.D)),
+                              rng.standard_normal((heads, task.p, task.p + 3)))
+    name = f"{kind} H={heads}"
+    rate0, positions, worst = plain_rate(model, args.naive_seconds)
+    print(f"{name:11s} plain numpy  : {positions / rate0:5.2f} s for {positions} sampled "
+          f"positions -> {rate0:10.0f} positions/s (all {task.n_positions}: "
+          f"{task.n_positions / rate0:.0f} s, extrapolated)")
+    rate_fw, positions_fw, worst_fw = naive_rate(model, args.naive_seconds)
+    print(f"{name:11s} model.forward: {positions_fw / rate_fw:5.2f} s for {positions_fw} "
+          f"sampled positions -> {rate_fw:10.0f} positions/s ({rate0 / rate_fw:.1f}x slower "
+          "than plain numpy)")
+    start = time.perf_counter()
+    sp.evaluate(model, max_work=task.n_positions)
+    first = time.perf_counter() - start
+    t_tree, ev, cpu = timed(model, True)
+    rate_tree = task.n_positions / t_tree
+    mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{name:11s} evaluate     : first call {first:.3f} s, best of 2 {t_tree:.3f} s for "
+          f"all {task.n_positions} positions ({ev.n_prefixes} prefixes) -> "
+          f"{rate_tree:10.0f} positions/s (CPU time {cpu:.3f} s); peak RSS {mb:.0f} MB")
+    assert max(worst, worst_fw) <= ev.max_error + 1e-12, \
+        "sampled error above the exhaustive maximum"
+    ops = recurrence_ops(kind, heads, task.p) * ev.n_prefixes
+    lim_elem, lim_peak = ops / elem, ops / peak
+    print(f"{name:11s} arithmetic   : {ops / 1e6:.0f} M operations "
+          f"({recurrence_ops(kind, heads, task.p)} per prefix): {lim_elem * 1e3:.0f} ms at numpy's "
+          f"elementwise rate ({t_tree / lim_elem:.1f}x away; CPU time {cpu / lim_elem:.1f}x), "
+          f"{lim_peak * 1e3:.1f} ms at the one-core peak ({t_tree / lim_peak:.0f}x away; CPU "
+          f"time {cpu / lim_peak:.0f}x)")
+    print(f"RATIO evaluate {kind} H={heads} p={task.p} T={task.T} tree: "
+          f"{rate_tree / rate0:.1f}x (vs {BASELINE})")
+    print(f"  (first call: {task.n_positions / first / rate0:.1f}x; against the model.forward "
+          f"loop: {rate_tree / rate_fw:.1f}x, {FORWARD})")
+    if args.breakdown:
+        breakdown(model)
+    if args.rows:
+        t_rows, ev_rows, _ = timed(model, False, repeat=1)
+        assert abs(ev_rows.max_error - ev.max_error) <= 1e-12 * (1 + ev.max_error)
+        rate_rows = task.n_positions / t_rows
+        print(f"{name:11s} row path     : {t_rows:7.2f} s -> {rate_rows:12.0f} positions/s")
+        print(f"RATIO evaluate {kind} H={heads} p={task.p} T={task.T} rows: "
+              f"{rate_rows / rate0:.1f}x (vs {BASELINE})")
+
+    def n(x: float) -> str:
+        return f"{x:,.0f}".replace(",", " ")
+
+    return [kind if kind != "relu" else "ReLU", str(heads), f"{n(rate0)} positions/s",
+            f"{n(rate_fw)} positions/s", f"{first:.3f} s", f"{t_tree:.3f} s, {n(rate_tree)} "
+            f"positions/s", f"**{rate_tree / rate0:.0f}×**", f"{rate_tree / rate_fw:.0f}×",
+            f"{lim_elem * 1e3:.0f} ms / {lim_peak * 1e3:.1f} ms",
+            f"{t_tree / lim_elem:.1f}× / {t_tree / lim_peak:.0f}× (CPU {cpu:.3f} s: "
+            f"{cpu / lim_elem:.1f}× / {cpu / lim_peak:.0f}×)", f"{mb:.0f} MB"]
 
 
 if __name__ == "__main__":

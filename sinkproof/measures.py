@@ -25,7 +25,7 @@ from .stack import StackModel
 from .stackeval import StackEvaluation, evaluate_stack
 from .stats import Accumulator, SinkSummary, Stats
 from .task import TriggerTask, show_sequence
-from .treekernel import PrefixSummary, summarise, supports_tree, tree_summaries
+from .treekernel import PrefixSummary, TreeChunk, summarise, supports_tree, tree_chunks
 from .work import EVALUATE_MAX_WORK, refuse_beyond
 
 
@@ -178,10 +178,12 @@ def evaluate(
 
     Every position of every sequence counts once; position 0 enters the error only.
     ``tree``: over the whole family, carry per-key sums down the prefix tree
-    (:mod:`sinkproof.treekernel`, ``O(heads × p)`` per prefix) instead of recomputing
-    each prefix's row; default: wherever the map factorises over keys (not sparsemax,
-    entmax).  ``max_work``: over the whole family, the most (sequence, position) pairs
-    before it refuses to start (:class:`~sinkproof.work.WorkLimitExceeded`; default
+    (:func:`sinkproof.treekernel.tree_chunks`, ``O(heads × p)`` per prefix, in chunks of
+    at most ``max_rows`` prefixes, ``2^17`` where a query falls back to the log domain)
+    instead of recomputing each prefix's row; default: wherever the map factorises over
+    keys (not sparsemax, entmax).  ``max_work``: over the whole family, the most
+    (sequence, position) pairs before it refuses to start
+    (:class:`~sinkproof.work.WorkLimitExceeded`; default
     :data:`~sinkproof.work.EVALUATE_MAX_WORK`, the limit of ``sinkproof report``).
     One model type, two paths chosen by capability: a tabulated model (the one-layer
     :class:`~sinkproof.model.AttentionModel`: scores and values are table lookups) runs the
@@ -219,8 +221,8 @@ def evaluate(
         raise ValueError("tree=True needs the whole family (sequences=None) and a map that "
                          f"factorises over keys (the {model.kind} map "
                          f"{'does' if supports_tree(model) else 'does not'})")
-    summaries: Iterable[tuple[int, PrefixSummary, object]] = (
-        tree_summaries(model, null, max(max_rows, 1 << 17)) if use_tree else
+    summaries: Iterable[tuple[int, PrefixSummary | TreeChunk, object]] = (
+        tree_chunks(model, null, max_rows) if use_tree else
         ((t, summarise(forward_prefixes(model, codes), null), mult)
          for t, codes, mult in blocks))
     acc = {name: Accumulator(H) for name in (
@@ -242,12 +244,11 @@ def evaluate(
         for t, fw, mult in summaries:
             codes = fw.codes
             weight = np.asarray(mult, dtype=float)  # one multiplicity, or one per prefix
-            err = stable_norm(fw.output - fw.target)
-            i = int(np.argmax(err))
-            if err[i] > worst_err:
-                worst_err = float(err[i])
-                worst = (task.decode(codes[i]), t)
-                worst_out, worst_tgt = fw.output[i], fw.target[i]
+            i, err = fw.worst()
+            if err > worst_err:
+                worst_err = err
+                row, worst_out, worst_tgt = fw.row(i)
+                worst = (task.decode(row), t)
             _accumulate(acc, fw, weight, task.trig_code, model.attention_map.properties)
             n_prefixes += codes.shape[0]
             n_positions += float(np.broadcast_to(weight, (codes.shape[0],)).sum())
@@ -282,22 +283,30 @@ def null_mass(weights: np.ndarray, null_keys: np.ndarray, properties: MapPropert
     return _null_share((weights * null_keys).sum(axis=-1), weights.sum(axis=-1), properties)
 
 
-def _null_share(nm: np.ndarray, total: np.ndarray, properties: MapProperties) -> np.ndarray:
-    """Null mass from the mass on null keys ``nm`` and the total weight (see :func:`null_mass`)."""
+def _null_share(nm: np.ndarray, total: np.ndarray, properties: MapProperties,
+                positive: bool = False) -> np.ndarray:
+    """Null mass from the mass on null keys ``nm`` and the total weight (see :func:`null_mass`);
+    ``positive``: every total is known to be positive."""
     if properties.on_simplex:
         return nm
     if properties.null_slot:
         return nm + np.maximum(1.0 - total, 0.0)
+    if positive:
+        return nm / total
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, nm / np.where(total > 0, total, 1.0), 0.0)
 
 
-def _accumulate(acc: dict[str, Accumulator], fw: PrefixSummary, weight: np.ndarray,
+def _accumulate(acc: dict[str, Accumulator], fw: PrefixSummary | TreeChunk, weight: np.ndarray,
                 trig_code: int, properties: MapProperties) -> None:
     bos, total = fw.bos, fw.total
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(total > 0, bos / np.where(total > 0, total, 1.0), 0.0)
-    nm = _null_share(fw.null_keys, total, properties)
+    positive = bool(total.min() > 0) if total.size else True  # one division, no masks
+    if positive:
+        share = bos / total
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.where(total > 0, bos / np.where(total > 0, total, 1.0), 0.0)
+    nm = _null_share(fw.null_keys, total, properties, positive)
     is_trig = fw.query == trig_code
     for suffix, mask in (("n", ~is_trig), ("t", is_trig)):
         if not np.any(mask):

@@ -50,6 +50,9 @@ class Accumulator:
         """``values`` ``(H, N)``, ``weight`` ``(N,)`` or one weight for every column."""
         if values.shape[1] == 0:
             return
+        if values.strides[1] == 0 and np.ndim(weight) == 0:  # one value per row, broadcast
+            self._add_constant(values[:, 0], values.shape[1], float(weight))
+            return
         lo, hi = values.min(axis=1), values.max(axis=1)
         self.lo = np.minimum(self.lo, lo)
         self.hi = np.maximum(self.hi, hi)
@@ -61,6 +64,13 @@ class Accumulator:
         else:
             self.total += values @ weight
             self.count += float(weight.sum())
+
+    def _add_constant(self, value: np.ndarray, n: int, weight: float) -> None:
+        """``n`` columns all equal to ``value`` ``(H,)``, each of weight ``weight``."""
+        self.lo = np.minimum(self.lo, value)
+        self.hi = np.maximum(self.hi, value)
+        self.total += weight * n * np.where(np.isfinite(value), value, 0.0)
+        self.count += weight * n
 
     def stats(self) -> Stats:
         if self.count == 0:
