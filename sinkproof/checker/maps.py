@@ -59,6 +59,7 @@ __all__ = [
     "interval_weights",
     "null_slot_interval",
     "row_weights",
+    "weigh",
 ]
 
 
@@ -233,6 +234,22 @@ def null_slot_interval(name: str, scores: Sequence[object], t: int,
         return Fraction(0), Fraction(0)
     with precision(prec_of(digits)):
         return ends(null(s, p))
+
+
+def weigh(name: str, scores: Sequence[object], t: int, params: Sequence[object] = (),
+          gate: object = None) -> tuple[list[Interval], Interval]:
+    """A head's weights ``α_0..α_t`` at rational scores (exact points where rational,
+    entmax-1.5 included, else outward intervals) and its null slot's mass; with the gate's
+    logit ``gate = z`` the effective weights ``σ(z) α_j`` and the slot ``1 - σ(z)``."""
+    partial = RULES[name].partial if name in RULES else None
+    w = partial(scores, t) if partial is not None else None
+    iv_w = [(x, x) for x in w] if w is not None else interval_weights(name, scores, t, params)
+    slot = null_slot_interval(name, scores, t, params)
+    if gate is None:
+        return iv_w, slot
+    g0, g1 = gate_interval(gate)
+    iv_w = [(min(p := [a * g0, a * g1, b * g0, b * g1]), max(p)) for a, b in iv_w]
+    return iv_w, (1 - g1, 1 - g0)
 
 
 def row_weights(name: str, scores: list[Any], t: int, params: list[Fraction]) -> list[Any]:
