@@ -1,25 +1,11 @@
 """Witness rules: one explicit model, re-run on every prefix of its finite family, has error
 ``<= ε`` at every position (position 0 included) and BOS measure ``<= b`` at the positions
-``where`` names.  A causal model's output at ``t`` depends only on the prefix, so every
-distinct prefix is run once.  Two model shapes, one rule:
-
-- kind ``witness`` (the trigger Family): ``H`` heads on the input features
-  ``φ = [e(x); π(t)]`` with scores ``s_tj = φ_t^T A_h φ_j`` and values ``U_h e(x)`` (or
-  ``U_fix``), whose outputs add;
-- kind ``paper-witness`` (the paper Family): ``layers`` layers of ``heads`` heads, head
-  ``h`` scoring ``s_ik = (W_Q r_i)·(W_K r_k)`` over ``k <= i`` with values ``W_V r_k``; the
-  layer writes ``W_O [o^1; ...; o^H]``, added to its input ``r`` when residual.  With
-  ``values = "fixed"`` (one layer, one head) ``W_O W_V = I - e_0 e_0^T`` is checked exactly.
-
-Every score is an exact rational while the rows are exact.  The weights come from the
-map-rule table (:mod:`sinkproof.checker.maps`): exact rationals for the rational maps (and
-entmax-1.5 where rational), outward-rounded intervals otherwise (a gate
-``g = σ(w·φ + c)`` scales a gated head's weights: its BOS weight is ``g α_0``, its share
-``α_0 / Σ_j α_j``).  The trigger witness's softmax heads sum their terms on a fixed-point
-grid (:class:`~sinkproof.checker.interval.FixedPoint`); a stack's rows become intervals
-once a layer is not exact.  Every decision compares interval end points, converted exactly
-to rationals, with the claimed bounds, so a model that meets them only up to float64
-rounding is rejected.  The file layouts are in ``docs/certificates.md``.
+``where`` names.  Kind ``witness`` (the trigger Family): ``H`` heads on the features
+``φ = [e(x); π(t)]`` whose outputs add; kind ``paper-witness`` (the paper Family): a stack
+of layers of heads, residual or not.  The weights come from the map-rule table
+(:mod:`sinkproof.checker.maps`), exact or outward-rounded, and every decision compares
+interval end points, converted exactly to rationals, with the claimed bounds.  More:
+``docs/soundness.md``; the layouts: ``docs/certificates.md``.
 """
 
 from __future__ import annotations
