@@ -82,6 +82,11 @@ def check_fields(obj: Any, path: str, allowed: Sequence[str]) -> dict[str, Any]:
     return obj
 
 
+def section(obj: Any, key: str, allowed: Sequence[str], path: str = "") -> dict[str, Any]:
+    """The object field ``key`` of ``obj`` (at ``path``), every field of it in ``allowed``."""
+    return check_fields(need_dict(obj, key, path), child(path, key), allowed)
+
+
 def need(obj: Any, key: str, path: str) -> Any:
     """The field ``key`` of the mapping ``obj`` (at ``path``); missing fields are an error."""
     if not isinstance(obj, dict):

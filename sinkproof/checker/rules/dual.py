@@ -35,6 +35,7 @@ from ..schema import (
     need_vector,
     rational_matrix,
     rational_vector,
+    section,
 )
 from ..verdict import Verdict
 from . import hull
@@ -241,9 +242,9 @@ def verify(cert: dict[str, Any]) -> Verdict:
     if cert.get("kind") == "sinkmap-gated":
         return verify_gated(cert)
     inst = Instance(need_dict(cert, "instance", ""))
-    claim = check_fields(need_dict(cert, "claim", ""), "claim", CLAIM_FIELDS)
+    claim = section(cert, "claim", CLAIM_FIELDS)
     amap = _read_map(inst, claim)
-    data = check_fields(need_dict(cert, "data", ""), "data", ("certificates", "derived", "rays"))
+    data = section(cert, "data", ("certificates", "derived", "rays"))
     _estimate_symmetry_work(inst, data)
     proved: dict[tuple[int, ...], Fraction] = {}
     stated: dict[tuple[int, ...], Fraction] = {}
@@ -468,8 +469,8 @@ def verify_gated(cert: dict[str, Any]) -> Verdict:
         raise CertificateError("instance.family: the gated sink map holds on S_T only")
     if not inst.base.bos_is_zero:
         raise CertificateError("instance.values: v(BOS) must be 0 (BOS is part of the null)")
-    claim = check_fields(need_dict(cert, "claim", ""), "claim", ("statement", "bounds"))
-    data = check_fields(need_dict(cert, "data", ""), "data", DATA_FIELDS)
+    claim = section(cert, "claim", ("statement", "bounds"))
+    data = section(cert, "data", DATA_FIELDS)
     targets = _targets(inst, data)
     by_set = _hull_bounds(outer, data)
     gates, levels = _levels(inst, outer, data)

@@ -34,6 +34,7 @@ from ..schema import (
     parse_rational,
     rational_matrix,
     rational_vector,
+    section,
 )
 from ..verdict import Verdict
 
@@ -240,9 +241,8 @@ def check_trees(inst: Any, cert: dict[str, Any]
     ``target_of``, ``classes``, ``root_box``, ``class_name``, ``k``, ``T``); return the
     bound per target, the claim's stated ``min_bos_mass`` (checked ``<=`` every bound),
     and the leaf and empty-leaf counts."""
-    claim = check_fields(need_dict(cert, "claim", ""), "claim",
-                         ("statement", "min_bos_mass", "targets"))
-    data = check_fields(need_dict(cert, "data", ""), "data", ("trees",))
+    claim = section(cert, "claim", ("statement", "min_bos_mass", "targets"))
+    data = section(cert, "data", ("trees",))
     trees = need_list(data, "trees", "data", min_length=1)
     for i, tree in enumerate(trees):
         check_fields(tree, f"data.trees[{i}]", TREE_FIELDS)
@@ -414,9 +414,8 @@ def step_terms(inst: HeadsInstance, prefixes: list[tuple[int, ...]], z: list[lis
 def verify_heads(cert: dict[str, Any]) -> Verdict:
     """Check a ``bnb-heads`` certificate; returns a :class:`Verdict`."""
     inst = HeadsInstance(need_dict(cert, "instance", ""))
-    claim = check_fields(need_dict(cert, "claim", ""), "claim",
-                         ("statement", "min_bos_mass", "targets"))
-    data = check_fields(need_dict(cert, "data", ""), "data", ("steps", "targets"))
+    claim = section(cert, "claim", ("statement", "min_bos_mass", "targets"))
+    data = section(cert, "data", ("steps", "targets"))
     steps = need_list(data, "steps", "data", min_length=1)
     _estimate_work(inst, steps, 1, (("constraints", (inst.T + 2) * inst.p), ("nu", inst.T + 2),
                                     ("kappa", inst.T + 2)), (), "data.steps")

@@ -51,13 +51,13 @@ from ..schema import (
     format_rational,
     need,
     need_bool,
-    need_dict,
     need_int,
     need_list,
     need_rational,
     need_str,
     rational_matrix,
     rational_vector,
+    section,
 )
 from ..verdict import Verdict
 
@@ -79,6 +79,7 @@ PREFIX_COST = 4
 MAX_LOGIT_GAP = 100_000
 """Largest ``s_j - s_0`` accepted: ``exp`` of it is held as an integer of ~1.44·gap bits."""
 CLASS_FIELDS = ("kind", "heads", "layers", "residual", "values")
+CLAIM_FIELDS = ("statement", "model_class", "max_error", "max_bos_mass", "where", "bos_measure")
 Prefix = tuple[int, ...]
 """Paper token codes ``x_1..x_t``: content ``i`` is ``i``, the trigger carrying ``c_i`` is
 ``m + i``."""
@@ -213,23 +214,19 @@ def _read_model(data: dict[str, Any], inst: Instance, D: int, heads: int, values
 
 def read_witness(cert: dict[str, Any]) -> Witness:
     """Parse and check the fields of a witness certificate (raises CertificateError)."""
-    instance = check_fields(need_dict(cert, "instance", ""), "instance",
-                            ("task", "content_vectors", "values"))
+    instance = section(cert, "instance", ("task", "content_vectors", "values"))
     values = need_str(instance, "values", "instance", ("fixed", "learned"))
     inst = read_instance({**instance, "values": "fixed"})
     positions = inst.positions
-    claim = check_fields(need_dict(cert, "claim", ""), "claim",
-                         ("statement", "model_class", "max_error", "max_bos_mass", "where",
-                          "bos_measure"))
-    mc = check_fields(need_dict(claim, "model_class", "claim"), "claim.model_class",
-                      ("kind", "heads", "values"))
+    claim = section(cert, "claim", CLAIM_FIELDS)
+    mc = section(claim, "model_class", ("kind", "heads", "values"), "claim")
     kind = need_str(mc, "kind", "claim.model_class", KINDS)
     heads = need_int(mc, "heads", "claim.model_class", minimum=1)
     if need_str(mc, "values", "claim.model_class", ("fixed", "learned")) != values:
         raise CertificateError("claim.model_class.values: differs from instance.values")
     max_error, max_bos, measure = read_bounds(claim)
-    data = check_fields(need_dict(cert, "data", ""), "data",
-                        ("A", "U", "precision_digits", "map_params", "gate_w", "gate_c"))
+    data = section(cert, "data", ("A", "U", "precision_digits", "map_params", "gate_w",
+                                  "gate_c"))
     digits = read_digits(data)
     n_prefixes = count_prefixes(inst, current().prefixes)
     require("prefixes", n_prefixes, "instance: distinct prefixes of the family", partial=True)
@@ -667,11 +664,8 @@ def read_stack_witness(cert: dict[str, Any]) -> PaperWitness:
     task, family = read_paper(cert["instance"], ("task", "content_vectors"), one_layer=False)
     n, L, content = family.n, family.L, family.content
     family.count_prefixes()
-    claim = check_fields(need_dict(cert, "claim", ""), "claim",
-                         ("statement", "model_class", "max_error", "max_bos_mass", "where",
-                          "bos_measure"))
-    mc = check_fields(need_dict(claim, "model_class", "claim"), "claim.model_class",
-                      CLASS_FIELDS)
+    claim = section(cert, "claim", CLAIM_FIELDS)
+    mc = section(claim, "model_class", CLASS_FIELDS, "claim")
     kind = need_str(mc, "kind", "claim.model_class", choices=KINDS)
     layers = need_int(mc, "layers", "claim.model_class", minimum=1)
     heads = need_int(mc, "heads", "claim.model_class", minimum=1)
@@ -684,9 +678,8 @@ def read_stack_witness(cert: dict[str, Any]) -> PaperWitness:
         raise CertificateError("claim.model_class.values: fixed values are defined for one "
                                "layer of one head")
     max_error, max_bos, measure = read_bounds(claim)
-    data = check_fields(need_dict(cert, "data", ""), "data",
-                        ("W_Q", "W_K", "W_V", "W_O", "precision_digits", "map_params",
-                         "gate_w", "gate_c"))
+    data = section(cert, "data", ("W_Q", "W_K", "W_V", "W_O", "precision_digits",
+                                  "map_params", "gate_w", "gate_c"))
     digits = read_digits(data)
     require("content", 4 * layers * heads * n * n, "data: weight entries")
     W = {name: _tensor(data, name, (layers, heads, n, n)) for name in ("W_Q", "W_K", "W_V")}
