@@ -123,8 +123,11 @@ def as_list(value: Any, path: str, length: int | None = None, min_length: int = 
     return value
 
 
-def need_str(obj: Any, key: str, path: str, choices: Sequence[str] | None = None) -> str:
-    """A string field, optionally one of ``choices``."""
+def need_str(obj: Any, key: str, path: str, choices: Sequence[str] | None = None,
+             default: str | None = None) -> str:
+    """A string field, optionally one of ``choices``; ``default`` where it may be missing."""
+    if default is not None and isinstance(obj, dict) and key not in obj:
+        return default
     value = need(obj, key, path)
     if not isinstance(value, str):
         raise CertificateError(f"{child(path, key)}: expected a string, got {type(value).__name__}")

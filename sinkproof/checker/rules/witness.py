@@ -26,6 +26,7 @@ from ..family.trigger import (
     TRIGGER,
     Instance,
     count_prefixes,
+    fixed_matrix,
     position_features,
     prefixes,
     read_instance,
@@ -132,11 +133,7 @@ def read_bounds(claim: dict[str, Any]) -> tuple[Fraction, Fraction, str]:
     max_bos = need_rational(claim, "max_bos_mass", "claim")
     if max_error < 0 or max_bos < 0:
         raise CertificateError("claim: max_error and max_bos_mass must be >= 0")
-    measure = claim.get("bos_measure", "weight")
-    if measure not in MEASURES:
-        raise CertificateError(f"claim.bos_measure: {measure!r} is not one of "
-                               f"{', '.join(MEASURES)}")
-    return max_error, max_bos, measure
+    return max_error, max_bos, need_str(claim, "bos_measure", "claim", MEASURES, "weight")
 
 
 def read_digits(data: dict[str, Any]) -> int:
@@ -205,10 +202,8 @@ def _read_model(data: dict[str, Any], inst: Instance, D: int, heads: int, values
     if need(data, "U", "data") == "fixed":
         return A, None
     U = _tensor(data, "U", (heads, inst.p, inst.p + 3))
-    if values == "fixed":
-        fixed = [[Fraction(int(i == j)) for j in range(inst.p + 3)] for i in range(inst.p)]
-        if any(u != fixed for u in U):
-            raise CertificateError("data.U: the claim is about fixed values but U is not U_fix")
+    if values == "fixed" and any(u != fixed_matrix(inst.p) for u in U):
+        raise CertificateError("data.U: the claim is about fixed values but U is not U_fix")
     return A, U
 
 
@@ -870,7 +865,7 @@ def measure_stack(w: PaperWitness) -> _Figures:
         iv.prec = saved
 
 
-EXACT_ROW_MAPS = ("relu", "relu_length", "sparsemax", "entmax15")
+EXACT_ROW_MAPS = tuple(m for m, r in RULES.items() if r.exact or r.partial)
 """Maps whose weights at exact scores can be exact, so that a layer's exact rows feed the
 next layer as exact rows."""
 
