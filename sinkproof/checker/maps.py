@@ -19,25 +19,6 @@ from mpmath import iv, libmp
 
 from .interval import Interval, as_iv, ends, ivpair, lower, point, prec_of, precision, upper
 
-__all__ = [
-    "INTERVAL_MAPS",
-    "MAP_NAMES",
-    "MAP_PARAMETERS",
-    "NULL_MAPS",
-    "RULES",
-    "MapRule",
-    "RATIONAL_MAPS",
-    "Interval",
-    "exact_entmax15_weights",
-    "exact_weights",
-    "gate_interval",
-    "interval_weights",
-    "null_slot_interval",
-    "row_weights",
-    "weigh",
-]
-
-
 DEFAULT_DIGITS = 50
 
 
