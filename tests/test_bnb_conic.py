@@ -188,7 +188,7 @@ def test_producer_step_check_agrees_with_the_trusted_checker():
     trusted checker's accept the same steps, with the same ``c0``, on the engine's step
     with a lemma and on perturbed copies of it."""
     from sinkproof.bnb.heads import HeadsProgram, Lemma, instance_dict
-    from sinkproof.checker.rules import treeheads
+    from sinkproof.checker.rules import tree as treeheads
 
     task = sp.TriggerTask(p=2, T=3)
     first = HeadsProgram(task, EPS, 2).step((0, 0))
@@ -196,7 +196,7 @@ def test_producer_step_check_agrees_with_the_trusted_checker():
     lemma = Lemma(0, (0, 0), Fraction(first[0]["bound"]))
     prog = HeadsProgram(task, EPS, 2, [lemma])
     entry, c0 = prog.step((1, 0))  # it uses the lemma (nu and kappa entries)
-    inst = treeheads.Instance(instance_dict(task, EPS, 2))
+    inst = treeheads.HeadsInstance(instance_dict(task, EPS, 2))
     table = [(inst.classes(lemma.target), lemma.c)]
 
     def theirs(leaf):

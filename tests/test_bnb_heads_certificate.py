@@ -14,7 +14,7 @@ import sinkproof as sp
 from sinkproof.bnb import prove_heads
 from sinkproof.bnb.relaxation import family_prefixes
 from sinkproof.checker import verify
-from sinkproof.checker.rules import treeheads as trusted
+from sinkproof.checker.rules import tree as trusted
 from sinkproof.errors import CertificateError
 
 TASK = sp.TriggerTask(p=2, T=3)
@@ -141,7 +141,7 @@ def test_the_weighted_sum_is_an_identity_in_u_and_lambda(data, heads, positions)
     Σ_l (a_kl/m_il + c_k) λ_il)] + Σ_k κ_k (c_k - a_k·u) = c0 + h·u + q·λ``, all computed
     here from the definitions, for random multipliers, logits and other-head weights."""
     task = sp.TriggerTask(p=2, T=3, positions=positions)
-    inst = trusted.Instance({"task": task.describe(), "values": "fixed", "family": "S_T",
+    inst = trusted.HeadsInstance({"task": task.describe(), "values": "fixed", "family": "S_T",
                              "eps": "1/20", "heads": heads})
     every = family_prefixes(task)
     rows = data.draw(st.lists(st.sampled_from(every), min_size=1, max_size=4))

@@ -20,8 +20,7 @@ from sinkproof.bnb import (
     paper_targets,
     prove_paper,
 )
-from sinkproof.checker.family.paper import PaperInstance
-from sinkproof.checker.rules.stackwitness import n_prefixes
+from sinkproof.checker.family.paper import PaperInstance, n_prefixes
 from sinkproof.claims import claim_from_dict, load_claim
 from sinkproof.claims.engine import certify_by_engine, engine_targets
 from sinkproof.claims.implications import NotImplied

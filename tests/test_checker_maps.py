@@ -187,3 +187,30 @@ def test_weights_on_interval_scores_enclose_every_point_inside(kind, scores, wid
     inside = [x + F(data.draw(st.integers(-width, width)), 64) for x in s]
     for (lo, hi), b in zip(cm.interval_weights(kind, inside, t, params), box):
         assert lower(b) <= lo and hi <= upper(b)
+
+
+@given(st.lists(rationals, min_size=1, max_size=5), rationals)
+@settings(max_examples=30, deadline=None)
+def test_the_face_weigh_is_the_rule_table_with_its_gate(s, z):
+    """``sinkproof.checker.weigh``: a gated head's weights are ``σ(z) α_j`` (enclosed by the
+    products of the two enclosures) and its slot ``1 - σ(z)``; entmax-1.5 at a tie is the exact
+    uniform point, and an unknown map is refused."""
+    from sinkproof.checker import MAP_NAMES, weigh
+
+    t = len(s) - 1
+    alpha = cm.interval_weights("gated_softmax", s, t)
+    g0, g1 = cm.gate_interval(z)
+    w, slot = weigh("gated_softmax", s, t, (), z)
+    assert slot == (1 - g1, 1 - g0)
+    for (lo, hi), (a0, a1) in zip(w, alpha, strict=True):
+        assert lo <= a0 * g0 and a1 * g1 <= hi and lo >= 0
+    with mpmath.workdps(80):
+        g = 1 / (1 + mpmath.exp(-mpmath.mpf(z.numerator) / z.denominator))
+        assert mpmath.mpf(g0.numerator) / g0.denominator <= g
+        assert g <= mpmath.mpf(g1.numerator) / g1.denominator
+    assert weigh("softmax", s, t) == (alpha, (F(0), F(0)))
+    tie = [F(1)] * (t + 1)
+    assert weigh("entmax15", tie, t) == ([(F(1, t + 1), F(1, t + 1))] * (t + 1), (F(0), F(0)))
+    assert set(MAP_NAMES) == set(cm.RULES)
+    with pytest.raises(ValueError, match="unknown attention map"):
+        weigh("no_such_map", s, t)

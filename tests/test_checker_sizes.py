@@ -16,7 +16,7 @@ import pytest
 
 from sinkproof import checker
 from sinkproof.checker import CertificateError, LimitExceeded
-from sinkproof.checker.rules.stackwitness import n_prefixes
+from sinkproof.checker.family.paper import n_prefixes
 from sinkproof.cli import main
 from tests.golden.corpus import VERDICTS, records
 

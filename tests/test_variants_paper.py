@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 import sinkproof as sp
 from sinkproof import checker
 from sinkproof.attention import MAPS
-from sinkproof.checker.rules import stackwitness as paperwitness
+from sinkproof.checker.family.paper import n_prefixes
+from sinkproof.checker.rules import witness as paperwitness
 from sinkproof.claims.witness import family_bos
 from sinkproof.cli import main
 from sinkproof.constructions import (
@@ -62,7 +63,7 @@ def test_every_map_head_verifies_and_matches_the_float_forward(kind):
     check = verify_paper_construction(con)
     error, per = family_bos(paper_variant_solution(TASK, kind))
     assert check.error_hi >= error - 1e-12 and check.error_hi <= error + 1e-9
-    assert check.positions == paperwitness.n_prefixes(TASK.m, TASK.L) + 1
+    assert check.positions == n_prefixes(TASK.m, TASK.L) + 1
     if MAPS[kind].properties.exact_zeros and kind != "relu":
         assert check.exact and check.error_sq_hi == 0  # decided in rationals
     # the producer's intervals (variants.verify) and the trusted checker's agree: the
@@ -233,8 +234,8 @@ def test_two_layer_interval_path_encloses_the_float_stack(kind):
     """Layer 2 sees interval rows: the enclosure (monotone corners for sparsemax and
     entmax) holds the float64 error and is tight."""
     doc, model = _random_stack(kind, seed=sorted(MAPS).index(kind))
-    w = paperwitness.read_witness(doc)
-    fig = paperwitness.measure(w)
+    w = paperwitness.read_stack_witness(doc)
+    fig = paperwitness.measure_stack(w)
     error, per = family_bos(model)
     hi = math.sqrt(float(fig.error_sq))
     assert error <= hi + 1e-9 and hi <= error * (1 + 1e-6) + 1e-6, (error, hi)

@@ -6,7 +6,8 @@ decision, no ``sinkproof.convex``/``search``/``sinkmap``).  Each certificate
 *kind* has its own checker module exposing ``verify(cert) -> Verdict``; the
 read-only registry :data:`KIND_MODULES` maps kinds to modules, imported on first
 use.  Sizes are bounded by :class:`~sinkproof.checker.limits.Limits` (each check
-refuses before it starts when its estimated work is beyond them).
+refuses before it starts when its estimated work is beyond them).  One service besides:
+:func:`weigh`, a head's rigorous weights from the map-rule table (maps :data:`MAP_NAMES`).
 
 >>> from sinkproof.checker import verify_file            # doctest: +SKIP
 >>> verify_file("cert.json")                             # doctest: +SKIP
@@ -30,6 +31,7 @@ from . import limits as _limits
 from .exact import InequalityFailed
 from .jsonfile import depth
 from .limits import LimitExceeded, Limits, using
+from .maps import MAP_NAMES, weigh
 from .schema import FORMAT, VERSION, check_envelope
 from .verdict import Verdict
 
@@ -115,5 +117,5 @@ def verify_file(path: str | Path, limits: Limits | None = None) -> Verdict:
     return verify(load(path, limits), limits)
 
 
-__all__ = ["FORMAT", "KIND_MODULES", "VERSION", "CertificateError", "LimitExceeded", "Limits",
-           "Verdict", "load", "verify", "verify_file"]
+__all__ = ["FORMAT", "KIND_MODULES", "MAP_NAMES", "VERSION", "CertificateError", "LimitExceeded",
+           "Limits", "Verdict", "load", "verify", "verify_file", "weigh"]

@@ -7,13 +7,8 @@ tightest enclosure, one rounding each way) and leave by :func:`lower` / :func:`u
 which convert an end point to a :class:`fractions.Fraction` exactly, so every decision
 is taken on exact rationals.
 
-**Why mpmath.iv and not python-flint's arb balls.**  The dependency list of the checker
-is part of its trusted base.  mpmath is pure Python and already a dependency (the
-checker's only one); arb is faster and well trusted, but it would add a compiled library
-to the trusted base and a second arithmetic beside mpmath's, and the checker's time is
-spent in exact rational sums, not in the few transcendental calls.  The verified
-statements also pin the enclosures: a certificate's reported upper bounds are end points
-of these intervals, and the golden corpus holds them byte for byte.
+Why mpmath's ``iv`` and not python-flint's Arb balls (the dependency list is part of the
+trusted base): ``docs/certificates.md``, "The trusted base".
 
 The softmax witness sums many enclosed terms: :class:`FixedPoint` takes each term's
 enclosure from this type (:meth:`FixedPoint.exp`) and rounds it outward onto the grid

@@ -22,18 +22,8 @@ from ..errors import CertificateError, WorkLimitError
 
 @dataclass(frozen=True)
 class Limits:
-    """Largest accepted sizes (all positive integers).
-
-    ``file_bytes``: size of a certificate file; ``depth``: nesting of JSON arrays and
-    objects; ``digits``: characters of one number (an integer or a rational ``p/q``);
-    ``content``: entries ``k·p`` of the content set (and of ``U``); ``prefixes``:
-    distinct prefixes a witness check evaluates; ``situations``: token sets a
-    ``hull-family`` check enumerates; ``ray_patterns``: support patterns of one
-    ``sinkmap-socp`` ray; ``work``: estimated exact arithmetic operations of one check;
-    ``denominator_digits``: decimal digits of the common denominator of the numbers one
-    exact computation combines (a sink-map bound's multipliers, an instance's values, a
-    witness's parameters): the size every intermediate number is bounded by.
-    """
+    """Largest accepted sizes (all positive integers), each field's meaning in the table of
+    ``docs/certificates.md`` ("Strict reading and limits")."""
 
     file_bytes: int = 64 * 2**20
     depth: int = 64

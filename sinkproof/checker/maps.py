@@ -1,36 +1,11 @@
 """Attention weights for the checker: exact rationals where the map is rational, else intervals.
 
-Given rational scores ``s_0..s_t`` of one query (key 0 is BOS) and rational map
-parameters, this module computes the weights ``α_0..α_t`` of each attention map
-with nothing but the standard library and mpmath:
-
-- **exact** (:func:`exact_weights`, :class:`fractions.Fraction`): ``relu``
-  ``max(0, s_j)``; ``relu_length`` ``max(0, s_j) / max(t, 1)``; ``sparsemax``, the
-  Euclidean projection onto the simplex, ``α_j = max(0, s_j - τ)`` with
-  ``τ = (Σ_{j∈S} s_j - 1)/|S|`` rational for the support ``S``;
-- **intervals** (:func:`interval_weights`, pairs ``(lo, hi)`` of Fractions that
-  contain the true value, from mpmath's outward-rounded interval arithmetic):
-  ``softmax``/``gated_softmax`` ``α_j = 1 / Σ_k exp(s_k - s_j)``; ``sink_logit``
-  (parameter ``b``) ``α_j = 1 / (exp(b - s_j) + Σ_k exp(s_k - s_j))``, its zero-valued
-  slot taking ``1 / (1 + Σ_k exp(s_k - b))``; ``softmax1`` the same at ``b = 0``;
-  ``sigmoid`` (parameter ``b``) ``α_j = 1 / (1 + exp(-s_j - b))``; ``entmax15``
-  ``α_j = max(0, s_j/2 - τ)^2`` with ``Σ_j α_j = 1``, where the support and
-  ``τ = m - sqrt((1 - q)/|S|)`` (``m`` the support's mean of ``s_j/2``, ``q`` its
-  sum of squared deviations) are decided exactly and only the square root is
-  enclosed; ``stick_breaking`` with keys taken from ``t`` down to 0,
-  ``α_k = σ(s_k) Π_{k<l<=t} (1 - σ(s_l))`` (``σ`` the logistic sigmoid), its remainder
-  ``Π_{l<=t} (1 - σ(s_l))`` a zero-valued null (the weights lie under the simplex and
-  weights plus null sum to 1); :func:`gate_interval` encloses a gate ``σ(z)``.
-
-Each map is one row of :data:`RULES` (its parameters, its exact form if any, its interval
-form at rational scores, its null mass, and its enclosure on interval scores,
-:func:`row_weights`): the checker looks a map up by name and never branches on it.
-
-The support of sparsemax and entmax-1.5 is found by the sort-based rule and then
-confirmed exactly: every key in the support lies at or above ``τ`` and every
-other key at or below it, which makes ``τ`` the unique root of the defining
-equation ``Σ_j [x_j - τ]_+^r = 1``.  Written independently of the producer's float
-code; it imports nothing of it.
+Each map is one row of :data:`RULES`: its parameters, its exact weights at rational scores
+(relu, relu/length, sparsemax; entmax-1.5 where rational), else their outward-rounded
+mpmath enclosure, its null's mass (maps under the simplex) and its enclosure on interval
+scores (:func:`row_weights`).  The checker looks a map up by name and never branches on
+it; the formulas of every row: ``docs/soundness.md``.  Written independently of the
+producer's float code; it imports nothing of it.
 """
 
 from __future__ import annotations
@@ -43,24 +18,6 @@ from typing import Any
 from mpmath import iv, libmp
 
 from .interval import Interval, as_iv, ends, ivpair, lower, point, prec_of, precision, upper
-
-__all__ = [
-    "INTERVAL_MAPS",
-    "MAP_NAMES",
-    "MAP_PARAMETERS",
-    "NULL_MAPS",
-    "RULES",
-    "MapRule",
-    "RATIONAL_MAPS",
-    "Interval",
-    "exact_entmax15_weights",
-    "exact_weights",
-    "gate_interval",
-    "interval_weights",
-    "null_slot_interval",
-    "row_weights",
-]
-
 
 DEFAULT_DIGITS = 50
 
@@ -233,6 +190,22 @@ def null_slot_interval(name: str, scores: Sequence[object], t: int,
         return Fraction(0), Fraction(0)
     with precision(prec_of(digits)):
         return ends(null(s, p))
+
+
+def weigh(name: str, scores: Sequence[object], t: int, params: Sequence[object] = (),
+          gate: object = None) -> tuple[list[Interval], Interval]:
+    """A head's weights ``α_0..α_t`` at rational scores (exact points where rational,
+    entmax-1.5 included, else outward intervals) and its null slot's mass; with the gate's
+    logit ``gate = z`` the effective weights ``σ(z) α_j`` and the slot ``1 - σ(z)``."""
+    partial = RULES[name].partial if name in RULES else None
+    w = partial(scores, t) if partial is not None else None
+    iv_w = [(x, x) for x in w] if w is not None else interval_weights(name, scores, t, params)
+    slot = null_slot_interval(name, scores, t, params)
+    if gate is None:
+        return iv_w, slot
+    g0, g1 = gate_interval(gate)
+    iv_w = [(min(p := [a * g0, a * g1, b * g0, b * g1]), max(p)) for a, b in iv_w]
+    return iv_w, (1 - g1, 1 - g0)
 
 
 def row_weights(name: str, scores: list[Any], t: int, params: list[Fraction]) -> list[Any]:

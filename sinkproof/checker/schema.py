@@ -82,6 +82,11 @@ def check_fields(obj: Any, path: str, allowed: Sequence[str]) -> dict[str, Any]:
     return obj
 
 
+def section(obj: Any, key: str, allowed: Sequence[str], path: str = "") -> dict[str, Any]:
+    """The object field ``key`` of ``obj`` (at ``path``), every field of it in ``allowed``."""
+    return check_fields(need_dict(obj, key, path), child(path, key), allowed)
+
+
 def need(obj: Any, key: str, path: str) -> Any:
     """The field ``key`` of the mapping ``obj`` (at ``path``); missing fields are an error."""
     if not isinstance(obj, dict):
@@ -118,8 +123,11 @@ def as_list(value: Any, path: str, length: int | None = None, min_length: int = 
     return value
 
 
-def need_str(obj: Any, key: str, path: str, choices: Sequence[str] | None = None) -> str:
-    """A string field, optionally one of ``choices``."""
+def need_str(obj: Any, key: str, path: str, choices: Sequence[str] | None = None,
+             default: str | None = None) -> str:
+    """A string field, optionally one of ``choices``; ``default`` where it may be missing."""
+    if default is not None and isinstance(obj, dict) and key not in obj:
+        return default
     value = need(obj, key, path)
     if not isinstance(value, str):
         raise CertificateError(f"{child(path, key)}: expected a string, got {type(value).__name__}")

@@ -7,9 +7,10 @@ value is its token row's first ``out_dim`` coordinates without those of BOS (``U
 content; on the paper's tokens ``W_O W_V = I - e_0 e_0^T``).
 
 Scores ``s_{tj} = φ_t^T A φ_j`` are exact rationals (exact features, exact ``A``); the
-weights come from the trusted checker's :mod:`sinkproof.checker.maps` (exact for relu,
-relu/length, sparsemax and entmax-1.5 where rational; mpmath intervals otherwise), so every
-figure below is a rigorous bound, not a float estimate:
+weights come from the trusted checker's rule table, a service of its face
+(:func:`sinkproof.checker.weigh`: exact for relu, relu/length, sparsemax and entmax-1.5 where
+rational; mpmath intervals otherwise), so every figure below is a rigorous bound, not a float
+estimate:
 
 - ``error_sq_hi``: an upper bound on ``max_{X,t} ||f_t - y_t||^2`` (0 means zero error,
   exactly, when ``exact`` is true);
@@ -27,19 +28,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from ..checker.maps import (
-    MAP_NAMES,
-    exact_entmax15_weights,
-    gate_interval,
-    interval_weights,
-    null_slot_interval,
-)
+from ..checker import MAP_NAMES, weigh
 from .constructions import Construction
 
 __all__ = ["ConstructionCheck", "ErrorBound", "checker_missing", "verify_construction"]
-
-Iv = tuple[Fraction, Fraction]
-
 
 class ErrorBound:
     """``error_sq_hi`` (an upper bound on the largest squared error) and ``exact`` (it was
@@ -77,24 +69,10 @@ class ConstructionCheck(ErrorBound):
     bos_lo: Fraction
 
 
-def _mul(a: Iv, b: Iv) -> Iv:
-    p = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
-    return min(p), max(p)
-
-
 def _share_hi(part_hi: Fraction, rest_lo: Fraction) -> Fraction:
     if part_hi == 0:
         return Fraction(0)
     return part_hi / (part_hi + max(rest_lo, Fraction(0)))
-
-
-def _weights(con: Construction, s: list[Fraction], t: int) -> tuple[list[Iv], bool]:
-    if con.kind == "entmax15":
-        w = exact_entmax15_weights(s, t)
-        if w is not None:
-            return [(x, x) for x in w], True
-    iv = interval_weights(con.kind, s, t, list(con.params))
-    return iv, all(lo == hi for lo, hi in iv)
 
 
 def checker_missing(kind: str) -> str | None:
@@ -165,15 +143,11 @@ def verify_construction(con: Construction) -> ConstructionCheck:
               for k in range(len(q))]
         s = [sum((a * x for a, x in zip(Aq, phi(codes[j], j)) if a and x), Fraction(0))
              for j in range(t + 1)]
-        w, ex = _weights(con, s, t)
-        slot = null_slot_interval(con.kind, s, t, list(con.params))
-        if con.gate_w is not None:  # effective weights g·α_j; the gate's 1 - g is a slot
-            z = sum((a * x for a, x in zip(con.gate_w, q)), con.gate_c)
-            gate = gate_interval(z)
-            w = [_mul(wj, gate) for wj in w]
-            slot = (1 - gate[1], 1 - gate[0])
-            ex = False
-        exact = exact and ex
+        # a gated head: effective weights g·α_j, the gate's 1 - g a slot
+        z = None if con.gate_w is None else sum((a * x for a, x in zip(con.gate_w, q)),
+                                                 con.gate_c)
+        w, slot = weigh(con.kind, s, t, list(con.params), z)
+        exact = exact and z is None and all(lo == hi for lo, hi in w)
         y = task.exact_prefix_target(codes[1 : t + 1])
         e2 = Fraction(0)
         for i in range(out):

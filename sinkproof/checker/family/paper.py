@@ -30,12 +30,12 @@ from ..schema import (
     check_fields,
     format_rational,
     need,
-    need_dict,
     need_int,
     need_list,
     need_rational,
     need_str,
     rational_matrix,
+    section,
 )
 
 TASK_FIELDS = ("setting", "n", "L", "content", "residual", "grid")
@@ -237,7 +237,7 @@ def read_paper(instance: dict[str, Any], fields: tuple[str, ...], one_layer: boo
     ``fields``: the instance's allowed fields; ``one_layer``: the targets must be the
     one-layer ones (``residual`` false)."""
     check_fields(instance, "instance", fields)
-    task = check_fields(need_dict(instance, "task", "instance"), "instance.task", TASK_FIELDS)
+    task = section(instance, "task", TASK_FIELDS, "instance")
     if need_str(task, "setting", "instance.task") != "paper":
         raise CertificateError("instance.task.setting: must be 'paper'")
     n = need_int(task, "n", "instance.task", minimum=4)

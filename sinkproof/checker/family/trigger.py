@@ -139,10 +139,10 @@ class Instance:
 def _content(task: dict[str, Any], instance: dict[str, Any], path: str, p: int) -> list[Vector]:
     content = need(task, "content", child(path, "task"))
     tpath = child(path, "task")
+    for key in ("k", "seed"):
+        if content != "gaussian" and key in task:
+            raise CertificateError(f"{tpath}.{key}: only gaussian content has a {key}")
     if content == "signed":
-        for key in ("k", "seed"):
-            if key in task:
-                raise CertificateError(f"{tpath}.{key}: only gaussian content has a {key}")
         if "content_vectors" in instance:
             raise CertificateError(f"{path}.content_vectors: signed content is rebuilt by the "
                                    "checker; the file must not list it")
@@ -153,9 +153,6 @@ def _content(task: dict[str, Any], instance: dict[str, Any], path: str, p: int) 
         require("content", len(raw) * p, f"{path}.content_vectors: entries k·p")
     vectors = rational_matrix(raw, child(path, "content_vectors"), columns=p, min_rows=1)
     if isinstance(content, list):  # a custom set: the listed floats must be the vectors
-        for key in ("k", "seed"):
-            if key in task:
-                raise CertificateError(f"{tpath}.{key}: only gaussian content has a {key}")
         require("content", len(content) * p, f"{tpath}.content: entries k·p")
         floats = rational_matrix([[_exact_float(x, child(path, "task.content")) for x in row]
                                   if isinstance(row, list) else row for row in content],
@@ -187,13 +184,8 @@ def read_task(task: Any, path: str) -> tuple[int, int, str]:
     check_fields(task, path, TASK_FIELDS)
     p = need_int(task, "p", path, minimum=1)
     T = need_int(task, "T", path, minimum=1)
-    triggers = task.get("triggers", "single")
-    if triggers not in ("single", "multi"):
-        raise CertificateError(f"{path}.triggers: {triggers!r} is not one of single, multi")
-    positions = task.get("positions", "inverse")
-    if positions not in POSITIONS:
-        raise CertificateError(f"{path}.positions: {positions!r} is not one of "
-                               f"{', '.join(POSITIONS)}")
+    triggers = need_str(task, "triggers", path, ("single", "multi"), default="single")
+    need_str(task, "positions", path, POSITIONS, default="inverse")
     return p, T, triggers
 
 

@@ -4,5 +4,5 @@
 duality for logit sharing, and its split over a gate), :mod:`.tree` (branch-and-bound trees
 of dual multipliers, one head or ``H``), :mod:`.witness` (a counterexample model, one layer
 or a stack, re-run on the whole family).  ``KIND_MODULES`` maps each certificate kind to its
-rule; :mod:`.treeheads` and :mod:`.stackwitness` are read-only aliases for old importers.
+rule.
 """

@@ -1,65 +1,13 @@
 """Logit sharing, exact rationals only: ``sinkmap-socp`` certificates (Theorem 6) and the
 ``sinkmap-gated`` split of a gated head over its gate.
 
-Logit sharing: for a single softmax head with known values ``v(x) = U e(x)`` and
-*any* score function ``s(x_t, t, x_j, j)``, the ratios
-``u(q,t,b,j) = exp(s(q,t,b,j) - s(q,t,BOS,0)) >= 0`` are shared by every prefix
-with query ``q`` at ``t`` and key ``b`` at ``j``.  With ``Z = 1 + Σ_j u(x_j)`` the
-BOS mass at ``(X, t)`` is ``1/Z`` and "error <= eps there" is the cone constraint
-``|| r0_X + Σ_j u_j (v(x_j) - y_X) || <= eps Z``, ``r0_X = v(BOS) - y_X``.
-
-A **bound certificate** for a target prefix ``X*`` lists prefixes ``X_i`` of the
-family with multipliers ``(z_i, w_i)``, ``z_i·z_i <= w_i²``, ``w_i >= 0``.  Summing
-``w_i eps Z_i + z_i·r_i >= 0`` over ``i`` gives ``c0 + g·u >= 0`` for every
-accurate model; when ``g + a*`` is ``<= 0`` entrywise (``a*`` the variables of
-``X*``), ``Z* - 1 = a*·u <= -g·u <= c0``, so the BOS mass at ``X*`` is at least
-``1/(1 + c0)``.  The checker recomputes ``g`` and ``c0`` from the instance and the
-multipliers and accepts a stated bound ``b`` only when ``b (1 + c0) <= 1``.
-
-A **ray certificate** (no bound) gives ``d >= 0`` on variables of a block whose
-targets are all ``y = 0`` (a content query, or the trigger at position 1) with
-``a*·d > 0`` and, for every way a prefix can meet the support of ``d``,
-``||Σ d_j v(x_j)||² <= (eps Σ d_j)²``; together with ``||v(BOS)|| <= eps`` this
-makes ``u = λ d`` feasible for every ``λ >= 0``: logit sharing forces no sink there.
-
-**Maps with a null slot** (``claim.map``, optional, default ``"softmax"``): a head whose
-weights are ``exp(s_j) / (exp(b) + Σ_k exp(s_k))`` (``sink_logit``, any slot logit ``b``,
-even one set by the query; ``softmax1``, ``b = 0``) with a zero-valued slot.  Dividing by
-the null's weight ``exp(b) + exp(s_0)`` gives ratios ``w_j`` shared between prefixes as
-``u_j`` are, null mass (slot plus BOS) ``1/(1 + Σ_j w_j)`` and, when ``v(BOS) = 0``,
-output ``Σ_j w_j v(x_j) / (1 + Σ_j w_j)``: the same cone program.  So the file's bounds
-are on that map's null mass; the checker accepts such a ``map`` only with ``v(BOS) = 0``
-exactly, and states the null mass (never the BOS mass) for it.
-
-**Derived** entries carry a verified bound to another prefix along a symmetry of
-the family: a permutation of key positions ``1..t-1`` and a relabelling ``π`` of
-content tokens with an orthogonal ``P`` such that ``content[π a] = P content[a]``,
-``v(π a) = P v(a)`` and ``P`` fixes ``v(TRIG)``, ``v(BOS)``.  The checker verifies
-those identities exactly (once per symmetry) and that the relabelling maps the
-certified prefix onto the stated one; the bound then transfers unchanged (each
-image constraint's residual is ``P`` times the original's).
-
-**The gated sink map** (kind ``sinkmap-gated``, null-mass bounds for one gated softmax
-head).  A gated head outputs ``g_t Σ_j α_tj v_j`` with softmax weights ``α`` and a gate
-``g_t ∈ (0, 1)`` that depends only on the query row (token and position); its null mass
-at ``t`` is ``(1 - g_t) + g_t α_t0`` and the rest is ``M = g_t (1 - α_t0)``.  With BOS
-carrying value 0, at a content query every target is ``y = 0``, so "error ``<= eps``" at
-a prefix of the block of query ``(q, t)`` reads ``||Σ_j u_j v(x_j)|| <= (eps / g) Z`` with
-the softmax ratios ``u`` and ``Z = 1 + Σ_j u_j``: the softmax logit-sharing program at
-level ``eps / g``, where ``g = g(q, t)`` is one number for the whole block.  Hence for
-every gate ``g >= g_k`` the ratios are feasible at ``eps_k = eps / g_k``, a
-``sinkmap-socp`` certificate at ``eps_k`` gives ``α_t0 >= B_k`` and ``M <= g (1 - B_k)``.
-Over a grid ``0 < g_1 < ... < g_K <= 1`` (``g_{K+1} = 1``):
-
-    M <= max(g_1, max_k g_{k+1} (1 - B_k)),     B_k = 0 where level k bounds nothing.
-
-Theorem 3 also holds (the effective weights ``g α_j`` and the slot ``1 - g`` lie on the
-simplex and both BOS and the slot carry value 0): a ``hull-family`` certificate gives
-``null mass >= 1 - eps/d(S)``.  Each target's proved bound is the larger of the two.
-
-The nested certificates are checked by this rule and the hull rule; the instance of each
-must be the outer one exactly (a level's ``eps`` being ``eps / gate``).  The file layouts are
-in ``docs/certificates.md``.
+One softmax head (or one with a zero-valued slot, ``claim.map``) with known values and any
+scores: the ratios ``u = exp(s_j - s_0)`` are shared by the prefixes of a block, and
+"error <= eps" is a cone constraint on them.  A *bound* entry's multipliers give, by weak
+conic duality, BOS (null) mass ``>= 1/(1 + c0)`` at its target; a *ray* shows no bound
+exists there; a *derived* entry carries a bound along a symmetry of the family; the gated
+kind combines ``sinkmap-socp`` levels at ``eps / g_k`` with a hull certificate.  The
+argument in full: ``docs/soundness.md``; the layouts: ``docs/certificates.md``.
 """
 
 from __future__ import annotations
@@ -87,6 +35,7 @@ from ..schema import (
     need_vector,
     rational_matrix,
     rational_vector,
+    section,
 )
 from ..verdict import Verdict
 from . import hull
@@ -293,9 +242,9 @@ def verify(cert: dict[str, Any]) -> Verdict:
     if cert.get("kind") == "sinkmap-gated":
         return verify_gated(cert)
     inst = Instance(need_dict(cert, "instance", ""))
-    claim = check_fields(need_dict(cert, "claim", ""), "claim", CLAIM_FIELDS)
+    claim = section(cert, "claim", CLAIM_FIELDS)
     amap = _read_map(inst, claim)
-    data = check_fields(need_dict(cert, "data", ""), "data", ("certificates", "derived", "rays"))
+    data = section(cert, "data", ("certificates", "derived", "rays"))
     _estimate_symmetry_work(inst, data)
     proved: dict[tuple[int, ...], Fraction] = {}
     stated: dict[tuple[int, ...], Fraction] = {}
@@ -520,8 +469,8 @@ def verify_gated(cert: dict[str, Any]) -> Verdict:
         raise CertificateError("instance.family: the gated sink map holds on S_T only")
     if not inst.base.bos_is_zero:
         raise CertificateError("instance.values: v(BOS) must be 0 (BOS is part of the null)")
-    claim = check_fields(need_dict(cert, "claim", ""), "claim", ("statement", "bounds"))
-    data = check_fields(need_dict(cert, "data", ""), "data", DATA_FIELDS)
+    claim = section(cert, "claim", ("statement", "bounds"))
+    data = section(cert, "data", DATA_FIELDS)
     targets = _targets(inst, data)
     by_set = _hull_bounds(outer, data)
     gates, levels = _levels(inst, outer, data)

@@ -38,6 +38,7 @@ from ..schema import (
     need_str,
     need_vector,
     parse_rational,
+    section,
 )
 from ..verdict import Verdict
 
@@ -255,8 +256,8 @@ def verify_paper_family(cert: dict[str, Any]) -> Verdict:
     if need_str(instance, "values", "instance", choices=("fixed",)) != "fixed":
         raise CertificateError("instance.values: only fixed values are certified")
     eps = _eps(cert)
-    check_fields(need_dict(cert, "claim", ""), "claim", ("statement", "min_bound"))
-    data = check_fields(need_dict(cert, "data", ""), "data", ("situations",))
+    section(cert, "claim", ("statement", "min_bound"))
+    data = section(cert, "data", ("situations",))
     by_key, needed = _cover(data, fam.read_situation, fam.situations, fam.situation_name)
     tokens, triggers = fam.fixed_values()
     bounds = {}

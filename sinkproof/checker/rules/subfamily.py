@@ -23,7 +23,15 @@ from ...errors import CertificateError
 from ..exact import show
 from ..family.paper import PaperInstance
 from ..limits import require
-from ..schema import as_list, check_fields, child, format_rational, need, need_dict, need_list
+from ..schema import (
+    as_list,
+    child,
+    format_rational,
+    need,
+    need_dict,
+    need_list,
+    section,
+)
 from ..schema import parse_rational as rational
 from ..verdict import Verdict
 from .tree import check_trees
@@ -71,7 +79,7 @@ def verify(cert: dict[str, Any]) -> Verdict:
     m, L, n = inst.m, inst.L, inst.n
     if uniform and any(abs(x) > 1 for c in inst.content for x in c):  # (iii)
         raise CertificateError("instance.content_vectors: a symbol outside [-1, 1]^(n-3)")
-    data = check_fields(need_dict(cert, "data", ""), "data", ("subfamily", "trees"))
+    data = section(cert, "data", ("subfamily", "trees"))
     rows = need_list(data, "subfamily", "data", min_length=1)
     require("prefixes", len(rows), "data.subfamily: prefixes named")
     members = {inst.prefix(r, child("data.subfamily", i)) for i, r in enumerate(rows)}  # (i)

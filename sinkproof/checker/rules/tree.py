@@ -1,75 +1,13 @@
 """Branch-and-bound certificates, exact rationals only: ``bnb-learned-values`` (and
 ``paper-bnb-learned-values`` on the paper Family) and ``bnb-heads`` (one head is ``H = 1``).
 
-**The statement.**  One softmax head whose scores are *any* function of the
-query's and the key's input features ``φ = [e(x); π(t)]``, and whose values are
-one vector ``v_x`` per token kind (``"learned"``: any vectors; ``"fixed"``:
-``v_c = c``, ``v_TRIG = 0``).  Put ``u = exp(s(φ_t, φ_j) - s(φ_t, φ_0)) >= 0``:
-the same variable ``u_l`` serves every pair of positions whose (query token,
-``π(t)``, key token, ``π(j)``) agree — the *class* ``l`` of the pair — whatever
-else the sequence holds.  With ``Z = 1 + Σ_j u_j`` the BOS mass at ``(X, t)`` is
-``1/Z`` and "error <= eps there" reads ``|| r || <= eps Z`` with
-``r = v_BOS + Σ_j u_j v_{x_j} - Z y``.
-
-**A leaf** is a box ``B`` of value vectors (one interval per token and
-coordinate, ends possibly infinite) with multipliers ``(z_i, s_i)``,
-``z_i·z_i <= s_i²``, for some prefixes ``X_i`` of the family, and ``s_0 >= ||z_0||``
-for position 0 (``|| v_BOS || <= eps``), ``z_0 = -Σ z_i``.  For every accurate model
-with values in ``B``, ``Σ_i (eps s_i Z_i + z_i·r_i) + eps s_0 + z_0·v_BOS >= 0``; the
-``v_BOS`` terms cancel (with fixed values ``v_BOS = 0`` and ``s_0`` needs no check),
-and ``Σ_l u_l G_l·v_l <= Σ_l u_l σ_B(G_l)`` with
-``G_l = Σ_i m_il z_i`` (``m_il`` how often class ``l`` occurs in ``X_i``) and
-``σ_B(g) = max_{v ∈ B} g·v`` the box's support function, so
-``0 <= c0 + Σ_l h_l u_l`` with ``c0 = eps s_0 + Σ_i (eps s_i - z_i·y_i)`` and
-``h_l = Σ_i m_il (eps s_i - z_i·y_i) + σ_B(G_l)``.  When ``h_l + a*_l <= 0`` for every
-class (``a*`` the class counts of the target prefix), ``Z* - 1 = a*·u <= c0``: BOS
-mass ``>= 1/(1 + c0)`` at the target; when ``c0 < 0`` and either that holds or
-every ``h_l <= 0``, no accurate model at all has values in ``B`` (an *empty* leaf).
-The checker derives every class, multiplicity and target ``y`` from the instance
-itself; the file only names the prefixes and the multipliers.
-
-**The tree** splits a token's coordinate at a rational ``r`` into ``v <= r`` and
-``v >= r``; the root is all of ``R^p`` per token (learned values) or the point of
-the fixed values.  The checker rebuilds each leaf's box from the splits (so the
-leaves cover the root exactly), requires the box a leaf states to be that box,
-and accepts the tree's stated bound only when it is ``<=`` every leaf's.
-
-**Kind ``bnb-heads``: sinks in every one of ``H`` softmax heads.**
-**The statement.**  ``H >= 1`` softmax heads whose outputs add,
-``f_t = Σ_h Σ_{j<=t} α^h_{tj} v_{x_j}``, every head with the fixed values ``U_fix``
-(``v_c = c``, ``v_TRIG = v_BOS = 0``) and scores *any* function of the query's and the
-key's input features.  For each head ``h`` put ``u^h_l = exp(s^h(φ_t, φ_j) - s^h(φ_t, φ_0))``:
-one variable per *class* ``l`` (query token, ``π(t)``, key token, ``π(j)``), shared by
-every pair of positions of that class.  At ``(X, t)`` head ``h`` has BOS mass ``1/Z^h`` with
-``Z^h = 1 + Σ_l m_l u^h_l`` (``m_l`` the keys of class ``l``), and ``ω^h_l = m_l u^h_l / Z^h``
-on the keys of class ``l``.
-
-**One head against the others.**  Fix any head ("head 1") and multiply the error
-condition at ``X_i`` by its ``Z = Z^1``: ``|| r_i || <= eps Z`` with
-``r_i = Σ_l m_il u_l v_l + Σ_l λ_il v_l - Z y_i`` and ``λ_il = Z Σ_{h != 1} ω^h_l >= 0``
-(the other heads' weight, in head 1's units).  Two facts bound ``λ``: ``Σ_l λ_il <=
-(H - 1) Z`` (each head's weights sum to at most 1), and every earlier *step* ``k`` of the
-certificate — "every head has ``a_k·u^h <= c_k``", ``a_k`` the class counts of step
-``k``'s prefix and ``c_k = 1/b_k - 1`` — holds in each other head, which reads, on
-``X_i``'s classes, ``Σ_l (a_kl / m_il + c_k) λ_il <= (H - 1) c_k Z`` (from
-``u_l = ω_l / (m_l β)`` and ``β = 1 - Σ_l ω_l``).  In head 1 itself it reads
-``a_k·u <= c_k``.
-
-**A step** is a target prefix ``X*``, a bound ``b`` and multipliers: ``(z_i, s_i)`` with
-``z_i·z_i <= s_i²`` and ``μ_i >= 0`` per constraint prefix ``X_i``, ``ν_ik >= 0`` for the
-earlier steps used on ``X_i``, ``κ_k >= 0`` for the earlier steps used in head 1.  The
-weighted sum of all these conditions is ``0 <= c0 + Σ_l h_l u_l + Σ_il q_il λ_il`` with
-
-- ``q_il = z_i·v_l - μ_i - Σ_k ν_ik (a_kl / m_il + c_k)`` (required ``<= 0``, so the
-  ``λ`` terms can be dropped),
-- ``ρ_i = eps s_i - z_i·y_i + (H - 1) (μ_i + Σ_k ν_ik c_k)``,
-  ``c0 = Σ_i ρ_i + Σ_k κ_k c_k``, ``h_l = Σ_i m_il (ρ_i + z_i·v_l) - Σ_k κ_k a_kl``.
-
-When ``h_l + a*_l <= 0`` for every class (``a*`` the class counts of ``X*``), head 1 has
-``Z - 1 = a*·u <= c0`` at ``X*``: BOS mass ``>= 1/(1 + c0)`` (``c0 < 0``: no accurate
-model at all).  Nothing in the argument singles out head 1, so the bound holds in
-**every** head, and the step may serve later steps.  The checker derives every class,
-multiplicity, value and target from the instance; a step may use only earlier steps.
+One softmax head with any scores and values in a box (or ``H`` heads with ``U_fix``): the
+ratios ``u_l = exp(s - s_0)`` are one variable per class of (query, key) pairs.  A *leaf*
+(a box with cone multipliers) or a *step* (multipliers, earlier steps as lemmas) proves
+BOS mass ``>= 1/(1 + c0)`` at its target by weak duality, or that no accurate model has
+values in its box; the tree's splits must cover the root exactly, and the stated bound is
+accepted only when ``<=`` every leaf's.  The checker derives every class, multiplicity,
+value and target from the instance.  The argument in full: ``docs/soundness.md``.
 """
 
 from __future__ import annotations
@@ -96,6 +34,7 @@ from ..schema import (
     parse_rational,
     rational_matrix,
     rational_vector,
+    section,
 )
 from ..verdict import Verdict
 
@@ -302,9 +241,8 @@ def check_trees(inst: Any, cert: dict[str, Any]
     ``target_of``, ``classes``, ``root_box``, ``class_name``, ``k``, ``T``); return the
     bound per target, the claim's stated ``min_bos_mass`` (checked ``<=`` every bound),
     and the leaf and empty-leaf counts."""
-    claim = check_fields(need_dict(cert, "claim", ""), "claim",
-                         ("statement", "min_bos_mass", "targets"))
-    data = check_fields(need_dict(cert, "data", ""), "data", ("trees",))
+    claim = section(cert, "claim", ("statement", "min_bos_mass", "targets"))
+    data = section(cert, "data", ("trees",))
     trees = need_list(data, "trees", "data", min_length=1)
     for i, tree in enumerate(trees):
         check_fields(tree, f"data.trees[{i}]", TREE_FIELDS)
@@ -476,9 +414,8 @@ def step_terms(inst: HeadsInstance, prefixes: list[tuple[int, ...]], z: list[lis
 def verify_heads(cert: dict[str, Any]) -> Verdict:
     """Check a ``bnb-heads`` certificate; returns a :class:`Verdict`."""
     inst = HeadsInstance(need_dict(cert, "instance", ""))
-    claim = check_fields(need_dict(cert, "claim", ""), "claim",
-                         ("statement", "min_bos_mass", "targets"))
-    data = check_fields(need_dict(cert, "data", ""), "data", ("steps", "targets"))
+    claim = section(cert, "claim", ("statement", "min_bos_mass", "targets"))
+    data = section(cert, "data", ("steps", "targets"))
     steps = need_list(data, "steps", "data", min_length=1)
     _estimate_work(inst, steps, 1, (("constraints", (inst.T + 2) * inst.p), ("nu", inst.T + 2),
                                     ("kappa", inst.T + 2)), (), "data.steps")

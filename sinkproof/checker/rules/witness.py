@@ -1,25 +1,11 @@
 """Witness rules: one explicit model, re-run on every prefix of its finite family, has error
 ``<= ε`` at every position (position 0 included) and BOS measure ``<= b`` at the positions
-``where`` names.  A causal model's output at ``t`` depends only on the prefix, so every
-distinct prefix is run once.  Two model shapes, one rule:
-
-- kind ``witness`` (the trigger Family): ``H`` heads on the input features
-  ``φ = [e(x); π(t)]`` with scores ``s_tj = φ_t^T A_h φ_j`` and values ``U_h e(x)`` (or
-  ``U_fix``), whose outputs add;
-- kind ``paper-witness`` (the paper Family): ``layers`` layers of ``heads`` heads, head
-  ``h`` scoring ``s_ik = (W_Q r_i)·(W_K r_k)`` over ``k <= i`` with values ``W_V r_k``; the
-  layer writes ``W_O [o^1; ...; o^H]``, added to its input ``r`` when residual.  With
-  ``values = "fixed"`` (one layer, one head) ``W_O W_V = I - e_0 e_0^T`` is checked exactly.
-
-Every score is an exact rational while the rows are exact.  The weights come from the
-map-rule table (:mod:`sinkproof.checker.maps`): exact rationals for the rational maps (and
-entmax-1.5 where rational), outward-rounded intervals otherwise (a gate
-``g = σ(w·φ + c)`` scales a gated head's weights: its BOS weight is ``g α_0``, its share
-``α_0 / Σ_j α_j``).  The trigger witness's softmax heads sum their terms on a fixed-point
-grid (:class:`~sinkproof.checker.interval.FixedPoint`); a stack's rows become intervals
-once a layer is not exact.  Every decision compares interval end points, converted exactly
-to rationals, with the claimed bounds, so a model that meets them only up to float64
-rounding is rejected.  The file layouts are in ``docs/certificates.md``.
+``where`` names.  Kind ``witness`` (the trigger Family): ``H`` heads on the features
+``φ = [e(x); π(t)]`` whose outputs add; kind ``paper-witness`` (the paper Family): a stack
+of layers of heads, residual or not.  The weights come from the map-rule table
+(:mod:`sinkproof.checker.maps`), exact or outward-rounded, and every decision compares
+interval end points, converted exactly to rationals, with the claimed bounds.  More:
+``docs/soundness.md``; the layouts: ``docs/certificates.md``.
 """
 
 from __future__ import annotations
@@ -40,6 +26,7 @@ from ..family.trigger import (
     TRIGGER,
     Instance,
     count_prefixes,
+    fixed_matrix,
     position_features,
     prefixes,
     read_instance,
@@ -65,13 +52,13 @@ from ..schema import (
     format_rational,
     need,
     need_bool,
-    need_dict,
     need_int,
     need_list,
     need_rational,
     need_str,
     rational_matrix,
     rational_vector,
+    section,
 )
 from ..verdict import Verdict
 
@@ -93,6 +80,7 @@ PREFIX_COST = 4
 MAX_LOGIT_GAP = 100_000
 """Largest ``s_j - s_0`` accepted: ``exp`` of it is held as an integer of ~1.44·gap bits."""
 CLASS_FIELDS = ("kind", "heads", "layers", "residual", "values")
+CLAIM_FIELDS = ("statement", "model_class", "max_error", "max_bos_mass", "where", "bos_measure")
 Prefix = tuple[int, ...]
 """Paper token codes ``x_1..x_t``: content ``i`` is ``i``, the trigger carrying ``c_i`` is
 ``m + i``."""
@@ -145,11 +133,7 @@ def read_bounds(claim: dict[str, Any]) -> tuple[Fraction, Fraction, str]:
     max_bos = need_rational(claim, "max_bos_mass", "claim")
     if max_error < 0 or max_bos < 0:
         raise CertificateError("claim: max_error and max_bos_mass must be >= 0")
-    measure = claim.get("bos_measure", "weight")
-    if measure not in MEASURES:
-        raise CertificateError(f"claim.bos_measure: {measure!r} is not one of "
-                               f"{', '.join(MEASURES)}")
-    return max_error, max_bos, measure
+    return max_error, max_bos, need_str(claim, "bos_measure", "claim", MEASURES, "weight")
 
 
 def read_digits(data: dict[str, Any]) -> int:
@@ -218,32 +202,26 @@ def _read_model(data: dict[str, Any], inst: Instance, D: int, heads: int, values
     if need(data, "U", "data") == "fixed":
         return A, None
     U = _tensor(data, "U", (heads, inst.p, inst.p + 3))
-    if values == "fixed":
-        fixed = [[Fraction(int(i == j)) for j in range(inst.p + 3)] for i in range(inst.p)]
-        if any(u != fixed for u in U):
-            raise CertificateError("data.U: the claim is about fixed values but U is not U_fix")
+    if values == "fixed" and any(u != fixed_matrix(inst.p) for u in U):
+        raise CertificateError("data.U: the claim is about fixed values but U is not U_fix")
     return A, U
 
 
 def read_witness(cert: dict[str, Any]) -> Witness:
     """Parse and check the fields of a witness certificate (raises CertificateError)."""
-    instance = check_fields(need_dict(cert, "instance", ""), "instance",
-                            ("task", "content_vectors", "values"))
+    instance = section(cert, "instance", ("task", "content_vectors", "values"))
     values = need_str(instance, "values", "instance", ("fixed", "learned"))
     inst = read_instance({**instance, "values": "fixed"})
     positions = inst.positions
-    claim = check_fields(need_dict(cert, "claim", ""), "claim",
-                         ("statement", "model_class", "max_error", "max_bos_mass", "where",
-                          "bos_measure"))
-    mc = check_fields(need_dict(claim, "model_class", "claim"), "claim.model_class",
-                      ("kind", "heads", "values"))
+    claim = section(cert, "claim", CLAIM_FIELDS)
+    mc = section(claim, "model_class", ("kind", "heads", "values"), "claim")
     kind = need_str(mc, "kind", "claim.model_class", KINDS)
     heads = need_int(mc, "heads", "claim.model_class", minimum=1)
     if need_str(mc, "values", "claim.model_class", ("fixed", "learned")) != values:
         raise CertificateError("claim.model_class.values: differs from instance.values")
     max_error, max_bos, measure = read_bounds(claim)
-    data = check_fields(need_dict(cert, "data", ""), "data",
-                        ("A", "U", "precision_digits", "map_params", "gate_w", "gate_c"))
+    data = section(cert, "data", ("A", "U", "precision_digits", "map_params", "gate_w",
+                                  "gate_c"))
     digits = read_digits(data)
     n_prefixes = count_prefixes(inst, current().prefixes)
     require("prefixes", n_prefixes, "instance: distinct prefixes of the family", partial=True)
@@ -681,11 +659,8 @@ def read_stack_witness(cert: dict[str, Any]) -> PaperWitness:
     task, family = read_paper(cert["instance"], ("task", "content_vectors"), one_layer=False)
     n, L, content = family.n, family.L, family.content
     family.count_prefixes()
-    claim = check_fields(need_dict(cert, "claim", ""), "claim",
-                         ("statement", "model_class", "max_error", "max_bos_mass", "where",
-                          "bos_measure"))
-    mc = check_fields(need_dict(claim, "model_class", "claim"), "claim.model_class",
-                      CLASS_FIELDS)
+    claim = section(cert, "claim", CLAIM_FIELDS)
+    mc = section(claim, "model_class", CLASS_FIELDS, "claim")
     kind = need_str(mc, "kind", "claim.model_class", choices=KINDS)
     layers = need_int(mc, "layers", "claim.model_class", minimum=1)
     heads = need_int(mc, "heads", "claim.model_class", minimum=1)
@@ -698,9 +673,8 @@ def read_stack_witness(cert: dict[str, Any]) -> PaperWitness:
         raise CertificateError("claim.model_class.values: fixed values are defined for one "
                                "layer of one head")
     max_error, max_bos, measure = read_bounds(claim)
-    data = check_fields(need_dict(cert, "data", ""), "data",
-                        ("W_Q", "W_K", "W_V", "W_O", "precision_digits", "map_params",
-                         "gate_w", "gate_c"))
+    data = section(cert, "data", ("W_Q", "W_K", "W_V", "W_O", "precision_digits",
+                                  "map_params", "gate_w", "gate_c"))
     digits = read_digits(data)
     require("content", 4 * layers * heads * n * n, "data: weight entries")
     W = {name: _tensor(data, name, (layers, heads, n, n)) for name in ("W_Q", "W_K", "W_V")}
@@ -891,7 +865,7 @@ def measure_stack(w: PaperWitness) -> _Figures:
         iv.prec = saved
 
 
-EXACT_ROW_MAPS = ("relu", "relu_length", "sparsemax", "entmax15")
+EXACT_ROW_MAPS = tuple(m for m, r in RULES.items() if r.exact or r.partial)
 """Maps whose weights at exact scores can be exact, so that a layer's exact rows feed the
 next layer as exact rows."""
 
