@@ -10,12 +10,14 @@ A claim file has four sections::
     [task]        # the task's description: setting (default "trigger") and its arguments
                   # (p, T, content, positions, triggers, k, seed | n, L, content, grid)
     [model]       # the model class: kind, heads, values, and by the task's capabilities
-                  # positions, value_features (a task with positional features) or layers
-                  # (a task without them: a stack of layers, residual when there are several)
+                  # positions, value_features (a task with positional features) or layers,
+                  # residual (a task without them: a stack of layers, residual by default
+                  # when there are several; residual = false: a pure composition)
     [hypothesis]  # max_error; family = "S_T" | "homogeneous" | "pairs" | [[seq], ...]
                   # (families other than the whole one need a task with positions)
     [conclusion]  # min_bos_mass or theorem; at (default "nontrigger" where the task has no
-                  # positions); positions = "every"|"some"; heads = "some"|"every"
+                  # positions; there also one prefix: at = [[c_1], [c_2], ...] with
+                  # trigger = K, 1-based); positions = "every"|"some"; heads = "some"|"every"
     [check]       # optional: restarts, seed, budget, certificate, witness, max_work;
                   # steps, samples (the stack search of a task without positions)
 
