@@ -173,3 +173,11 @@ def test_a_box_result_proves_the_finite_claim_by_trigger_pattern(tmp_path):
     del nameless["instance"]["content"]["symbols"]
     with pytest.raises(NotImplied, match="symbols"):
         implied_bound(finite, nameless)
+
+
+def test_a_position_claim_above_the_sink_construction_is_refuted_there(tmp_path):
+    claim = claim_from_dict(data(conclusion={"at": [[-1.0]], "min_bos_mass": "995/1000"},
+                                 check={"restarts": 1, "steps": 10}))
+    out = check(claim, witness=tmp_path / "w.json", certificate_out=tmp_path / "c.json")
+    assert isinstance(out, Refuted) and "sinking at every non-trigger row" in out.detail
+    assert checker.verify_file(tmp_path / "w.json").ok
