@@ -96,3 +96,22 @@ def test_the_task_protocol_reaches_both_settings() -> None:
         A, M = sink_starts(task, 0.05, (1.0,))[0]
         model = LeastSink(A, M, 1.0, 0.0, 1, 1).model(task)
         assert model.H == 1
+
+
+@pytest.mark.slow
+def test_the_engines_class_holds_a_point_between_its_bound_and_the_best_head(found) -> None:
+    """The same program over the engine's relaxed class (a logit per token pair, a value per
+    token), started from the best head mapped into it: its point is feasible for the class,
+    so its BOS weight is at most the head's and at least the engine's certified bound (a
+    point below the bound would make the bound false)."""
+    from sinkproof.search.leastsink import project_start, relaxed_start
+
+    rel = least_sink(TASK, 0.05, (0,), relaxed=True,
+                     starts=[relaxed_start(TASK, found.A, found.M)], maxiter=200)
+    assert rel.relaxed and rel.error <= 0.05
+    assert CERTIFIED_005 <= rel.bos <= found.bos + 1e-12
+    with pytest.raises(ValueError, match="no model"):
+        rel.model(TASK)
+    A, M = project_start(TASK, *relaxed_start(TASK, found.A, found.M))
+    X = TASK.token_table  # the projection keeps every pair logit and token value
+    assert np.allclose(X @ A @ X.T, X @ found.A @ X.T) and np.allclose(M @ X.T, found.M @ X.T)

@@ -44,6 +44,9 @@ def test_the_slow_clock_runs_fast_in_every_process():
 
 NOT_IN_FINDINGS = {
     "paper_p1_one_head_every": "Proved",
+    "paper_p1_position": "Proved",
+    "paper_p1_uniform": "Proved",
+    "paper_p1_uniform_position": "Proved",
     "paper_p1_one_head_too_strong": "Refuted",
     "paper_sink_logit_slot": "Refuted",
     "paper_sparsemax_fixed": "Proved",

@@ -24,7 +24,9 @@ from pathlib import Path
 
 from ..bnb import BnbResult, HeadsResult, nontrigger_targets, prove
 from ..errors import Interrupted, check_work
+from ..exact_numbers import show
 from ..modelclass import ModelClass
+from ..reduced import pattern_targets, prove_position, prove_uniform
 from ..task import TRIG
 from .schema import Claim
 
@@ -97,6 +99,9 @@ def certify_by_engine(claim: Claim, path: Path, progress: bool | None = None) ->
     :class:`~sinkproof.errors.Interrupted` whose ``partial`` is the engine's result so far
     and whose ``progress`` is :func:`best_so_far` (the check then answers Open,
     interrupted, with it)."""
+    if not claim.task.has_positions and (claim.conclusion.at.name == "prefix"
+                                         or not claim.task.finite):
+        return _by_reduced(claim, path, progress)
     targets, why_not = engine_targets(claim)
     if why_not is not None:
         return EngineRun(None, None, f"not applicable: {why_not}")
@@ -127,6 +132,40 @@ def certify_by_engine(claim: Claim, path: Path, progress: bool | None = None) ->
                          f"({note}{spent})")
     path.parent.mkdir(parents=True, exist_ok=True)
     return EngineRun(result.save(path), result, note)
+
+
+def _by_reduced(claim: Claim, path: Path, progress: bool | None) -> EngineRun:
+    """The engine over a reduced family (:mod:`sinkproof.reduced`) for one softmax head in
+    the paper's setting: one position named by its prefix (finite content: that prefix's
+    bound from every (query, multiset) class; continuous content: its trigger pattern's,
+    for every content vector of the box), or every non-trigger position over the box
+    (``positions = "some"``: position 1).  The same node budget per tree as the engine
+    route, no clock; a ``paper-subfamily-bnb`` certificate saved when it proves ``b``."""
+    mc, task, con = claim.model_class, claim.task, claim.conclusion
+    if (mc.kind, mc.heads, mc.layers) != ("softmax", 1, 1):
+        return EngineRun(None, None, f"not applicable: the reduced-family engine covers one "
+                                     f"layer of one softmax head, not {mc}")
+    eps, b = claim.hypothesis.eps_exact, con.b_exact
+    options = dict(min_bos_mass=b, max_nodes=MAX_NODES, time_limit=math.inf, budget=None,
+                   progress=progress)
+    if con.at.name == "prefix":
+        result = prove_position(task, eps, con.at.rows, con.at.trigger, **options)
+        what = f"the prefix's {'class' if task.finite else 'trigger pattern'}"
+    else:
+        some = con.positions == "some"
+        result = prove_uniform(task.n, task.L, eps, **options,
+                               targets=pattern_targets(task.L, [1]) if some else None)
+        what = "position 1" if some else f"{len(result.targets)} trigger patterns"
+    domain = ("the finite content set" if result.domain == "finite"
+              else f"every content vector of [-1, 1]^{task.content_dim}")
+    note = (f"reduced family: {len(result.subfamily)} prefixes, {what}, content {domain}, "
+            f"{sum(o.tree.nodes for o in result.outcomes)} nodes, {result.seconds:.2f} s, "
+            "learned values, no norm bound assumed")
+    if result.status != "complete" or result.certificate is None:
+        return EngineRun(None, None, f"no proof of {show(b)} within {MAX_NODES} nodes per "
+                                     f"target ({note})")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return EngineRun(result.save(path), None, note)
 
 
 def best_so_far(result: BnbResult | HeadsResult, wanted: int) -> str:

@@ -112,7 +112,8 @@ def _values(stated: Any) -> str:
     ``"x without its BOS coordinate (...)"``, ``"learned (...)"``)."""
     if stated == "fixed" or (isinstance(stated, str) and "I - e_0 e_0^T" in stated):
         return "fixed"
-    if isinstance(stated, str) and stated.startswith("learned"):
+    if isinstance(stated, str) and (stated.startswith("learned")
+                                    or stated == "any vector per token"):
         return "learned"
     raise NotImplied(f"the certificate is about one value matrix ({stated!r}), not a "
                      "value class")
@@ -170,11 +171,17 @@ def instance_difference_for(task: Any, stated: dict[str, Any],
         inst["values"] = "fixed"
     if task.has_positions:
         return instance_difference(inst, task_instance(task))
+    content = inst.get("content", {})
+    if (inst.get("n"), inst.get("L")) != (task.n, task.L):
+        return "(n, L) differ from the claim's"
+    if isinstance(content, dict) and content.get("scheme") == "uniform":
+        if task.finite and not all(abs(x) <= 1 for c in task.content for x in c):
+            return "the claim's content set leaves the certificate's box [-1, 1]"
+        return None  # every content vector of the box: the claim's content (or set) is in it
     if not task.finite:
         return "the claim's content is continuous; the certificate's is a finite set"
     vectors = [[format_rational(Fraction(float(v))) for v in c] for c in task.content]
-    mine = (inst.get("n"), inst.get("L"), inst.get("content", {}).get("vectors"))
-    if mine != (task.n, task.L, vectors):
+    if content.get("vectors") != vectors:
         return "(n, L, content vectors) differ from the claim's"
     return None
 
@@ -188,9 +195,64 @@ def claimed_prefixes(claim: Any) -> list[tuple[tuple[int, ...], bool]]:
     if task.has_positions:
         return [(tuple(seq[:t]), seq[t - 1] == TRIG)
                 for seq, t in claim.conclusion.at.pair_list(task)]
+    if claim.conclusion.at.name == "prefix":
+        if not task.finite:  # its trigger pattern, as a prefix of distinct symbols
+            return [(_pattern_prefix(claim.conclusion.at.pattern(), task.L - 1), False)]
+        return [(claim.conclusion.at.codes(task), False)]
+    if not task.finite:
+        return [(p, False) for p in _all_patterns(task.L)]
     from ..bnb.targets import nontrigger_targets  # the engine's package: loaded here only
 
     return [(tuple(p), False) for p in nontrigger_targets(task)]
+
+
+def _pattern_prefix(pattern: tuple[int, int | None], m: int) -> tuple[int, ...]:
+    """The prefix of distinct symbols ``0, 1, ...`` with ``pattern`` ``(t, trigger)``: the
+    trigger (1-based place) carries symbol ``t - 1`` (code ``m + t - 1``), ``m`` symbols."""
+    t, trig = pattern
+    row = list(range(t - 1))
+    if trig is None:
+        return (*row, t - 1)
+    return (*row[:trig - 1], m + t - 1, *row[trig - 1:])
+
+
+def _all_patterns(L: int) -> list[tuple[int, ...]]:
+    """Every trigger pattern of a non-trigger position at length ``L``, as
+    :func:`_pattern_prefix` writes it (``m = L - 1`` symbols)."""
+    pats = [(t, None) for t in range(1, L - 1)]
+    pats += [(t, i) for t in range(3, L) for i in range(2, t)]
+    return [_pattern_prefix(p, L - 1) for p in pats]
+
+
+def pattern_of(prefix: tuple[int, ...], m: int) -> tuple[int, int | None]:
+    """``(t, trigger place or None)`` of a prefix of codes over ``m`` content symbols."""
+    return len(prefix), next((k + 1 for k, c in enumerate(prefix) if c >= m), None)
+
+
+def _by_pattern(statement: dict[str, Any]) -> Callable[[tuple[int, ...], int], Fraction | None]:
+    """A content-box statement's bound at a claimed prefix (over ``m`` symbols): the least
+    of its targets' bounds with the prefix's trigger pattern (a target of distinct symbols
+    bounds every sequence with its pattern, whatever the contents: the checker verified
+    it).  The statement names its own number of symbols."""
+    symbols = statement["instance"]["content"].get("symbols")
+    if not isinstance(symbols, int):
+        raise NotImplied("the content-box statement does not name its symbols")
+    by: dict[tuple[int, int | None], Fraction] = {}
+    for prefix, b in statement["conclusion"]["bounds"]:
+        key = pattern_of(tuple(prefix), symbols)
+        by[key] = max(Fraction(b), by.get(key, Fraction(0)))
+    return lambda prefix, m: by.get(pattern_of(prefix, m))
+
+
+def _by_class(statement: dict[str, Any]) -> Callable[[tuple[int, ...], int], Fraction | None]:
+    """A finite sub-family statement's bound at a prefix: its targets' of the prefix's
+    (query, multiset) class (the multiset lemma: the BOS weight and the constraint are the
+    class's), the largest when several."""
+    by: dict[tuple[int, tuple[int, ...]], Fraction] = {}
+    for prefix, b in statement["conclusion"]["bounds"]:
+        key = (prefix[-1], tuple(sorted(prefix)))
+        by[key] = max(Fraction(b), by.get(key, Fraction(0)))
+    return lambda prefix, m: by.get((prefix[-1], tuple(sorted(prefix))))
 
 
 def _family_prefixes(claim: Any) -> set[tuple[int, ...]] | None:
@@ -223,7 +285,13 @@ def implied_bound(claim: Any, statement: dict[str, Any]) -> Fraction:
     con = claim.conclusion
     if con.theorem is not None:
         raise NotImplied("a certificate proves a numeric bound; the conclusion names a theorem")
-    return _least(claim, shape.reader(statement["conclusion"]), con.min_bos_mass)
+    reader = shape.reader(statement["conclusion"])
+    domain = statement.get("content_domain")
+    if domain in ("box", "finite") and statement.get("kind") == "paper-subfamily-bnb":
+        by = _by_pattern(statement) if domain == "box" else _by_class(statement)
+        m = claim.task.m if claim.task.finite else claim.task.L - 1
+        reader = lambda prefix: by(tuple(prefix), m)  # noqa: E731
+    return _least(claim, reader, con.min_bos_mass)
 
 
 def _least(claim: Any, bound_at: BoundAt, b: Fraction) -> Fraction:
@@ -254,6 +322,10 @@ def _least(claim: Any, bound_at: BoundAt, b: Fraction) -> Fraction:
 def _show(claim: Any, prefix: tuple[int, ...]) -> str:
     if claim.task.has_positions:
         return f"{show_sequence(prefix)}, t={len(prefix)}"
+    if not claim.task.finite:
+        t, trig = pattern_of(prefix, claim.task.L - 1)
+        return (f"position {t} of every sequence with " +
+                ("no trigger before it" if trig is None else f"the trigger at {trig}"))
     return f"the prefix of codes {list(prefix)}"
 
 
@@ -322,7 +394,13 @@ def _refutes_stack(statement: dict[str, Any], claim: Any, threshold: Any) -> str
     where, con = statement["where"], claim.conclusion
     if where == "nontrigger":
         return None
-    if con.positions == "some":
+    if con.at.name == "prefix":  # one claimed prefix: the witness must name it
+        codes, m = con.at.codes(claim.task), claim.task.m
+        j = next((k + 1 for k, c in enumerate(codes) if c >= m), None)
+        if (where[0].get("content"), where[0].get("trigger_at")) != (
+                [c % m for c in codes], j):
+            return "its position is not the claimed prefix"
+    elif con.positions == "some":
         return "a 'some position' claim needs the bound at every non-trigger position"
     if con.heads == "some" and where[0]["heads"] != "every":
         return "a 'some head' claim needs every head below b at the position"

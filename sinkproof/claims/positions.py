@@ -21,6 +21,7 @@ from .._validate import as_int
 from ..kernel import forward_prefixes
 from ..model import AttentionModel
 from ..numerics import stable_norm
+from ..reduced import target_codes
 from ..task import TRIG, TriggerTask
 
 NAMED_SETS: dict[str, str] = {
@@ -159,6 +160,76 @@ class PositionSet:
     def pair_list(self, task: TriggerTask) -> list[tuple[tuple[int, ...], int]]:
         """Every (prefix, position) of the set as user-facing pairs."""
         return [(task.decode(row), t) for t, codes in self.prefix_blocks(task) for row in codes]
+
+
+@dataclass(frozen=True)
+class ContentPrefix:
+    """One position of a task without positional features, named by its prefix: the content
+    vectors of the tokens after BOS (``[conclusion] at = [[-1.0], [1.0]]``), ``trigger``
+    (1-based, optional) the one that is the trigger (it carries its content vector too);
+    the position is the last token's, ``t = len(rows)``, a non-trigger position.
+
+    On a finite task the rows name token codes (:meth:`codes`); on continuous content they
+    only fix the prefix's *trigger pattern* (its depth and the trigger's place), as every
+    content vector of the box is a possible content there."""
+
+    rows: tuple[tuple[float, ...], ...]
+    trigger: int | None = None
+    name: str = "prefix"
+
+    def __post_init__(self) -> None:
+        rows = self.rows
+        if not isinstance(rows, (list, tuple)) or not rows or not all(
+                isinstance(r, (list, tuple)) and r for r in rows):
+            raise TypeError("conclusion.at must be a position set name or a non-empty list "
+                            "of content vectors (one list of numbers per token after BOS)")
+        rows = tuple(tuple(float(x) for x in r) for r in rows)
+        if len({len(r) for r in rows}) != 1:
+            raise ValueError("conclusion.at: every token's content vector has the same length")
+        object.__setattr__(self, "rows", rows)
+        if self.trigger is not None:
+            k = as_int("conclusion.trigger", self.trigger, minimum=2)
+            if k >= len(rows):
+                raise ValueError(f"conclusion.trigger = {k}: the position is the last token "
+                                 f"({len(rows)}), a non-trigger position, so the trigger "
+                                 "must come before it (and after token 1)")
+            object.__setattr__(self, "trigger", k)
+
+    @property
+    def t(self) -> int:
+        """The position: the last token's, ``len(rows)``."""
+        return len(self.rows)
+
+    def pattern(self) -> tuple[int, int | None]:
+        """``(t, trigger)``: the prefix's trigger pattern."""
+        return self.t, self.trigger
+
+    def check_task(self, task: Any) -> None:
+        """Raise unless the prefix is one of ``task``'s family (a finite task: its content
+        vectors are the set's; continuous content: in ``[-1, 1]``)."""
+        if len(self.rows[0]) != task.content_dim:
+            raise ValueError(f"conclusion.at: each token's content has {task.content_dim} "
+                             f"entries (n - 3), got {len(self.rows[0])}")
+        if task.finite:
+            target_codes(task, self.rows, self.trigger)
+        elif any(abs(x) > 1 for r in self.rows for x in r):
+            raise ValueError("conclusion.at: continuous content lies in [-1, 1]")
+        elif self.t > task.L - (1 if self.trigger else 2):
+            raise ValueError(f"conclusion.at: a prefix of {self.t} tokens "
+                             f"{'with' if self.trigger else 'without'} the trigger is not a "
+                             f"prefix of the family at L = {task.L}")
+
+    def codes(self, task: Any) -> tuple[int, ...]:
+        """The prefix's token codes on a finite task."""
+        return target_codes(task, self.rows, self.trigger)
+
+    def to_json(self) -> list[list[float]]:
+        return [list(r) for r in self.rows]
+
+    def describe(self) -> str:
+        toks = ", ".join(("TRIG" if k == self.trigger else "") + "[" + ", ".join(
+            f"{x:g}" for x in r) + "]" for k, r in enumerate(self.rows, start=1))
+        return f"position {self.t} (the last) of the prefix (BOS, {toks})"
 
 
 def _show(seq: Sequence[int]) -> str:

@@ -10,12 +10,14 @@ A claim file has four sections::
     [task]        # the task's description: setting (default "trigger") and its arguments
                   # (p, T, content, positions, triggers, k, seed | n, L, content, grid)
     [model]       # the model class: kind, heads, values, and by the task's capabilities
-                  # positions, value_features (a task with positional features) or layers
-                  # (a task without them: a stack of layers, residual when there are several)
+                  # positions, value_features (a task with positional features) or layers,
+                  # residual (a task without them: a stack of layers, residual by default
+                  # when there are several; residual = false: a pure composition)
     [hypothesis]  # max_error; family = "S_T" | "homogeneous" | "pairs" | [[seq], ...]
                   # (families other than the whole one need a task with positions)
     [conclusion]  # min_bos_mass or theorem; at (default "nontrigger" where the task has no
-                  # positions); positions = "every"|"some"; heads = "some"|"every"
+                  # positions; there also one prefix: at = [[c_1], [c_2], ...] with
+                  # trigger = K, 1-based); positions = "every"|"some"; heads = "some"|"every"
     [check]       # optional: restarts, seed, budget, certificate, witness, max_work;
                   # steps, samples (the stack search of a task without positions)
 
@@ -46,7 +48,7 @@ from ..tasks import task_from_description
 from ..tasks.protocol import Task, require
 from .fields import no_unknown, section
 from .options import STACK_OPTIONS, STACK_RESTARTS, CheckOptions, ClaimParts
-from .positions import PositionSet, parse_sequence
+from .positions import ContentPrefix, PositionSet, parse_sequence
 
 FAMILIES: dict[str, str] = {
     "S_T": "every sequence of the task's family",
@@ -60,22 +62,32 @@ STACK_VALUES = ("learned", "fixed")
 
 @dataclass(frozen=True)
 class StackClass:
-    """Stacks of ``layers`` layers of ``heads`` full-width ``kind`` heads (residual
-    connections when there are several layers), for a task without positional features:
-    ``values`` ``"learned"`` (any ``W_V``, ``W_O``) or ``"fixed"`` (one layer of one head
-    with ``W_O W_V = I - e_0 e_0^T``: a token's value is the token without its BOS
-    coordinate, so ``v_BOS = 0``)."""
+    """Stacks of ``layers`` layers of ``heads`` full-width ``kind`` heads, for a task without
+    positional features: ``residual`` connections (``x <- x + layer(x)``, and the residual
+    targets; default: when there are several layers, as in the paper's code) or a **pure
+    composition** (``residual = False``: layer ``l+1`` reads only layer ``l``'s output, the
+    one-layer targets); ``values`` ``"learned"`` (any ``W_V``, ``W_O``) or ``"fixed"`` (one
+    layer of one head with ``W_O W_V = I - e_0 e_0^T``: a token's value is the token without
+    its BOS coordinate, so ``v_BOS = 0``)."""
 
     kind: str = "softmax"
     heads: int = 1
     layers: int = 1
     values: str = "learned"
+    residual: bool | None = None
 
     def __post_init__(self) -> None:
         choice("model.kind", self.kind, tuple(MAPS))
         object.__setattr__(self, "heads", as_int("model.heads", self.heads, minimum=1))
         object.__setattr__(self, "layers", as_int("model.layers", self.layers, minimum=1))
         choice("model.values", self.values, STACK_VALUES)
+        if self.residual is None:
+            object.__setattr__(self, "residual", self.layers > 1)
+        elif not isinstance(self.residual, bool):
+            raise TypeError(f"model.residual must be true or false, got {self.residual!r}")
+        elif self.residual and self.layers == 1:
+            raise ValueError("model.residual = true needs layers > 1 (one layer has the "
+                             "one-layer targets)")
         if self.values == "fixed" and (self.heads, self.layers) != (1, 1):
             raise ValueError("model.values = \"fixed\" is defined for one layer of one head "
                              "(W_O W_V = I - e_0 e_0^T); use values = \"learned\"")
@@ -84,11 +96,6 @@ class StackClass:
     def measure(self) -> str:
         """``"weight"`` (``α_t0``) on the simplex, ``"share"`` (``α_t0 / Σ_k α_tk``) off it."""
         return "weight" if MAPS[self.kind].properties.on_simplex else "share"
-
-    @property
-    def residual(self) -> bool:
-        """Residual connections (and residual targets): when there is more than one layer."""
-        return self.layers > 1
 
     def as_model_class(self) -> ModelClass | None:
         """The same class in the theorem registry's terms (one layer: any scores, token-only
@@ -99,6 +106,11 @@ class StackClass:
         return ModelClass(kind=self.kind, heads=self.heads, values=self.values,
                           positions="any", value_features="token")
 
+    @property
+    def pure(self) -> bool:
+        """A pure composition of several layers (no residual connections)."""
+        return self.layers > 1 and not self.residual
+
     def contains(self, kind: str, heads: int, layers: int, values: str) -> bool:
         """Whether a model of that shape belongs to this class (fixed values are learned
         values of one particular kind)."""
@@ -106,12 +118,16 @@ class StackClass:
                 and (self.values == "learned" or values == "fixed"))
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(kind=self.kind, heads=self.heads, layers=self.layers, values=self.values)
+        out: dict[str, Any] = dict(kind=self.kind, heads=self.heads, layers=self.layers,
+                                   values=self.values)
+        if self.residual != (self.layers > 1):  # only when not the default
+            out["residual"] = self.residual
+        return out
 
     def __str__(self) -> str:
         shape = f"{self.layers} layer{'s' if self.layers > 1 else ''} x {self.heads} " \
                 f"head{'s' if self.heads > 1 else ''}"
-        res = ", residual" if self.residual else ""
+        res = ", residual" if self.residual else ", pure composition" if self.pure else ""
         share = "; BOS weight read as the BOS share" if self.measure == "share" else ""
         return f"{self.kind} stack ({shape}{res}, {self.values} values{share})"
 
@@ -184,9 +200,11 @@ class Conclusion:
 
     ``positions``: ``"every"`` position of the set, or ``"some"`` position of it.
     ``heads``: ``"some"`` head (a sink in at least one head) or ``"every"`` head.
+    On a task without positional features ``at`` may name one position by its prefix
+    (:class:`~sinkproof.claims.positions.ContentPrefix`: content vectors, ``trigger``).
     """
 
-    at: PositionSet
+    at: PositionSet | ContentPrefix
     min_bos_mass: Fraction | None = None
     theorem: str | None = None
     positions: str = "every"
@@ -259,8 +277,11 @@ class Claim(ClaimParts):
                             "positional features")
         if self.hypothesis.family != "S_T":
             require(self.task, "has_positions", "hypothesis.family other than \"S_T\"")
-        if self.conclusion.at.name != "nontrigger":
-            require(self.task, "has_positions", "conclusion.at other than \"nontrigger\"")
+        if self.conclusion.at.name not in ("nontrigger", "prefix"):
+            require(self.task, "has_positions", "conclusion.at other than \"nontrigger\" "
+                    "or a prefix of content vectors")
+        if isinstance(self.conclusion.at, ContentPrefix):
+            self.conclusion.at.check_task(self.task)
         if self.conclusion.min_bos_mass is None:
             raise ValueError("[conclusion] needs min_bos_mass on a task without positional "
                              "features (the claim states a number)")
@@ -278,6 +299,8 @@ class Claim(ClaimParts):
         con, hyp = self.conclusion, self.hypothesis
         conclusion: dict[str, Any] = dict(at=con.at.to_json(), positions=con.positions,
                                           heads=con.heads)
+        if getattr(con.at, "trigger", None) is not None:
+            conclusion["trigger"] = con.at.trigger
         if con.theorem is None:
             conclusion["min_bos_mass"] = show(con.min_bos_mass)
         else:
@@ -308,7 +331,8 @@ class Claim(ClaimParts):
 # ---------------------------------------------------------------- parsing
 HYPOTHESIS_FIELDS = frozenset({"max_error", "family"})
 """The fields of ``[hypothesis]``."""
-CONCLUSION_FIELDS = frozenset({"min_bos_mass", "theorem", "at", "positions", "heads"})
+CONCLUSION_FIELDS = frozenset({"min_bos_mass", "theorem", "at", "trigger", "positions",
+                               "heads"})
 """The fields of ``[conclusion]``."""
 
 
@@ -325,11 +349,26 @@ def _parse_hypothesis(d: dict[str, Any]) -> Hypothesis:
                       sequences=tuple(parse_sequence(s) for s in family))
 
 
+def _parse_at(d: dict[str, Any], default_at: str | None) -> PositionSet | ContentPrefix:
+    """``at`` (and ``trigger``): a position set, or (a task without positional features:
+    ``default_at`` is set) one prefix of content vectors."""
+    at = d.get("at", default_at)
+    prefix = (default_at is not None and isinstance(at, list) and bool(at)
+              and all(isinstance(r, list) for r in at))
+    if "trigger" in d and not prefix:
+        raise ValueError("conclusion.trigger names the trigger among the tokens of a prefix "
+                         "'at = [[...], ...]' (content vectors, a task without positions)")
+    if prefix:
+        rows = [[float(exact(v, "conclusion.at")) for v in r] for r in at]
+        return ContentPrefix(tuple(tuple(r) for r in rows), d.get("trigger"))
+    return PositionSet.parse(at)
+
+
 def _parse_conclusion(d: dict[str, Any], default_at: str | None) -> Conclusion:
     no_unknown("conclusion", d, CONCLUSION_FIELDS)
     if "at" not in d and default_at is None:
         raise ValueError("[conclusion] needs 'at': a position set such as \"nontrigger\"")
-    return Conclusion(at=PositionSet.parse(d.get("at", default_at)),
+    return Conclusion(at=_parse_at(d, default_at),
                       min_bos_mass=d.get("min_bos_mass"),
                       theorem=d.get("theorem"), positions=d.get("positions", "every"),
                       heads=d.get("heads", "some"))
@@ -428,9 +467,24 @@ def load_claim(path: str | Path) -> Claim:
         raise type(exc)(f"{path}: {exc}") from None
 
 
+def content_domain(claim: Claim) -> str:
+    """What a claim on a task without positions quantifies over, in words: a finite set of
+    content vectors, or every content vector of the box (worst case, not sampled)."""
+    task = claim.task
+    if task.finite:
+        return f"the finite set of {task.m} content vectors (exhaustive)"
+    text = (f"every content vector of [-1, 1]^{task.content_dim} (continuous: every "
+            "sequence, worst case)")
+    if claim.conclusion.at.name == "prefix":
+        text += "; the vectors of 'at' fix only the position's trigger pattern"
+    return text
+
+
 def iter_sections(claim: Claim) -> Iterator[tuple[str, str]]:
     """(label, text) lines that describe the claim, for reports."""
     yield "task", repr(claim.task)
+    if not claim.task.has_positions:
+        yield "content domain", content_domain(claim)
     yield "model class", str(claim.model_class)
     yield "hypothesis", claim.hypothesis.describe()
     yield "conclusion", claim.conclusion.describe()

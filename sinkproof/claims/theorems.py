@@ -44,6 +44,7 @@ from ..attention import MAPS
 from ..constructions import (
     POSITION_FREE,
     cancelling_pair_solution,
+    composed_pair_solution,
     null_slot_solution,
     paper_pair_solution,
     paper_relu_weights,
@@ -59,6 +60,7 @@ from ..model import AttentionModel
 from ..stack import paper_model
 from ..task import TRIG
 from ..theorems import THEOREMS, Theorem
+from ..theorems.composition import composition_bound
 from .compare import at_least, rational_below
 from .outcome import Proved
 from .positions import show_sequence
@@ -236,6 +238,8 @@ def prove_by_theorem(claim: Claim, reasons: list[str]) -> Proved | None:
     """A :class:`Proved` by the first registered theorem that proves ``claim``; otherwise
     ``None``, with one line per theorem in ``reasons`` saying why it does not."""
     if not claim.task.has_positions:
+        if claim.model_class.pure:
+            return _by_composition(claim, reasons)
         return _by_floor(claim, reasons) or _everywhere(claim, reasons)
     for name, inst in _bound_instances(claim, reasons):
         try:
@@ -382,6 +386,57 @@ def _by_floor(claim: Claim, reasons: list[str]) -> Proved | None:
                          "meets the hypothesis and the claim holds vacuously")
 
 
+def _by_composition(claim: Claim, reasons: list[str]) -> Proved | None:
+    """The pure-composition theorem (:mod:`sinkproof.theorems.composition`): a pure stack of
+    ``N`` layers of one head on the simplex, accurate on a finite content set, has
+    ``max_l α^l_10 >= 1 - (2ε/g)^{1/N}`` at position 1 of ``(BOS, a)`` or of ``(BOS, b)``
+    (the strongest instance: the largest ray gap ``g``); it proves a claim that some head
+    sinks at some non-trigger position with ``b`` at most that bound (compared exactly)."""
+    mc, task, con = claim.model_class, claim.task, claim.conclusion
+    why = None
+    if mc.heads != 1:
+        why = (f"it covers one head per layer, not {mc.heads} (heads can cancel: "
+               "sinkproof.constructions.composed_pair_solution)")
+    elif not MAPS[mc.kind].properties.on_simplex:
+        why = f"it needs weights on the simplex ({mc.kind}'s are not)"
+    elif not task.finite:
+        why = "it is stated on a finite content set (content is continuous)"
+    elif (con.positions, con.heads, con.at.name) != ("some", "some", "nontrigger"):
+        why = ("it proves a sink in some layer at some non-trigger position (position 1 of "
+               "one of two sequences): positions = \"some\", heads = \"some\", at = "
+               "\"nontrigger\"")
+    if why is not None:
+        reasons.append(f"theorem: the pure-composition theorem does not apply: {why}")
+        return None
+    eps, b = claim.hypothesis.max_error, con.min_bos_mass
+    item = composition_bound(task, eps, mc.layers)
+    if item is None:
+        reasons.append(f"theorem: the pure-composition theorem is silent: every ray gap g of "
+                       f"the trigger-row targets is <= 2ε = {show(2 * eps)}")
+        return None
+    if not at_least(item.bound, b):
+        reasons.append(f"theorem: the pure-composition theorem gives max_l α^l_10 >= "
+                       f"{sympy.sstr(item.bound)} = {item.value:.6g} < b = {float(b):.6g}")
+        return None
+    a_vec, b_vec, tau = (_vector(task.content[i]) for i in (item.a, item.b, item.tau))
+    return Proved(claim, by=f"the pure-composition theorem ({mc.layers} layers)",
+                  bound=item.value,
+                  detail=f"every pure composition of {mc.layers} {mc.kind} layers of one head "
+                         f"(any W_Q, W_K, any linear value and output maps; the weights need "
+                         f"only lie on the simplex) with error <= {show(eps)} at positions 0, "
+                         f"1 and {item.j} of S_a and S_b (S_u = (BOS, u^{item.j - 1}, TRIG, "
+                         f"...), the trigger carrying content {tau}) "
+                         f"has BOS weight >= {sympy.sstr(item.bound)} ≈ {item.value:.6g} in "
+                         f"some layer at position 1 of (BOS, a) or of (BOS, b), a = {a_vec}, "
+                         f"b = {b_vec} (ray gap g² = {item.g_squared}); content domain: the "
+                         f"finite set of the {task.m} listed content vectors; compared exactly "
+                         f"with b")
+
+
+def _vector(c: Any) -> str:
+    return "(" + ", ".join(f"{float(x):g}" for x in c) + ")"
+
+
 def _everywhere(claim: Claim, reasons: list[str]) -> Proved | None:
     """A bound theorem of the registry instantiated on the claim's task at its ε whose bound
     at every non-trigger position is ``>= b`` (exactly): Theorem 3 with the task's
@@ -431,6 +486,11 @@ def stack_constructions(claim: Claim) -> list[tuple[str, Any]]:
         if mc.values == "fixed":  # BOS gets weight 0: dropping its value changes nothing
             W["W_V"][0, 0, 0, 0] = 0.0
         return [("(P3) length-normalised ReLU layer", paper_model(task, "relu_length", **W))]
+    if mc.pure:  # no residual: the pure stacks' own constructions
+        if (mc.kind, mc.heads) == ("softmax", 2):
+            return [("a pure composition of two-head layers cancelling off the trigger",
+                     composed_pair_solution(task, claim.max_error, mc.layers))]
+        return []
     if mc.heads >= 2:
         return [("two softmax heads cancelling off the trigger",
                  paper_pair_solution(task, claim.max_error, mc.layers, mc.heads))]

@@ -263,10 +263,12 @@ def stack_weights(model: StackModel) -> dict[str, np.ndarray]:
     return out
 
 
-def model_from_params(task: Any, kind: str, params: dict[str, np.ndarray]) -> StackModel:
-    """The stack of search parameters (``wq, wk, wv, wo``; ``mp``, ``gw``, ``gc``)."""
+def model_from_params(task: Any, kind: str, params: dict[str, np.ndarray],
+                      residual: bool | None = None) -> StackModel:
+    """The stack of search parameters (``wq, wk, wv, wo``; ``mp``, ``gw``, ``gc``);
+    ``residual`` as :func:`~sinkproof.stack.paper_model` takes it."""
     return paper_model(task, kind, W_Q=params["wq"], W_K=params["wk"], W_V=params["wv"],
-                       W_O=params["wo"], map_params=params.get("mp"),
+                       W_O=params["wo"], residual=residual, map_params=params.get("mp"),
                        gate_w=params.get("gw"), gate_c=params.get("gc"))
 
 
@@ -291,6 +293,9 @@ def _choose(claim: Claim, per: list[tuple[tuple[int, ...], np.ndarray]]) -> tupl
     con = claim.conclusion
     if con.positions == "some" or overall < b:
         return "nontrigger", overall
+    if con.at.name == "prefix":  # the one claimed position
+        want = con.at.codes(claim.task)
+        per = [pv for pv in per if tuple(pv[0]) == want] or per
     if con.heads == "some":  # one position with every head below b
         prefix, v = min(per, key=lambda pv: float(pv[1].max()))
         return [_where_item(claim.task, prefix, "every")], float(v.max())
@@ -375,14 +380,14 @@ def search_stack_witness(claim: Claim, witness: Path, reasons: list[str]
     res = search_stack(task, mc.kind, mc.layers, mc.heads, max_error=claim.max_error,
                        max_bos_mass=float(claim.conclusion.min_bos_mass), values=mc.values,
                        restarts=opts.restarts, steps=opts.steps, seed=opts.seed,
-                       budget=opts.budget, samples=opts.samples)
+                       budget=opts.budget, samples=opts.samples, residual=mc.residual)
     how = (f"search: {res.restarts} restarts x {opts.steps} Adam steps on "
            f"{'the whole family' if res.source == 'exhaustive' else 'seeded samples'} "
            f"({res.n_sequences} sequences), budget {opts.budget:g} s")
     if res.params is None:
         reasons.append(f"{how}; no restart finished")
         return None, res, None
-    model = model_from_params(task, mc.kind, res.params)
+    model = model_from_params(task, mc.kind, res.params, mc.residual)
     if not task.finite:
         reasons.append(f"{how}; best model: {sampled(claim, model)}")
         return None, res, model

@@ -48,7 +48,9 @@ MARGIN = 1e-6
 class LeastSink:
     """The best feasible candidate: its ``A`` and ``M``, the float BOS weight at the target
     and the model's largest float error over the family; ``starts`` tried, ``feasible``
-    of them ended within ``ε`` (in floats)."""
+    of them ended within ``ε`` (in floats).  ``relaxed``: ``A`` is a free logit per
+    (query, key) token pair and ``M`` a free value per token (the engine's class, on the
+    one-hot token codes), not a model of the task."""
 
     A: np.ndarray
     M: np.ndarray
@@ -56,10 +58,14 @@ class LeastSink:
     error: float
     starts: int
     feasible: int
+    relaxed: bool = False
 
     def model(self, task: Task) -> StackModel:
         """The candidate: a paper stack (``W_Q = A^T``, ``W_K = I``, ``W_V = M``, ``W_O = I``)
         on a task without positions, else the one-head :class:`AttentionModel` ``(A, U = M)``."""
+        if self.relaxed:
+            raise ValueError("a relaxed point (a logit per token pair, a value per token) is "
+                             "no model of the task: project_start() maps it to one")
         if task.has_positions:
             return AttentionModel(task, kind="softmax", A=self.A[None], U=self.M[None])
         n = task.n
@@ -68,15 +74,39 @@ class LeastSink:
                            W_V=self.M[None, None], W_O=np.eye(n)[None])
 
 
-def _groups(task: Task) -> list[tuple[np.ndarray, np.ndarray]]:
+def _onehot(task: Task, codes: np.ndarray) -> np.ndarray:
+    """The prefixes ``codes`` ``(N, t)`` as one-hot token codes, BOS first: ``(N, t+1, 2m+1)``."""
+    keys = np.concatenate([np.full((codes.shape[0], 1), task.bos_code), codes], axis=1)
+    return np.eye(task.n_tokens)[keys]
+
+
+def _groups(task: Task, relaxed: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
     """Every prefix of the finite family by depth ``t = 0..max_depth``: input rows
-    ``(N, t+1, D)`` and the targets at the last position ``(N, out_dim)``."""
+    ``(N, t+1, D)`` (``relaxed``: one-hot token codes) and the targets at the last
+    position ``(N, out_dim)``."""
+    feats = (lambda c: _onehot(task, c)) if relaxed else task.prefix_features
     empty = np.zeros((1, 0), dtype=np.int64)
-    out = [(task.prefix_features(empty), task.prefix_targets(empty))]
+    out = [(feats(empty), task.prefix_targets(empty))]
     for t in range(1, task.max_depth + 1):
         codes = np.concatenate([b.codes for b in task.prefix_blocks(t)])
-        out.append((task.prefix_features(codes), task.prefix_targets(codes)))
+        out.append((feats(codes), task.prefix_targets(codes)))
     return out
+
+
+def relaxed_start(task: Task, A: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A paper head ``(A, M)`` in the engine's relaxed class: the logit of every (query,
+    key) token pair ``x_q^T A x_k`` and the value of every token ``M x_k`` (a task without
+    positions: ``X`` its token table)."""
+    X = task.token_table
+    return X @ np.asarray(A) @ X.T, np.asarray(M) @ X.T
+
+
+def project_start(task: Task, A1: np.ndarray, M1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The least-squares paper head ``(A, M)`` whose pair logits and token values are
+    nearest a relaxed point ``(A1, M1)`` (a start for :func:`least_sink`; the token
+    vectors are linearly dependent, so it is in general not the same point)."""
+    P = np.linalg.pinv(task.token_table)
+    return P @ np.asarray(A1) @ P.T, np.asarray(M1) @ P.T
 
 
 def sink_starts(task: Task, eps: float, scales: Iterable[float] = (0.7, 0.85, 1.0, 1.2)
@@ -99,10 +129,18 @@ def sink_starts(task: Task, eps: float, scales: Iterable[float] = (0.7, 0.85, 1.
 
 def least_sink(task: Task, eps: float, target: Sequence[int], *,
                starts: list[tuple[np.ndarray, np.ndarray]] | None = None,
-               maxiter: int = 400, max_work: int | None = None) -> LeastSink:
+               maxiter: int = 400, max_work: int | None = None,
+               relaxed: bool = False) -> LeastSink:
     """Minimise the BOS weight at the last position of prefix ``target`` (token codes of the
     finite task) over one-head models with error ``<= eps`` at every position of the family
-    (see the module docstring).  ``starts``: ``(A, M)`` pairs (default :func:`sink_starts`)."""
+    (see the module docstring).  ``starts``: ``(A, M)`` pairs (default :func:`sink_starts`).
+
+    ``relaxed`` (a task without positions): over the branch-and-bound engine's class
+    instead — a free logit per (query, key) token pair and a free value per token (the same
+    program on one-hot token codes; starts are mapped by :func:`relaxed_start`).  Its
+    optimum is a point of that class, so no certificate of the class proves more than its
+    BOS weight (up to the optimiser's reach): it splits a gap between the engine's bound
+    and :func:`least_sink`'s model into the engine's part and its class's part."""
     from scipy.optimize import minimize  # the optimiser, loaded by the path that uses it
 
     require(task, "finite", "least_sink (the error on the whole finite family)")
@@ -117,12 +155,17 @@ def least_sink(task: Task, eps: float, target: Sequence[int], *,
             not 0 <= c < task.bos_code for c in target) or np.any(task.is_trigger(
                 np.array(target))):
         raise ValueError(f"target must be 1..{task.max_depth} non-trigger token codes")
-    groups = _groups(task)
-    probe = task.prefix_features(np.array([target]))[0]  # (t+1, D)
-    tok = task.token_columns
+    if relaxed:
+        require(task, "has_positions", "least_sink(relaxed=True)", value=False)
+    groups = _groups(task, relaxed)
+    probe = (_onehot(task, np.array([target])) if relaxed
+             else task.prefix_features(np.array([target])))[0]  # (t+1, D)
+    tok = slice(None) if relaxed else task.token_columns
     D, out_dim = probe.shape[1], groups[0][1].shape[1]
     width = probe[:, tok].shape[1]
     starts = sink_starts(task, eps) if starts is None else starts
+    if relaxed:
+        starts = [s if np.shape(s[0]) == (D, D) else relaxed_start(task, *s) for s in starts]
     aim = eps * (1.0 - MARGIN)  # SLSQP ends on its active constraints, up to ~1e-12
     with x64():
         data = [(jnp.asarray(x), jnp.asarray(y)) for x, y in groups]
@@ -172,7 +215,7 @@ def least_sink(task: Task, eps: float, target: Sequence[int], *,
     if best is None:
         raise ValueError("no start ended feasible: give starts= that are eps-accurate")
     bos, err, A, M = best
-    return LeastSink(A, M, bos, err, len(starts), feasible)
+    return LeastSink(A, M, bos, err, len(starts), feasible, relaxed)
 
 
-__all__ = ["LeastSink", "least_sink", "sink_starts"]
+__all__ = ["LeastSink", "least_sink", "project_start", "relaxed_start", "sink_starts"]

@@ -122,7 +122,7 @@ def verify(cert: dict[str, Any]) -> Verdict:
             f"<= {eps} at position 0 and at the last position of {used} (a fortiori with "
             f"error <= {eps} on the whole family) has BOS weight >= {show(stated)} {where} "
             f"({n_leaves} leaves, {n_empty} empty); no norm bound assumed")
-    content = ({"scheme": "uniform", "box": f"[-1, 1]^{n - 3}"} if uniform
+    content = ({"scheme": "uniform", "box": f"[-1, 1]^{n - 3}", "symbols": m} if uniform
                else {"scheme": "custom", "vectors": inst.family.vectors()})
     statement = {
         "kind": KIND, "setting": "paper", "content_domain": "box" if uniform else "finite",
