@@ -196,7 +196,7 @@ def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
     lo, hi = box.arrays(relax.key)
     if backend == "clarabel":
         own = _own_multipliers(solution) if reuse else None
-        if own is not None:
+        if own is not None and _may_certify(relax, box, *own):
             checked = _rounded_leaf(relax, box, *own, bz)
             if checked:
                 return checked
@@ -253,6 +253,34 @@ def _own_multipliers(solution: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     if not np.isfinite(z).all():
         return None
     return np.asarray(rows), z, np.asarray(s, dtype=float)
+
+
+SLACK = 1e-10
+"""Relative float slack within which :func:`_may_certify` still tries the exact check."""
+
+
+def _may_certify(relax: Relaxation, box: ValueBox, rows: np.ndarray, z: np.ndarray,
+                 s: np.ndarray) -> bool:
+    """Whether float multipliers look worth rounding: ``h_l + a_l <= SLACK·scale`` on every
+    class the rows or the target touch (or, with ``c0 < 0``, every ``h_l`` that small),
+    ``h`` computed in floating point with tight cones and the forced zeros of ``G`` as
+    zeros.  Only a filter (it skips the rounding of points that would fail it); what
+    certifies is the exact check."""
+    lo, hi = box.arrays(relax.key)
+    M, eps = relax.M[rows], float(relax.eps)
+    coeff = eps * np.linalg.norm(z, axis=1) - (z * relax.Y[rows]).sum(axis=1)
+    G = M.T @ z
+    G = np.where(np.abs(G) <= 1e-6 * max(1.0, float(s.max(initial=0))), 0.0, G)
+    with np.errstate(invalid="ignore"):
+        sigma = np.where(G > 0, G * hi, np.where(G < 0, G * lo, 0.0)).sum(axis=1)
+    h = M.T @ coeff + sigma
+    touched = (M > 0).any(axis=0) | (relax.a > 0)
+    slack = SLACK * max(1.0, float(np.abs(z).max(initial=0)))
+    c0 = eps * float(np.linalg.norm(z.sum(axis=0))) + float(coeff.sum())
+    worst = float((h + relax.a)[touched].max(initial=-np.inf))
+    if c0 < 0:
+        worst = min(worst, float(h[touched].max(initial=-np.inf)))
+    return bool(worst <= slack)
 
 
 def _solved_support(solution: Any) -> np.ndarray | None:
