@@ -9,9 +9,14 @@ trees in 1, 2 and 4 worker processes against the machine's ceiling, all in one r
       scratch (``backend="cvxpy", parametrised=False``);
     - ``CVXPY, compiled once`` (the engine before this change): the relaxation compiled
       once per target with the box as CVXPY parameters, the duals rebuilt per leaf;
-    - ``direct`` (now): both programs written straight into Clarabel's standard form,
-      the relaxation by constraint generation over the prefixes, the leaf's dual over
-      the few prefixes its own solve leaned on (``sinkproof/bnb/conic.py``).
+    - ``direct, a dual program per leaf`` (before): both programs written straight into
+      Clarabel's standard form, the relaxation by constraint generation over the
+      prefixes, the leaf's dual over the few prefixes its own solve leaned on
+      (``sinkproof/bnb/conic.py``; ``prove(..., reuse=False)``);
+    - ``direct, own multipliers first`` (now): the same trees; each leaf first rounds the
+      multipliers its own relaxation solve returned (its dual point, or its certificate
+      of infeasibility) and checks them exactly, solving a dual program only where they
+      fail.  Both direct routes run the exact check in integers over one denominator.
 
     Claims: the paper's (P1) at every non-trigger position
     (``examples/claims/paper_p1_one_head_every.toml``, n=4, L=5) and the homogeneous
@@ -21,6 +26,9 @@ trees in 1, 2 and 4 worker processes against the machine's ceiling, all in one r
 (c) The paper claim's target trees in a pool of 1, 2 and 4 worker processes (warm:
     start-up is measured apart), against the machine's ceiling: the same number of
     pure-Python CPU jobs (an integer loop) sized like one tree, in the same pools.
+
+(e) Where one proof's time goes (the paper claim, both direct routes): Clarabel calls
+    of the trees and of the certification, rounding and exact checks, the checker.
 
 (d) ``--claims``: every claim of ``bench_bnb.py`` by the direct programs and by the CVXPY
     programs of before: outcome, nodes, seconds, bound (the same trees: the same outcome
@@ -49,8 +57,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 PAPER = "examples/claims/paper_p1_one_head_every.toml"
 TRIGGER = "examples/claims/learned_values_homogeneous.toml"
 ROUTES = {"plain CVXPY (baseline)": dict(backend="cvxpy", parametrised=False),
-          "CVXPY, compiled once (before)": dict(backend="cvxpy", parametrised=True),
-          "direct (now)": dict(backend="clarabel")}
+          "CVXPY, compiled once": dict(backend="cvxpy", parametrised=True),
+          "direct, a dual program per leaf (before)": dict(backend="clarabel", reuse=False),
+          "direct, own multipliers first (now)": dict(backend="clarabel")}
+NOW = "direct, own multipliers first (now)"
+TREE_ROUTES = [name for name in ROUTES if "reuse" not in ROUTES[name]]
+"""(b) grows trees only: ``reuse`` touches the certification, so one direct route."""
 
 
 def load() -> str:
@@ -97,10 +109,12 @@ def one_tree(nodes: int) -> dict[str, float]:
     print("| relaxation | nodes | seconds | nodes/s | float BOS-mass bound |")
     print("|---|---|---|---|---|")
     rates, inside = {}, None
-    for name, kw in ROUTES.items():
+    for name in TREE_ROUTES:
+        kw = ROUTES[name]
         watch = SolveWatch() if kw["backend"] == "clarabel" else None
         t0 = time.perf_counter()
-        tree = branch_and_bound(PrimalSolver(relax, **kw), ValueBox.root(task, "learned"),
+        tree = branch_and_bound(PrimalSolver(relax, **kw),
+                                ValueBox.root(task, "learned"),
                                 None, max_nodes=nodes)
         seconds = time.perf_counter() - t0
         if watch is not None:
@@ -141,6 +155,62 @@ class SolveWatch:
     def close(self) -> SolveWatch:
         self.conic.solve = self.inner
         return self
+
+
+def time_spent(subject: object, kw: dict, route: str) -> dict[str, list]:
+    """One proof by ``route`` with its Clarabel calls (trees, certification), leaf
+    rounding + exact checks and checker calls counted and timed: ``{part: [calls, s]}``,
+    ``"total"`` the whole call."""
+    from sinkproof.bnb import api, conic, dual
+
+    spent = {k: [0, 0.0] for k in ("tree", "certify", "exact", "checker", "total")}
+    phase = ["tree"]
+    saved = conic.solve, api.certify_tree, dual._rounded_leaf, api.checker.verify
+
+    def timed(key, f):
+        def run(*a, **k):
+            part = phase[0] if key is None else key
+            t0 = time.perf_counter()
+            try:
+                return f(*a, **k)
+            finally:
+                spent[part][0] += 1
+                spent[part][1] += time.perf_counter() - t0
+        return run
+
+    def certify(*a, **k):
+        phase[0] = "certify"
+        try:
+            return saved[1](*a, **k)
+        finally:
+            phase[0] = "tree"
+
+    conic.solve, api.certify_tree = timed(None, saved[0]), certify
+    dual._rounded_leaf, api.checker.verify = timed("exact", saved[2]), timed("checker", saved[3])
+    try:
+        timed("total", prove)(subject, **kw, **ROUTES[route])
+    finally:
+        conic.solve, api.certify_tree, dual._rounded_leaf, api.checker.verify = saved
+    return spent
+
+
+def breakdown(claim: str) -> None:
+    """(e): where one proof's time goes, per direct route: the Clarabel calls of the
+    trees and of the certification (assembling ``A``, Clarabel's setup and solve), the
+    rounding and exact check of the leaves, the trusted checker's verification, the
+    rest (Python: boxes, constraint generation, splits, certificate assembly)."""
+    subject, kw = claim_arguments(claim)
+    print(f"\nwhere the time goes, {claim} ({load()}):")
+    print("| route | total s | tree solves (s) | certification solves (s) | "
+          "rounding + exact check s | checker s | rest s |")
+    print("|---|---|---|---|---|---|---|")
+    for name in ("direct, a dual program per leaf (before)", NOW):
+        t = time_spent(subject, kw, name)
+        total = t["total"][1]
+        rest = total - sum(v[1] for k, v in t.items() if k != "total")
+        print(f"| {name} | {total:.2f} | {t['tree'][0]} ({t['tree'][1]:.2f}) | "
+              f"{t['certify'][0]} ({t['certify'][1]:.2f}) | {t['exact'][1]:.2f} | "
+              f"{t['checker'][1]:.2f} | {rest:.2f} |")
 
 
 def spin(n: int) -> int:
@@ -207,7 +277,8 @@ def every_claim() -> None:
     print("| claim | route | outcome | nodes | seconds | certified least BOS mass |")
     print("|---|---|---|---|---|---|")
     for name, kw in CLAIMS:
-        for route in ("direct (now)", "CVXPY, compiled once (before)"):
+        for route in (NOW, "direct, a dual program per leaf (before)",
+                      "CVXPY, compiled once"):
             t0 = time.perf_counter()
             r = prove(f"examples/claims/{name}.toml", **kw, **ROUTES[route])
             seconds = time.perf_counter() - t0
@@ -232,14 +303,15 @@ def main() -> None:
     paper = settle(PAPER, names[1:] if args.quick else names)
     trig = settle(TRIGGER, names)
     tree = one_tree(args.nodes)
-    now = names[2]
-    for label, rates in (("paper P1 every position, certified", paper),
-                         ("p=2 T=3 homogeneous claim, certified", trig),
-                         ("p=2 T=3 one tree, no certification", tree)):
-        for base in names[:2]:
-            if base in rates:
-                print(f"RATIO bnb nodes/s {label}: {rates[now] / rates[base]:.1f}x "
+    direct = TREE_ROUTES[-1]
+    for label, rates, now in (("paper P1 every position, certified", paper, NOW),
+                              ("p=2 T=3 homogeneous claim, certified", trig, NOW),
+                              ("p=2 T=3 one tree, no certification", tree, direct)):
+        for base in names:
+            if base in rates and base != now:
+                print(f"RATIO bnb nodes/s {label}: {rates[now] / rates[base]:.2f}x "
                       f"(vs {base}, same run)")
+    breakdown(PAPER)
     workers_run([int(x) for x in args.workers.split(",")])
 
 

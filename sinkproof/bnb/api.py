@@ -59,10 +59,11 @@ def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
 
 def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
                  instance: Any = None, deadline: float | None = None,
-                 backend: str = "clarabel") -> None:
+                 backend: str = "clarabel", reuse: bool = True) -> None:
     """Certify every leaf of ``outcome.tree``; set ``outcome.certified`` when all pass
     (each leaf checked exactly by :func:`~sinkproof.bnb.dual.leaf_certificate` with the
-    ``backend``'s programs; ``instance`` is unused).  Past ``deadline`` (a :data:`_clock`
+    ``backend``'s programs, first from the leaf's own multipliers when ``reuse``;
+    ``instance`` is unused).  Past ``deadline`` (a :data:`_clock`
     reading) no further leaf is certified: the tree stays uncertified, ``skipped`` says
     why."""
     least = Fraction(1)
@@ -74,10 +75,10 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
             return
         empty = leaf.bound == -math.inf
         got = leaf_certificate(relax, leaf.box, empty, values, -1.0 if empty else leaf.bound,
-                               solution=leaf.solution, backend=backend)
+                               solution=leaf.solution, backend=backend, reuse=reuse)
         if got is None and leaf.bound == -math.inf:
             got = leaf_certificate(relax, leaf.box, False, values, solution=leaf.solution,
-                                   backend=backend)
+                                   backend=backend, reuse=reuse)
         if got is None:
             return
         outcome.leaves[id(leaf)] = got
@@ -94,7 +95,7 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
           heads: int | None = None, rounds: int = 2,
           certify_misses: bool = True,
           max_work: int | None = None, backend: str = "clarabel",
-          workers: int = 1) -> BnbResult | HeadsResult:
+          workers: int = 1, reuse: bool = True) -> BnbResult | HeadsResult:
     """Bound the least BOS mass of every accurate softmax model at each target.
 
     ``claim_or_task``: a claim file's path, its data (``task``/``model``/``hypothesis``/
@@ -127,7 +128,10 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     programs written straight into Clarabel's standard form, :mod:`sinkproof.bnb.conic`)
     or ``"cvxpy"`` (the same programs through CVXPY: the baseline of
     ``benchmarks/bench_bnb.py``).  ``workers > 1`` grows the target trees in that many
-    worker processes (:mod:`sinkproof.executor`); the result is the same.
+    worker processes (:mod:`sinkproof.executor`); the result is the same.  ``reuse``
+    (direct programs): a leaf is first certified from the multipliers its own solve
+    returned, a dual program solved only where they fail the exact check (``False``:
+    one solved for every leaf, the engine before; the same trees either way).
     """
     quantifier = some
     some = False
@@ -205,7 +209,7 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
         outcomes = grow_trees(wanted, RelaxationOf(task, eps_q, rows),
                               root, values, goal_q, some, max_nodes, time_limit, budget,
                               progress, parametrised, certify_misses=certify_misses,
-                              backend=backend, workers=workers)
+                              backend=backend, workers=workers, reuse=reuse)
     except Interrupted as exc:  # Ctrl-C outside a tree's own handler: what was certified
         return finish(task, eps_q, values, goal_q, exc.partial, len(wanted),  # type: ignore
                       some, time.perf_counter() - start, inst, kind, head, stopped=True)
@@ -250,14 +254,16 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
                max_nodes: int, time_limit: float, budget: float | None,
                progress: bool | None, parametrised: bool = True,
                instance: Any = None, certify_misses: bool = True,
-               backend: str = "clarabel", workers: int = 1) -> list[TargetOutcome]:
+               backend: str = "clarabel", workers: int = 1,
+               reuse: bool = True) -> list[TargetOutcome]:
     """One certified tree per target of ``wanted`` (in order), ``relaxation(target)`` its
     program and ``root`` its box; stops at the first target that meets ``goal_q`` when
     ``some``, at the first that misses it otherwise, at Ctrl-C, or when ``budget``
     seconds are spent (the trees and their exact certification together: a tree the
     budget leaves uncertified proves nothing and says so in ``skipped``).  ``instance``
-    is unused; ``workers > 1``: the trees grow in that many processes (``relaxation``
-    must then be picklable, as :class:`RelaxationOf` is); ``certify_misses=False`` skips
+    is unused; ``reuse``: as in :func:`prove`; ``workers > 1``: the trees grow in that
+    many processes (``relaxation`` must then be picklable, as :class:`RelaxationOf`
+    is); ``certify_misses=False`` skips
     certifying a tree that did not reach ``goal_q`` (its certified bound would be below
     it: only its figure is lost, never a decision).
     A Ctrl-C inside a tree ends that tree (status ``"interrupted"``); one outside it (a
@@ -268,7 +274,7 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
     try:
         return _grow(wanted, relaxation, root, values, goal_q, some, max_nodes, time_limit,
                      budget, progress, parametrised, backend, certify_misses, outcomes,
-                     workers)
+                     workers, reuse)
     except KeyboardInterrupt:
         raise Interrupted(outcomes, f"{len(outcomes)} of {len(wanted)} target trees "
                           "grown") from None
@@ -278,9 +284,11 @@ def _grow(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]],
           root: ValueBox, values: str, goal_q: Fraction | None, some: bool, max_nodes: int,
           time_limit: float, budget: float | None, progress: bool | None,
           parametrised: bool, backend: str, certify_misses: bool,
-          outcomes: list[TargetOutcome], workers: int = 1) -> list[TargetOutcome]:
+          outcomes: list[TargetOutcome], workers: int = 1,
+          reuse: bool = True) -> list[TargetOutcome]:
     deadline = None if budget is None else _clock() + budget
-    settings = (root, values, goal_q, max_nodes, parametrised, backend, certify_misses)
+    settings = (root, values, goal_q, max_nodes, parametrised, backend, certify_misses,
+                reuse)
     if workers > 1 and len(wanted) > 1:
         return _grow_parallel(wanted, relaxation, settings, some, time_limit, deadline,
                               workers, outcomes)
@@ -312,7 +320,7 @@ def one_tree(relaxation: Callable[[tuple[int, ...]], Any], target: tuple[int, ..
     """One target's tree, grown within ``limit`` seconds and certified (unless it missed
     the goal and misses are not certified, or ``deadline`` passed); ``grown`` sees the
     outcome as soon as its tree exists (so a Ctrl-C during certification keeps it)."""
-    root, values, goal_q, max_nodes, parametrised, backend, certify_misses = settings
+    root, values, goal_q, max_nodes, parametrised, backend, certify_misses, reuse = settings
     goal = None if goal_q is None else float(1 / goal_q - 1)
     relax = relaxation(target)
     solver = PrimalSolver(relax, parametrised=parametrised, bos_zero=values == "fixed",
@@ -328,7 +336,7 @@ def one_tree(relaxation: Callable[[tuple[int, ...]], Any], target: tuple[int, ..
             if deadline is not None and _clock() >= deadline:
                 outcome.skipped = OUT_OF_BUDGET
             else:
-                certify_tree(relax, outcome, values, None, deadline, backend)
+                certify_tree(relax, outcome, values, None, deadline, backend, reuse)
     return outcome
 
 

@@ -140,37 +140,40 @@ def _solve_exact(A: list[list[int]], b: list[Fraction]) -> list[Fraction] | None
     return x
 
 
-def _repair(relax: Relaxation, box: ValueBox, rows: np.ndarray, z: list[list[Fraction]],
+def _repair(relax: Relaxation, box: ValueBox, rows: np.ndarray, numer: list[list[int]],
             G_float: np.ndarray, tol: float) -> list[list[Fraction]] | None:
-    """Make ``G_l = Σ_i m_il z_i`` exactly zero wherever an infinite box end needs a sign that
-    the float solution met only to within ``tol``."""
+    """The multipliers ``z = numer / DENOMINATOR`` (integer numerators) made to give
+    ``G_l = Σ_i m_il z_i`` exactly zero wherever an infinite box end needs a sign that the
+    float solution met only to within ``tol``: per coordinate, the least correction of
+    the numerators that solves those equations in rationals (``None``: none exists)."""
     lo, hi = box.arrays(relax.key)
-    M = relax.M[rows].astype(int)
+    M = relax.M[rows].astype(np.int64)
     used = (M > 0).any(axis=0)
     open_end = ~np.isfinite(lo) | ~np.isfinite(hi)
-    z = [list(row) for row in z]
-    entries = [[(i, int(M[i, l])) for i in np.flatnonzero(M[:, l])] for l in range(relax.n)]
+    z: list[list[Fraction | int]] = [list(row) for row in numer]
     for c in range(relax.dim):
         forced = np.flatnonzero(used & open_end[:, c] & (np.abs(G_float[:, c]) <= tol))
         if not forced.size:
             continue
-        G = [sum((m * z[i][c] for i, m in entries[l]), Fraction(0)) for l in forced]
-        if all(g == 0 for g in G):
+        column = [int(row[c]) for row in numer]
+        A = [[int(x) for x in M[:, l]] for l in forced]
+        G = [sum(m * x for m, x in zip(row, column) if m) for row in A]
+        if not any(G):
             continue
-        A = [[int(M[i, l]) for i in range(len(rows))] for l in forced]
-        delta = _solve_exact(A, [-g for g in G])
+        delta = _solve_exact(A, [Fraction(-g) for g in G])
         if delta is None:
             return None
-        for i in range(len(rows)):
-            if delta[i]:
-                z[i][c] += delta[i]
-    return z
+        for i, d in enumerate(delta):
+            if d:
+                z[i][c] = column[i] + d
+    return [[Fraction(x) / DENOMINATOR if x else Fraction(0) for x in row] for row in z]
 
 
 def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
                      values: str = "learned", hint: float | None = None,
                      instance: Any = None, solution: Any = None,
-                     backend: str = "clarabel") -> tuple[dict[str, Any], Fraction] | None:
+                     backend: str = "clarabel", reuse: bool = True
+                     ) -> tuple[dict[str, Any], Fraction] | None:
     """A checked leaf entry (as :mod:`sinkproof.checker.rules.tree` reads it) and its
     ``c0``, or ``None``.
 
@@ -184,10 +187,19 @@ def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
     docstring over every prefix).  Every candidate is rounded and checked exactly
     (:func:`sinkproof.bnb.exact.leaf_c0`); ``instance`` is accepted for compatibility
     and unused (the whole certificate goes to :func:`sinkproof.checker.verify`).
+    ``reuse`` (direct backend): first round the multipliers the leaf's own solve returned
+    (its dual point, or its certificate of infeasibility, over its working set): any
+    point of the dual is a bound, so when they pass the exact check no dual program is
+    solved at all; ``False`` always solves one (the engine before this shortcut).
     """
     bz = values == "fixed"
     lo, hi = box.arrays(relax.key)
     if backend == "clarabel":
+        own = _own_multipliers(solution) if reuse else None
+        if own is not None and _may_certify(relax, box, *own):
+            checked = _rounded_leaf(relax, box, *own, bz)
+            if checked:
+                return checked
         live = _solved_support(solution)
         if live is not None:  # the prefixes the leaf's own solve leaned on
             got = conic.solve_dual(relax, lo, hi, live, MARGINS[0], True, empty, bos_zero=bz)
@@ -229,6 +241,46 @@ def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
         if checked:
             return checked
     return None
+
+
+def _own_multipliers(solution: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(rows, z, s)``: the working set of the leaf's own solve and the solver's
+    multipliers on its cones (``None``: no such solve)."""
+    rows, z, s = (getattr(solution, k, None) for k in ("rows", "z", "s"))
+    if rows is None or z is None or s is None or not len(rows):
+        return None
+    z = np.asarray(z, dtype=float)
+    if not np.isfinite(z).all():
+        return None
+    return np.asarray(rows), z, np.asarray(s, dtype=float)
+
+
+SLACK = 1e-10
+"""Relative float slack within which :func:`_may_certify` still tries the exact check."""
+
+
+def _may_certify(relax: Relaxation, box: ValueBox, rows: np.ndarray, z: np.ndarray,
+                 s: np.ndarray) -> bool:
+    """Whether float multipliers look worth rounding: ``h_l + a_l <= SLACK·scale`` on every
+    class the rows or the target touch (or, with ``c0 < 0``, every ``h_l`` that small),
+    ``h`` computed in floating point with tight cones and the forced zeros of ``G`` as
+    zeros.  Only a filter (it skips the rounding of points that would fail it); what
+    certifies is the exact check."""
+    lo, hi = box.arrays(relax.key)
+    M, eps = relax.M[rows], float(relax.eps)
+    coeff = eps * np.linalg.norm(z, axis=1) - (z * relax.Y[rows]).sum(axis=1)
+    G = M.T @ z
+    G = np.where(np.abs(G) <= 1e-6 * max(1.0, float(s.max(initial=0))), 0.0, G)
+    with np.errstate(invalid="ignore"):
+        sigma = np.where(G > 0, G * hi, np.where(G < 0, G * lo, 0.0)).sum(axis=1)
+    h = M.T @ coeff + sigma
+    touched = (M > 0).any(axis=0) | (relax.a > 0)
+    slack = SLACK * max(1.0, float(np.abs(z).max(initial=0)))
+    c0 = eps * float(np.linalg.norm(z.sum(axis=0))) + float(coeff.sum())
+    worst = float((h + relax.a)[touched].max(initial=-np.inf))
+    if c0 < 0:
+        worst = min(worst, float(h[touched].max(initial=-np.inf)))
+    return bool(worst <= slack)
 
 
 def _solved_support(solution: Any) -> np.ndarray | None:
@@ -276,24 +328,49 @@ def _support(relax: Relaxation, box: ValueBox, base: np.ndarray, hint: float | N
     return live if len(live) else None
 
 
+def _ceil_norm(vec: list[Fraction]) -> Fraction:
+    """The least rational over ``vec``'s common denominator ``d`` that is ``>= ||vec||``
+    exactly: ``ceil(sqrt(Σ n_c²)) / d`` for the integer numerators ``n_c``."""
+    d = math.lcm(1, *(x.denominator for x in vec))
+    sq = sum((x.numerator * (d // x.denominator)) ** 2 for x in vec)
+    r = math.isqrt(sq)
+    return Fraction(r + (r * r < sq), d)
+
+
 def _rounded_leaf(relax: Relaxation, box: ValueBox, keep: np.ndarray, zf: np.ndarray,
                   sf: np.ndarray, bz: bool) -> tuple[dict[str, Any], Fraction] | None:
     """Float multipliers on the prefixes ``keep`` rounded to rationals (forced zeros of
     ``G`` restored exactly), as a leaf entry with its exact ``c0``; ``None`` when the
-    rounded multipliers fail the exact check."""
+    rounded multipliers fail the exact check.
+
+    Each ``z`` is rounded to a multiple of ``1/DENOMINATOR``; the integer numerators
+    show at once (exactly, in integers) whether a forced zero of ``G = M^T z`` already
+    holds, so the rational correction runs only where one is broken; each ``s`` is the
+    least rational over its row's denominator at or above ``||z_i||`` (tight cones: ``h``
+    and ``c0`` only fall)."""
+    keep = np.asarray(keep, dtype=np.int64)
+    zf = np.asarray(zf, dtype=float)
     small = np.abs(zf) <= 1e-10 * max(1.0, float(np.abs(zf).max(initial=0)))
-    zr = [[Fraction(0) if small[i, c] else _round(zf[i, c]) for c in range(zf.shape[1])]
-          for i in range(len(keep))]
-    G_float = relax.M[keep].T @ zf
-    zr = _repair(relax, box, keep, zr, G_float, tol=1e-6 * max(1.0, float(sf.max(initial=0))))
-    if zr is None:
-        return None
+    numer = [[0 if small[i, c] else int(round(zf[i, c] * DENOMINATOR))
+              for c in range(zf.shape[1])] for i in range(len(keep))]
+    M = relax.M[keep].astype(np.int64)
+    G_float = M.T @ zf
+    tol = 1e-6 * max(1.0, float(np.asarray(sf).max(initial=0)))
+    lo, hi = box.arrays(relax.key)
+    open_end = ~np.isfinite(lo) | ~np.isfinite(hi)
+    forced = ((M > 0).any(axis=0)[:, None] & open_end & (np.abs(G_float) <= tol))
+    if forced.any():
+        zr = _repair(relax, box, keep, numer, G_float, tol=tol)
+        if zr is None:
+            return None
+    else:
+        zr = [[Fraction(x, DENOMINATOR) if x else Fraction(0) for x in row] for row in numer]
     # a prefix whose z rounds to 0 only adds eps s >= 0 to h and c0: left out
     used = [i for i in range(len(keep)) if any(x != 0 for x in zr[i])]
     zs = [zr[i] for i in used]
-    ss = [_round_up_norm(zr[i], 0.0) for i in used]  # tight cones: h and c0 only fall
+    ss = [_ceil_norm(row) for row in zs]
     z0 = [-sum((row[c] for row in zs), Fraction(0)) for c in range(relax.dim)]
-    s0 = Fraction(0) if bz else _round_up_norm(z0, 0.0)
+    s0 = Fraction(0) if bz else _ceil_norm(z0)
     c0 = leaf_c0(relax, box, [int(keep[i]) for i in used], zs, ss, s0, learned=not bz)
     if c0 is None:
         return None

@@ -15,6 +15,7 @@ again, as a whole, by :func:`sinkproof.checker.verify`.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -39,6 +40,18 @@ def _dot(a: list[Fraction], b: tuple[Fraction, ...] | list[Fraction]) -> Fractio
     return sum((x * y for x, y in zip(a, b)), Fraction(0))
 
 
+def _integer_targets(relax: Relaxation) -> tuple[list[list[int]], int]:
+    """The exact targets ``y_i`` of every constraint prefix as integers over one common
+    denominator ``d``: ``(numerators, d)`` (cached on ``relax``)."""
+    cached = relax.__dict__.get("_integer_targets")
+    if cached is None:
+        ys = [relax.exact_target(i) for i in range(relax.m)]
+        d = math.lcm(1, *(Fraction(x).denominator for y in ys for x in y))
+        cached = ([[int(Fraction(x) * d) for x in y] for y in ys], d)
+        object.__setattr__(relax, "_integer_targets", cached)
+    return cached
+
+
 def support(g: list[Fraction], box: tuple[Interval, ...]) -> Fraction | None:
     """``max_{v ∈ box} g·v`` exactly (each coordinate at the end its sign of ``g`` picks),
     ``None`` when that end is infinite."""
@@ -56,38 +69,61 @@ def leaf_c0(relax: Relaxation, box: Any, rows: list[int], z: list[list[Fraction]
             s: list[Fraction], s0: Fraction, learned: bool) -> Fraction | None:
     """``c0`` of the leaf (``Z* <= 1 + c0`` on ``box``; no model there when ``< 0``) when
     the multipliers pass every exact test above, else ``None``.  ``rows``: indices of the
-    constraint prefixes in ``relax``; ``box``: a :class:`~sinkproof.bnb.box.ValueBox`."""
-    eps, p = relax.eps, relax.dim
-    for zi, si in zip(z, s):
-        if si < 0 or _dot(zi, zi) > si * si:
+    constraint prefixes in ``relax``; ``box``: a :class:`~sinkproof.bnb.box.ValueBox`.
+
+    Exact throughout, in integers: the multipliers are brought to one common denominator
+    ``D`` and the targets to one ``d_y`` (so every ``eps s_i - z_i·y_i`` is an integer
+    over ``D d_y den(eps)``); only the box's support function meets other rationals."""
+    p = relax.dim
+    eps = Fraction(relax.eps)
+    D = math.lcm(1, s0.denominator, *(x.denominator for x in s),
+                 *(x.denominator for zi in z for x in zi))
+
+    def over_D(x: Fraction) -> int:
+        return x.numerator * (D // x.denominator)
+
+    Z = [[over_D(x) for x in zi] for zi in z]
+    S = [over_D(x) for x in s]
+    S0 = over_D(s0)
+    for zi, si in zip(Z, S):
+        if si < 0 or sum(x * x for x in zi) > si * si:
             return None
-    if s0 < 0:
+    if S0 < 0:
         return None
     if learned:
-        z0 = [-sum((zi[c] for zi in z), Fraction(0)) for c in range(p)]
-        if _dot(z0, z0) > s0 * s0:
+        z0 = [sum(zi[c] for zi in Z) for c in range(p)]  # -z_0; its norm is z_0's
+        if sum(x * x for x in z0) > S0 * S0:
             return None
-    c0 = eps * s0
-    G: dict[int, list[Fraction]] = {}
-    H: dict[int, Fraction] = {}
-    for i, zi, si in zip(rows, z, s):
-        coeff = eps * si - _dot(zi, relax.exact_target(i))
+    Y, dy = _integer_targets(relax)
+    e_num, e_den = eps.numerator, eps.denominator
+    scale = D * dy * e_den  # every coefficient below is an integer over it
+    c0 = e_num * dy * S0
+    G: dict[int, list[int]] = {}
+    H: dict[int, int] = {}
+    classes = _row_classes(relax)
+    for i, zi, si in zip(rows, Z, S):
+        coeff = e_num * dy * si - e_den * sum(a * b for a, b in zip(zi, Y[i]))
         c0 += coeff
-        for l, m in _row_classes(relax)[i]:
+        for l, m in classes[i]:
             g = G.get(l)
             G[l] = [m * b for b in zi] if g is None else [a + m * b for a, b in zip(g, zi)]
             H[l] = H.get(l, 0) + m * coeff
     table = dict(box.bounds)
     h: dict[int, Fraction] = {}
     for l, g in G.items():
-        sigma = support(g, table[int(relax.key[l])])
-        if sigma is None:
-            return None
-        h[l] = H[l] + sigma
+        sigma = Fraction(0)
+        for gc, (lo, hi) in zip(g, table[int(relax.key[l])]):
+            if gc:
+                end = hi if gc > 0 else lo
+                if end is None:
+                    return None
+                sigma += gc * end
+        h[l] = Fraction(H[l], scale) + sigma / D
     for l in np.flatnonzero(relax.a):
         h.setdefault(int(l), Fraction(0))
-    if c0 < 0 and all(v <= 0 for v in h.values()):
-        return c0
+    c0_q = Fraction(c0, scale)
+    if c0_q < 0 and all(v <= 0 for v in h.values()):
+        return c0_q
     if any(v + int(relax.a[l]) > 0 for l, v in h.items()):
         return None
-    return c0
+    return c0_q
