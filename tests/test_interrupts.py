@@ -301,7 +301,7 @@ def test_report_cli_prints_the_finished_sections(monkeypatch, capsys):
 
     sections = list(build.SECTIONS)
 
-    def stop(task):
+    def stop(task, **options):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(build, "SECTIONS", [sections[0], stop, *sections[1:]])

@@ -15,7 +15,8 @@ s_i)`` on the cones, ``μ_i``, ``ν_ik``, ``κ_k`` on the linear rows), so it ho
 head.  This module solves that dual in floating point, rounds it to rationals, makes
 the ``λ`` coefficients ``q_il <= 0`` hold exactly by raising ``μ_i``, and checks the step
 in exact arithmetic (:meth:`HeadsProgram.check`) before returning it; the certificate is
-verified as a whole by the trusted checker (:mod:`sinkproof.checker.rules.treeheads`).
+verified as a whole by the trusted checker (:mod:`sinkproof.checker.rules.tree`, kind
+``bnb-heads``).
 """
 
 from __future__ import annotations
