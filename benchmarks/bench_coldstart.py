@@ -99,6 +99,9 @@ def cases(certificate: Path) -> dict[str, tuple[str, str]]:
             "", f"sp.check({str(CLAIMS / 'fixed_values_homogeneous.toml')!r}, progress=False)"),
         "sp.check(stored certificate)": (
             "", f"sp.check({claim}, certificate={str(certificate)!r}, progress=False)"),
+        "sp.check(certificate made now)": (
+            "", f"sp.check({claim}, certificate_out={str(certificate.parent / 'made.json')!r}, "
+                "force=True, progress=False)"),
         "sp.check(claim refuted by search)": (
             "", f"sp.check({str(CLAIMS / 'after_trigger.toml')!r}, progress=False)"),
     }
@@ -136,7 +139,7 @@ def main() -> None:
               f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); goal: "
               f"first - second <= {GOAL} s")
         head = (f"{'call':37s} {'first':>8s} {'second':>8s} {'tax':>8s} {'floor':>8s} "
-                f"{'tax-floor':>9s}  {'route':24s} loaded by the first call")
+                f"{'tax-floor':>9s}  {'route':34s} loaded by the first call")
         print(head)
         summary = {}
         for name, (setup, call) in cases(certificate).items():
@@ -151,7 +154,7 @@ def main() -> None:
                              "tax": round(tax, 4), "floor": round(base, 4),
                              "goal_met": tax <= GOAL}
             print(f"{name:37s} {first:7.3f}s {second:7.3f}s {tax:7.3f}s {base:7.3f}s "
-                  f"{tax - base:8.3f}s  {runs[-1]['route']:24s} {', '.join(loaded) or '-'}")
+                  f"{tax - base:8.3f}s  {runs[-1]['route']:34s} {', '.join(loaded) or '-'}")
         print("\nsp.search's first call, in parts (median of fresh interpreters):")
         cache_env = {**env, "SINKPROOF_JAX_CACHE": str(work / "jax-cache")}
         fresh(BREAKDOWN, cache_env)  # fills the cache

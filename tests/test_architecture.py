@@ -525,3 +525,12 @@ def test_a_convex_program_loads_cvxpy_without_jax_and_jax_still_imports_after():
                  "import jax.numpy as jnp\nprint(float(jnp.ones(2).sum()))")
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[:2] == ["0.707107 True False", "2.0"], run.stdout
+
+
+def test_the_convex_packages_lazy_names_are_its_exports_and_each_resolves():
+    import sinkproof.convex as convex
+
+    assert set(convex._LAZY) == set(convex.__all__)
+    for name, module in convex._LAZY.items():
+        value = getattr(convex, name)
+        assert value.__module__ == f"sinkproof.convex.{module}", name

@@ -16,7 +16,22 @@ checker :mod:`sinkproof.checker` (``sinkproof verify FILE``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # the names below, for type checkers and the API pages (not imported here)
+    from .family import (
+        FamilyCertificate,
+        PaperFamilyCertificate,
+        family_certificate,
+        paper_family_certificate,
+    )
+    from .minnorm import MinNorm, min_norm_point, min_norm_points
+    from .pair import SimplexPair, simplex_pair, simplex_pair_at
+    from .position import PositionCertificate, position_certificate, position_certificates
+    from .situations import Situation
+    from .values import ValueTable, value_table
 
 # Every name loads its submodule on first use: a module that only reads or writes
 # certificate files (:mod:`.certfile`) does not load the programs (SciPy, CVXPY).

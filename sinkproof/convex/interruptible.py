@@ -16,6 +16,7 @@ solvers with no callback (SCS): it runs the whole solve in a helper thread
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable
 from functools import cache
 from importlib import import_module
@@ -36,8 +37,11 @@ def import_cvxpy() -> ModuleType:
     (a JAX solver) that imports JAX first (about 1 s) even when MPAX itself is absent.
     When MPAX is not installed and JAX is not loaded yet, ``import jax`` is made to fail for
     the length of CVXPY's import (MPAX then counts as not installed, as it is); JAX stays
-    importable afterwards.  With MPAX installed, or JAX already loaded, a plain import."""
-    if "cvxpy" in sys.modules or "jax" in sys.modules or find_spec("mpax") is not None:
+    importable afterwards.  ``sys.modules`` is shared by every thread, so this is done on
+    the main thread only (a pool thread, as in a Dask worker, may import JAX meanwhile);
+    with MPAX installed, JAX already loaded, or off the main thread: a plain import."""
+    if ("cvxpy" in sys.modules or "jax" in sys.modules or find_spec("mpax") is not None
+            or threading.current_thread() is not threading.main_thread()):
         return import_module("cvxpy")
     sys.modules["jax"] = None  # type: ignore[assignment]  # `import jax` fails meanwhile
     try:
