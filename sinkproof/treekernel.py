@@ -363,6 +363,7 @@ def _query_chunks(model: AttentionModel, t: int, keys: tuple[np.ndarray, ...], s
     child += channels(np.array([q]), t)  # the query's own key
     smallest = parent[0].min(axis=1) + child[0].min(axis=1)  # (H,): the least sum S
     bos0 = l0 if mode == "sum" else np.exp(l0) if mode == "log_sum" else np.exp(l0 - shift)
+    c0 = const = scale = None
     if mode == "normalised":
         b = amap.null_logit(model.map_params)
         if b is not None and np.any(b - shift > _EXP_RANGE):
@@ -371,7 +372,6 @@ def _query_chunks(model: AttentionModel, t: int, keys: tuple[np.ndarray, ...], s
         if np.any(smallest < _TINY) or np.any(smallest / (smallest + c0) < _TINY):
             return None
         child[1:] += bos0[None, :, None] * vals[:, bos_code].T[:, :, None]
-        scale = None
     else:
         if mode == "log_sum" and (np.any(smallest < _TINY)
                                   or np.any(smallest * np.exp(shift) < _TINY)):
@@ -385,8 +385,7 @@ def _query_chunks(model: AttentionModel, t: int, keys: tuple[np.ndarray, ...], s
         else:
             scale *= np.exp(shift)
             const = (bos0 if g is None else bos0 * g)[None] * vals[:, bos_code].T
-    return _chunks(model, t, codes, q, mode, parent, child, bos0, g, shift, scale,
-                   const if scale is not None else None, c0 if scale is None else None,
+    return _chunks(model, t, codes, q, mode, parent, child, bos0, g, shift, scale, const, c0,
                    E, max_rows)
 
 
