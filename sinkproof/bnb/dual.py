@@ -13,7 +13,7 @@ rounded tight, a prefix whose multiplier rounds to zero is dropped); the equalit
 that an infinite box end forces (``G_l = 0`` in a coordinate the box leaves open on the
 side the sign needs) are restored exactly by solving for a correction of the ``z_i`` in
 rational arithmetic.  The result is checked exactly by the producer's own code
-(:func:`sinkproof.bnb.exact.leaf_c0`) before it is returned; the whole certificate then
+(:func:`sinkproof.bnb.exact.leaf_c0`, in integers) before it is returned; the whole certificate then
 goes to :func:`sinkproof.checker.verify`.
 """
 
@@ -30,7 +30,7 @@ from ..convex import interruptible
 from ..convex.interruptible import cvxpy as cp
 from . import conic
 from .box import ValueBox
-from .exact import leaf_c0
+from .exact import leaf_c0_integers
 from .primal import SOLVER
 from .relaxation import Relaxation
 from .result import KIND, PAPER_KIND
@@ -141,16 +141,18 @@ def _solve_exact(A: list[list[int]], b: list[Fraction]) -> list[Fraction] | None
 
 
 def _repair(relax: Relaxation, box: ValueBox, rows: np.ndarray, numer: list[list[int]],
-            G_float: np.ndarray, tol: float) -> list[list[Fraction]] | None:
+            G_float: np.ndarray, tol: float) -> tuple[list[list[int]], int] | None:
     """The multipliers ``z = numer / DENOMINATOR`` (integer numerators) made to give
     ``G_l = Σ_i m_il z_i`` exactly zero wherever an infinite box end needs a sign that the
-    float solution met only to within ``tol``: per coordinate, the least correction of
-    the numerators that solves those equations in rationals (``None``: none exists)."""
+    float solution met only to within ``tol``: per coordinate, a correction of the
+    numerators that solves those equations in rationals.  Returns the corrected ``z`` as
+    integer numerators over one denominator, ``(numerators, denominator)`` (``None``:
+    no correction exists)."""
     lo, hi = box.arrays(relax.key)
     M = relax.M[rows].astype(np.int64)
     used = (M > 0).any(axis=0)
     open_end = ~np.isfinite(lo) | ~np.isfinite(hi)
-    z: list[list[Fraction | int]] = [list(row) for row in numer]
+    fixes: list[tuple[int, int, Fraction]] = []
     for c in range(relax.dim):
         forced = np.flatnonzero(used & open_end[:, c] & (np.abs(G_float[:, c]) <= tol))
         if not forced.size:
@@ -163,10 +165,12 @@ def _repair(relax: Relaxation, box: ValueBox, rows: np.ndarray, numer: list[list
         delta = _solve_exact(A, [Fraction(-g) for g in G])
         if delta is None:
             return None
-        for i, d in enumerate(delta):
-            if d:
-                z[i][c] = column[i] + d
-    return [[Fraction(x) / DENOMINATOR if x else Fraction(0) for x in row] for row in z]
+        fixes.extend((i, c, d) for i, d in enumerate(delta) if d)
+    k = math.lcm(1, *(d.denominator for _, _, d in fixes))
+    out = [[x * k for x in row] for row in numer]
+    for i, c, d in fixes:
+        out[i][c] += d.numerator * (k // d.denominator)
+    return out, DENOMINATOR * k
 
 
 def leaf_certificate(relax: Relaxation, box: ValueBox, empty: bool = False,
@@ -332,9 +336,13 @@ def _ceil_norm(vec: list[Fraction]) -> Fraction:
     """The least rational over ``vec``'s common denominator ``d`` that is ``>= ||vec||``
     exactly: ``ceil(sqrt(Σ n_c²)) / d`` for the integer numerators ``n_c``."""
     d = math.lcm(1, *(x.denominator for x in vec))
-    sq = sum((x.numerator * (d // x.denominator)) ** 2 for x in vec)
-    r = math.isqrt(sq)
-    return Fraction(r + (r * r < sq), d)
+    return Fraction(_ceil_sqrt(sum((x.numerator * (d // x.denominator)) ** 2 for x in vec)), d)
+
+
+def _ceil_sqrt(n: int) -> int:
+    """``ceil(sqrt(n))`` exactly, for an integer ``n >= 0``."""
+    r = math.isqrt(n)
+    return r + (r * r < n)
 
 
 def _rounded_leaf(relax: Relaxation, box: ValueBox, keep: np.ndarray, zf: np.ndarray,
@@ -343,11 +351,11 @@ def _rounded_leaf(relax: Relaxation, box: ValueBox, keep: np.ndarray, zf: np.nda
     ``G`` restored exactly), as a leaf entry with its exact ``c0``; ``None`` when the
     rounded multipliers fail the exact check.
 
-    Each ``z`` is rounded to a multiple of ``1/DENOMINATOR``; the integer numerators
-    show at once (exactly, in integers) whether a forced zero of ``G = M^T z`` already
-    holds, so the rational correction runs only where one is broken; each ``s`` is the
-    least rational over its row's denominator at or above ``||z_i||`` (tight cones: ``h``
-    and ``c0`` only fall)."""
+    Each ``z`` is rounded to a multiple of ``1/DENOMINATOR`` and kept as integer
+    numerators over one denominator throughout (the forced-zero correction, when one is
+    needed, moves them to a common multiple); each ``s`` is the least multiple of that
+    denominator at or above ``||z_i||`` (tight cones: ``h`` and ``c0`` only fall), and the
+    exact check runs in integers (:func:`~sinkproof.bnb.exact.leaf_c0_integers`)."""
     keep = np.asarray(keep, dtype=np.int64)
     zf = np.asarray(zf, dtype=float)
     small = np.abs(zf) <= 1e-10 * max(1.0, float(np.abs(zf).max(initial=0)))
@@ -359,25 +367,29 @@ def _rounded_leaf(relax: Relaxation, box: ValueBox, keep: np.ndarray, zf: np.nda
     lo, hi = box.arrays(relax.key)
     open_end = ~np.isfinite(lo) | ~np.isfinite(hi)
     forced = ((M > 0).any(axis=0)[:, None] & open_end & (np.abs(G_float) <= tol))
+    den = DENOMINATOR
     if forced.any():
-        zr = _repair(relax, box, keep, numer, G_float, tol=tol)
-        if zr is None:
+        repaired = _repair(relax, box, keep, numer, G_float, tol=tol)
+        if repaired is None:
             return None
-    else:
-        zr = [[Fraction(x, DENOMINATOR) if x else Fraction(0) for x in row] for row in numer]
+        numer, den = repaired
     # a prefix whose z rounds to 0 only adds eps s >= 0 to h and c0: left out
-    used = [i for i in range(len(keep)) if any(x != 0 for x in zr[i])]
-    zs = [zr[i] for i in used]
-    ss = [_ceil_norm(row) for row in zs]
-    z0 = [-sum((row[c] for row in zs), Fraction(0)) for c in range(relax.dim)]
-    s0 = Fraction(0) if bz else _ceil_norm(z0)
-    c0 = leaf_c0(relax, box, [int(keep[i]) for i in used], zs, ss, s0, learned=not bz)
+    used = [i for i in range(len(keep)) if any(numer[i])]
+    Z = [numer[i] for i in used]
+    S = [_ceil_sqrt(sum(x * x for x in row)) for row in Z]
+    S0 = 0 if bz else _ceil_sqrt(sum(sum(row[c] for row in Z) ** 2 for c in range(relax.dim)))
+    c0 = leaf_c0_integers(relax, box, [int(keep[i]) for i in used], Z, S, S0, den,
+                          learned=not bz)
     if c0 is None:
         return None
+
+    def fmt(n: int) -> str:
+        return _fmt(Fraction(n, den))
+
     leaf = {"box": box.to_json(),
             "constraints": [list(relax.prefixes[keep[i]]) for i in used],
-            "z": [[_fmt(x) for x in row] for row in zs],
-            "s": [_fmt(x) for x in ss], "s0": _fmt(s0)}
+            "z": [[fmt(x) for x in row] for row in Z],
+            "s": [fmt(x) for x in S], "s0": fmt(S0)}
     return leaf, c0
 
 

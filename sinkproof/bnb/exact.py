@@ -70,21 +70,28 @@ def leaf_c0(relax: Relaxation, box: Any, rows: list[int], z: list[list[Fraction]
     """``c0`` of the leaf (``Z* <= 1 + c0`` on ``box``; no model there when ``< 0``) when
     the multipliers pass every exact test above, else ``None``.  ``rows``: indices of the
     constraint prefixes in ``relax``; ``box``: a :class:`~sinkproof.bnb.box.ValueBox`.
-
-    Exact throughout, in integers: the multipliers are brought to one common denominator
-    ``D`` and the targets to one ``d_y`` (so every ``eps s_i - z_i·y_i`` is an integer
-    over ``D d_y den(eps)``); only the box's support function meets other rationals."""
-    p = relax.dim
-    eps = Fraction(relax.eps)
+    The multipliers are brought to one common denominator and checked by
+    :func:`leaf_c0_integers`."""
     D = math.lcm(1, s0.denominator, *(x.denominator for x in s),
                  *(x.denominator for zi in z for x in zi))
 
     def over_D(x: Fraction) -> int:
         return x.numerator * (D // x.denominator)
 
-    Z = [[over_D(x) for x in zi] for zi in z]
-    S = [over_D(x) for x in s]
-    S0 = over_D(s0)
+    return leaf_c0_integers(relax, box, rows, [[over_D(x) for x in zi] for zi in z],
+                            [over_D(x) for x in s], over_D(s0), D, learned)
+
+
+def leaf_c0_integers(relax: Relaxation, box: Any, rows: list[int], Z: list[list[int]],
+                     S: list[int], S0: int, D: int, learned: bool) -> Fraction | None:
+    """:func:`leaf_c0` of the multipliers ``z = Z / D``, ``s = S / D``, ``s_0 = S0 / D``
+    (integer numerators over one denominator ``D``).
+
+    Exact throughout, in integers: with the targets over one denominator ``d_y`` every
+    ``eps s_i - z_i·y_i`` is an integer over ``D d_y den(eps)``; only the box's support
+    function meets other rationals."""
+    p = relax.dim
+    eps = Fraction(relax.eps)
     for zi, si in zip(Z, S):
         if si < 0 or sum(x * x for x in zi) > si * si:
             return None
