@@ -52,7 +52,7 @@ CASES: dict[str, list[str]] = {
     # the paper's training protocol (JAX compile, then the compiled loop)
     "paper-quick": ["paper", "--quick", "--no-figures", "--out", "paper-quick", "--force"],
     # the other long commands: every one answers Ctrl-C within a second
-    "report": ["report", "--p", "2", "--T", "7"],
+    "report": ["report", "--p", "3", "--T", "7", "--max-work", "10000000"],
     "certify": ["certify", "--p", "3", "--T", "6", "--eps", "1/10", "--out", "cert.json",
                 "--max-work", "100000000", "--force"],
     "check-search": ["check", str(EXAMPLES / "learned_values_homogeneous.toml"),

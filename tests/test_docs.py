@@ -309,7 +309,9 @@ def render_cli_reference() -> str:
         "with `--trained`); a "
         "claim that Theorem 1 or 3 proves on a named position set is proved from one "
         "position per set of distinct tokens, without listing the family (`T = 40` takes "
-        "seconds). Ctrl-C stops a command within about a second: it prints what it has "
+        "seconds). Ctrl-C stops a command within about a second (`python "
+        "benchmarks/bench_ctrl_c.py` measures every long command; docs/performance.md "
+        "shows its table): it prints what it has "
         "finished (the positions settled, the runs or sections done), marked interrupted, "
         "and exits with status 130.",
         "",
@@ -320,9 +322,11 @@ def render_cli_reference() -> str:
         "microseconds, saturating at 10^30), and a table built from a size field (content "
         "vectors, positions, a model's weights) is refused beyond its size before it is "
         "allocated. The Python API refuses the same way: `evaluate`, `sink_map`, `search`, "
-        "`check`, `convex.family_certificate` and `bnb.prove` take `max_work=` (default: "
+        "`check`, `report`, `experiment`, `variants`, `convex.family_certificate` and "
+        "`bnb.prove` take `max_work=` (`sweep`: `max_jobs=`; default: "
         "the command's) and raise `sinkproof.work.WorkLimitExceeded` (the error behind "
-        "status 4) with the same message ending `(raise it with max_work=N)`.",
+        "status 4) with the same message ending `(raise it with max_work=N)` (a sweep's: "
+        "`max_jobs=N`).",
         "",
         *_conventions(),
         "",
