@@ -11,11 +11,13 @@ def lazy_getattr(package: str, table: dict[str, str], namespace: dict[str, Any]
                  ) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``package``: ``name`` in ``table`` is imported from the
     submodule ``table[name]`` on first access and kept in ``namespace`` (the package's
-    globals), so later accesses cost nothing."""
+    globals), so later accesses cost nothing.  An entry ``"module:attribute"`` binds
+    ``name`` to that submodule's ``attribute`` (another name for it)."""
 
     def __getattr__(name: str) -> Any:
         if name in table:
-            value = getattr(import_module(f"{package}.{table[name]}"), name)
+            module, _, attribute = table[name].partition(":")
+            value = getattr(import_module(f"{package}.{module}"), attribute or name)
             namespace[name] = value
             return value
         raise AttributeError(f"module {package!r} has no attribute {name!r}")

@@ -527,10 +527,21 @@ def test_a_convex_program_loads_cvxpy_without_jax_and_jax_still_imports_after():
     assert run.stdout.splitlines()[:2] == ["0.707107 True False", "2.0"], run.stdout
 
 
-def test_the_convex_packages_lazy_names_are_its_exports_and_each_resolves():
-    import sinkproof.convex as convex
+@pytest.mark.parametrize("package", ["sinkproof.convex", "sinkproof.bnb"])
+def test_a_lazy_packages_names_are_its_exports_and_each_resolves(package):
+    lazy = importlib.import_module(package)
+    assert set(lazy._LAZY) == set(lazy.__all__)
+    for name, entry in lazy._LAZY.items():
+        module, _, attribute = entry.partition(":")
+        value = getattr(lazy, name)
+        assert value is getattr(importlib.import_module(f"{package}.{module}"), attribute or name)
+        assert value.__module__ == f"{package}.{module}", name
 
-    assert set(convex._LAZY) == set(convex.__all__)
-    for name, module in convex._LAZY.items():
-        value = getattr(convex, name)
-        assert value.__module__ == f"sinkproof.convex.{module}", name
+
+def test_the_target_prefixes_load_without_the_engines_programs():
+    run = subprocess.run([sys.executable, "-c", (
+        "import sys\nfrom sinkproof.bnb.targets import nontrigger_targets\n"
+        "print(sorted(m for m in ('sinkproof.bnb.api', 'sinkproof.bnb.conic', 'clarabel',"
+        " 'scipy.sparse') if m in sys.modules))")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]", run.stdout

@@ -24,21 +24,48 @@ BnbResult(proved >= 0.5: 12 targets, certified least BOS mass 0.818182, ...)
 
 from __future__ import annotations
 
-from .api import prove, prove_paper, restrict, restrict_paper
-from .box import ValueBox
-from .multihead import HeadsOutcome, HeadsResult, prove_heads
-from .relaxation import Relaxation, build_relaxation, family_prefixes, token_pair_classes
-from .result import BnbResult, TargetOutcome
-from .targets import nontrigger_targets
-from .tree import TreeResult, branch_and_bound
+from typing import TYPE_CHECKING
 
-paper_prefixes = family_prefixes
-"""The paper setting's name for :func:`family_prefixes` (token codes, shortest first)."""
-paper_targets = nontrigger_targets
-"""The paper setting's name for :func:`nontrigger_targets`."""
-paper_relaxation = build_relaxation
-"""The paper setting's name for :func:`build_relaxation` (the token-pair relaxation)."""
-paper_classes = token_pair_classes
+from .._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # the names below, for type checkers and the API pages (not imported here)
+    from .api import prove, prove_paper, restrict, restrict_paper
+    from .box import ValueBox
+    from .multihead import HeadsOutcome, HeadsResult, prove_heads
+    from .relaxation import Relaxation, build_relaxation, family_prefixes, token_pair_classes
+    from .result import BnbResult, TargetOutcome
+    from .targets import nontrigger_targets
+    from .tree import TreeResult, branch_and_bound
+
+    paper_prefixes = family_prefixes
+    paper_targets = nontrigger_targets
+    paper_relaxation = build_relaxation
+    paper_classes = token_pair_classes
+
+# Every name loads its submodule on first use: a caller that needs the target prefixes
+# (:mod:`.targets`) does not load the programs (SciPy, Clarabel).  The ``paper_*`` names
+# are the paper setting's names for the same functions.
+_LAZY: dict[str, str] = {
+    "prove": "api", "prove_paper": "api", "restrict": "api", "restrict_paper": "api",
+    "ValueBox": "box",
+    "HeadsOutcome": "multihead", "HeadsResult": "multihead", "prove_heads": "multihead",
+    "Relaxation": "relaxation", "build_relaxation": "relaxation",
+    "family_prefixes": "relaxation", "token_pair_classes": "relaxation",
+    "BnbResult": "result", "TargetOutcome": "result",
+    "nontrigger_targets": "targets",
+    "TreeResult": "tree", "branch_and_bound": "tree",
+    "paper_prefixes": "relaxation:family_prefixes",
+    "paper_targets": "targets:nontrigger_targets",
+    "paper_relaxation": "relaxation:build_relaxation",
+    "paper_classes": "relaxation:token_pair_classes",
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = ["BnbResult", "HeadsOutcome", "HeadsResult", "Relaxation", "TargetOutcome",
            "TreeResult", "ValueBox", "branch_and_bound", "build_relaxation", "family_prefixes",
