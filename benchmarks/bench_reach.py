@@ -55,7 +55,7 @@ from sinkproof.bnb import prove
 p, T = int(sys.argv[1]), int(sys.argv[2])
 task = sp.TriggerTask(p=p, T=T)
 r, sec = clocked(prove, task, eps="1/20", at="homogeneous", min_bos_mass="1/2",
-                 max_nodes=20, time_limit=3600)
+                 max_nodes=20, time_limit=3600, max_work=10**15)
 print(json.dumps(dict(sec=sec, what=f"{r.status}, {len(r.targets)} targets, {r.nodes} nodes",
                       mb=peak_mb())))
 """,
@@ -67,7 +67,7 @@ L, m = int(sys.argv[1]), int(sys.argv[2])
 content = [[-1.0 + 2.0 * i / (m - 1)] for i in range(m)]
 task = PaperTask(n=4, L=L, content=content)
 r, sec = clocked(prove_paper, task, Fraction(1, 20), min_bos_mass=Fraction(1, 2),
-                 certify_misses=False, max_nodes=200, time_limit=3600)
+                 certify_misses=False, max_nodes=200, time_limit=3600, max_work=10**15)
 print(json.dumps(dict(sec=sec, what=f"{r.status}, {len(r.targets)} targets, {r.nodes} nodes",
                       mb=peak_mb())))
 """,

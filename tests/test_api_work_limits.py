@@ -11,10 +11,11 @@ import pytest
 
 import sinkproof as sp
 from sinkproof import cli, work
-from sinkproof.bnb import prove
+from sinkproof.bnb import prove, prove_paper
 from sinkproof.constructions import relu_solution
 from sinkproof.convex import family_certificate
 from sinkproof.errors import EXIT_BAD_INPUT, WorkLimitError
+from sinkproof.tasks import PaperTask
 
 RUNAWAY = sp.TriggerTask(p=2, T=30)
 """The issue's typo: T=30 for T=3."""
@@ -30,6 +31,8 @@ ENTRY_POINTS = {
                                                           "1/10", **kw),
     "bnb.prove": lambda **kw: prove(RUNAWAY, eps="1/10", at="nontrigger", **kw),
     "report": lambda **kw: sp.report(RUNAWAY, **kw),
+    "bnb.prove_paper": lambda **kw: prove_paper(
+        PaperTask(n=4, L=40, content=[[-1.0], [1.0]]), "1/20", min_bos_mass="1/2", **kw),
 }
 
 
@@ -143,7 +146,7 @@ def test_every_entry_point_shows_its_limit_in_its_signature():
     import inspect
 
     for function in (sp.evaluate, sp.sink_map, sp.check, sp.experiment, sp.variants,
-                     sp.search, sp.report, prove, family_certificate):
+                     sp.search, sp.report, prove, prove_paper, family_certificate):
         assert "max_work" in inspect.signature(function).parameters, function
     assert "max_jobs" in inspect.signature(sp.sweep).parameters
 

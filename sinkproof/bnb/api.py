@@ -239,14 +239,15 @@ def prove_paper(task: Any, eps: Any, *, min_bos_mass: Any = None,
                 max_nodes: int = 200, time_limit: float = 120.0,
                 budget: float | None = None, progress: bool | None = None,
                 certify_misses: bool = True, backend: str = "clarabel",
-                workers: int = 1) -> BnbResult:
+                workers: int = 1, max_work: int | None = None) -> BnbResult:
     """:func:`prove` on a task without positional features (the paper's setting), every
-    non-trigger position by default: the name the docs and claim route use."""
+    non-trigger position by default: the name the docs and claim route use (``max_work``:
+    as in :func:`prove`, refused before any tree grows)."""
     require(task, "has_positions", "prove_paper (the token-pair relaxation)", value=False)
     return prove(task, eps=eps, min_bos_mass=min_bos_mass, targets=targets, some=some,  # type: ignore[return-value]
                  max_nodes=max_nodes, time_limit=time_limit, budget=budget,
                  progress=progress, certify_misses=certify_misses, backend=backend,
-                 workers=workers)
+                 workers=workers, max_work=max_work)
 
 
 def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]], Any],
