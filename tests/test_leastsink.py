@@ -115,3 +115,32 @@ def test_the_engines_class_holds_a_point_between_its_bound_and_the_best_head(fou
     A, M = project_start(TASK, *relaxed_start(TASK, found.A, found.M))
     X = TASK.token_table  # the projection keeps every pair logit and token value
     assert np.allclose(X @ A @ X.T, X @ found.A @ X.T) and np.allclose(M @ X.T, found.M @ X.T)
+
+
+def test_the_relaxed_classes_share_what_the_positions_share() -> None:
+    """``inverse`` gives positions 1 and 2 the same features: the relaxed program's classes
+    (token, position features) tie them, as the engine's do (a finer class would hold points
+    no certificate of the engine speaks of)."""
+    from sinkproof.search.leastsink import _onehot, _position_classes
+
+    task = sp.TriggerTask(p=2, T=3)
+    rows, which = _position_classes(task)
+    assert len(rows) == 3 and which[1] == which[2] and len(set(which.tolist())) == 3
+    x = _onehot(task, np.array([[0, 0]]))[0]
+    assert np.array_equal(x[1], x[2])  # the same token at positions 1 and 2: one class
+
+
+@pytest.mark.slow
+def test_the_relaxed_point_in_our_setting_respects_the_engines_bounds() -> None:
+    from sinkproof.bnb import prove
+    from sinkproof.search.leastsink import relaxed_start
+
+    task = sp.TriggerTask(p=2, T=3)
+    proof = prove(task, eps="1/20", targets=[(0,), (0, 0), (0, 0, 0)], max_nodes=40,
+                  progress=False)
+    certified = {tuple(t.target): float(t.certified) for t in proof.targets}
+    for target in [(0,), (0, 0)]:
+        head = least_sink(task, 0.05, target)
+        rel = least_sink(task, 0.05, target, relaxed=True,
+                         starts=[relaxed_start(task, head.A, head.M)])
+        assert certified[target] <= rel.bos <= head.bos + 1e-12

@@ -75,9 +75,32 @@ class LeastSink:
 
 
 def _onehot(task: Task, codes: np.ndarray) -> np.ndarray:
-    """The prefixes ``codes`` ``(N, t)`` as one-hot token codes, BOS first: ``(N, t+1, 2m+1)``."""
+    """The prefixes ``codes`` ``(N, t)`` in the engine's relaxed coordinates, BOS first: one-hot
+    token codes ``(N, t+1, K)`` (``K`` token kinds) on a task without positions; with them,
+    one-hot (token, position features) pairs (the scores' classes) followed by one-hot token
+    codes (the values'), ``(N, t+1, K P + K)``, ``P`` distinct position features."""
     keys = np.concatenate([np.full((codes.shape[0], 1), task.bos_code), codes], axis=1)
-    return np.eye(task.n_tokens)[keys]
+    tokens = np.eye(task.n_tokens)[keys]
+    if not task.has_positions:
+        return tokens
+    rows, which = _position_classes(task)
+    pairs = keys * len(rows) + which[: keys.shape[1]][None, :]
+    return np.concatenate([np.eye(task.n_tokens * len(rows))[pairs], tokens], axis=2)
+
+
+def _position_classes(task: Task) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct position features ``π(t)`` of ``t = 0..max_depth`` and each position's
+    index among them: positions with the same features share every logit (``inverse``
+    has ``π(1) = π(2)``), as the engine's classes do."""
+    table = np.array([task.position_features(t) for t in range(task.max_depth + 1)])
+    rows, which = np.unique(table, axis=0, return_inverse=True)
+    return rows, np.asarray(which).reshape(-1)
+
+
+def _value_columns(task: Task, relaxed: bool) -> slice:
+    if not relaxed:
+        return task.token_columns
+    return slice(-task.n_tokens, None) if task.has_positions else slice(None)
 
 
 def _groups(task: Task, relaxed: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -94,17 +117,27 @@ def _groups(task: Task, relaxed: bool = False) -> list[tuple[np.ndarray, np.ndar
 
 
 def relaxed_start(task: Task, A: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A paper head ``(A, M)`` in the engine's relaxed class: the logit of every (query,
-    key) token pair ``x_q^T A x_k`` and the value of every token ``M x_k`` (a task without
-    positions: ``X`` its token table)."""
+    """A head ``(A, M)`` in the engine's relaxed class: the logit of every (query, key)
+    class ``φ_q^T A φ_k`` (token pairs; with positions, (token, position) pairs) and the
+    value of every token ``M e(x)`` (``X`` the task's token table)."""
     X = task.token_table
-    return X @ np.asarray(A) @ X.T, np.asarray(M) @ X.T
+    if not task.has_positions:
+        return X @ np.asarray(A) @ X.T, np.asarray(M) @ X.T
+    pos, _ = _position_classes(task)
+    phi = np.concatenate([np.repeat(X, len(pos), axis=0), np.tile(pos, (X.shape[0], 1))],
+                         axis=1)
+    size = phi.shape[0] + X.shape[0]
+    A1 = np.zeros((size, size))
+    A1[: phi.shape[0], : phi.shape[0]] = phi @ np.asarray(A) @ phi.T
+    return A1, np.asarray(M) @ X.T
 
 
 def project_start(task: Task, A1: np.ndarray, M1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The least-squares paper head ``(A, M)`` whose pair logits and token values are
     nearest a relaxed point ``(A1, M1)`` (a start for :func:`least_sink`; the token
-    vectors are linearly dependent, so it is in general not the same point)."""
+    vectors are linearly dependent, so it is in general not the same point); a task
+    without positions."""
+    require(task, "has_positions", "project_start", value=False)
     P = np.linalg.pinv(task.token_table)
     return P @ np.asarray(A1) @ P.T, np.asarray(M1) @ P.T
 
@@ -135,9 +168,10 @@ def least_sink(task: Task, eps: float, target: Sequence[int], *,
     finite task) over one-head models with error ``<= eps`` at every position of the family
     (see the module docstring).  ``starts``: ``(A, M)`` pairs (default :func:`sink_starts`).
 
-    ``relaxed`` (a task without positions): over the branch-and-bound engine's class
-    instead — a free logit per (query, key) token pair and a free value per token (the same
-    program on one-hot token codes; starts are mapped by :func:`relaxed_start`).  Its
+    ``relaxed``: over the branch-and-bound engine's class instead — a free logit per
+    (query, key) class (token pairs; with positions, (token, position) pairs) and a free
+    value per token (the same program on one-hot codes; starts are mapped by
+    :func:`relaxed_start`).  Its
     optimum is a point of that class, so no certificate of the class proves more than its
     BOS weight (up to the optimiser's reach): it splits a gap between the engine's bound
     and :func:`least_sink`'s model into the engine's part and its class's part."""
@@ -155,12 +189,10 @@ def least_sink(task: Task, eps: float, target: Sequence[int], *,
             not 0 <= c < task.bos_code for c in target) or np.any(task.is_trigger(
                 np.array(target))):
         raise ValueError(f"target must be 1..{task.max_depth} non-trigger token codes")
-    if relaxed:
-        require(task, "has_positions", "least_sink(relaxed=True)", value=False)
     groups = _groups(task, relaxed)
     probe = (_onehot(task, np.array([target])) if relaxed
              else task.prefix_features(np.array([target])))[0]  # (t+1, D)
-    tok = slice(None) if relaxed else task.token_columns
+    tok = _value_columns(task, relaxed)
     D, out_dim = probe.shape[1], groups[0][1].shape[1]
     width = probe[:, tok].shape[1]
     starts = sink_starts(task, eps) if starts is None else starts
