@@ -101,6 +101,26 @@ def test_the_paper_size_example_is_routed_by_classes():
     assert reads_by_class(claim) and estimate_work(claim) == 864
 
 
+def test_one_position_at_the_paper_size_is_proved_by_its_class(tmp_path):
+    """``at = [[...]]`` at n = L = 16 (refused before: 884,738 prefixes): one tree over
+    the 864 classes, well under a second of trees; the certificate verifies."""
+    import tomllib
+
+    from sinkproof.claims import claim_from_dict
+
+    data = tomllib.loads(PAPER_SIZE.read_text(encoding="utf-8"))
+    e1 = [1.0] + [0.0] * 12
+    minus = [-x for x in e1]
+    data["conclusion"] = {"at": [minus, minus, e1], "trigger": 2, "min_bos_mass": 0.5}
+    claim = claim_from_dict(data)
+    assert reads_by_class(claim) and estimate_work(claim) == 864
+    out = sp.check(claim, certificate_out=tmp_path / "c.json")
+    assert out.status == "proved" and out.by == "bnb", out
+    assert "reduced family: 864 prefixes, the prefix's class" in out.detail
+    assert checker.verify_file(tmp_path / "c.json").ok
+    assert 0.5 <= out.bound < 1
+
+
 @pytest.mark.slow  # about two minutes (107 s wall at load 3-4): CI runs it
 def test_the_paper_size_example_is_proved(tmp_path):
     out = sp.check(PAPER_SIZE, certificate_out=tmp_path / "c.json")
