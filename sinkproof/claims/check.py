@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Interrupted, SinkproofError, check_work
+from .byclass import reads_by_class
 from .outcome import Open, Outcome, Proved, Refuted
 from .outputs import private_folder, publish_outcome
 from .refute import refutes
@@ -166,10 +167,17 @@ def _check(claim: Claim, witness: Path, certificate_out: Path, search: bool, bnb
 def estimate_work(claim: Claim) -> int:
     """Prefixes the enumerating routes touch: the claimed positions and the hypothesis
     family's prefixes (each evaluated in high precision to confirm a refutation); on a
-    task without positions the family's prefixes (none listed on continuous content)."""
+    task without positions the family's prefixes (none listed on continuous content), or,
+    where every route reads the family by (query, multiset) class
+    (:func:`reads_by_class`), its classes (in closed form,
+    :meth:`~sinkproof.PaperTask.n_prefix_classes`)."""
     cap, task = claim.options.max_work, claim.task
     if not task.has_positions:
-        return task.n_prefixes_at_most(cap) if task.finite else 0
+        if not task.finite:
+            return 0
+        if reads_by_class(claim):
+            return min(task.n_prefix_classes(), cap + 1)
+        return task.n_prefixes_at_most(cap)
     return min(max(claim.conclusion.at.size_estimate(task, cap),
                    claim.hypothesis.family_size(task, cap)), cap + 1)
 
@@ -202,10 +210,15 @@ def _refute_stack(claim: Claim, witness: Path, reasons: list[str]) -> Refuted | 
     content."""
     from .witness import sampled, search_stack_witness, write_stack_witness
 
-    task = claim.task
+    task, cap = claim.task, claim.options.max_work
+    if reads_by_class(claim):  # the proof routes read classes; a witness, every prefix
+        reasons.append(f"search: not run: a witness is verified at every prefix of the "
+                       f"family, more than max_work = {cap} (the proof routes read it by "
+                       f"(query, multiset) class; raise [check] max_work to search)")
+        return Open(claim, reasons=tuple(reasons))
     if task.finite:
         check_work("prefixes to enumerate (the family, to verify a witness)",
-                   task.n_prefixes_at_most(claim.options.max_work), claim.options.max_work)
+                   task.n_prefixes_at_most(cap), cap)
     for name, model in constructions(claim):
         if not task.finite:
             reasons.append(f"construction ({name}): {sampled(claim, model)}")

@@ -26,8 +26,9 @@ from ..bnb import BnbResult, HeadsResult, nontrigger_targets, prove
 from ..errors import Interrupted, check_work
 from ..exact_numbers import show
 from ..modelclass import ModelClass
-from ..reduced import pattern_targets, prove_position, prove_uniform
+from ..reduced import pattern_targets, prove_position, prove_subfamily, prove_uniform
 from ..task import TRIG
+from .byclass import reads_by_class
 from .schema import Claim
 
 MAX_NODES = 200
@@ -100,7 +101,8 @@ def certify_by_engine(claim: Claim, path: Path, progress: bool | None = None) ->
     and whose ``progress`` is :func:`best_so_far` (the check then answers Open,
     interrupted, with it)."""
     if not claim.task.has_positions and (claim.conclusion.at.name == "prefix"
-                                         or not claim.task.finite):
+                                         or not claim.task.finite
+                                         or reads_by_class(claim)):
         return _by_reduced(claim, path, progress)
     targets, why_not = engine_targets(claim)
     if why_not is not None:
@@ -138,9 +140,12 @@ def _by_reduced(claim: Claim, path: Path, progress: bool | None) -> EngineRun:
     """The engine over a reduced family (:mod:`sinkproof.reduced`) for one softmax head in
     the paper's setting: one position named by its prefix (finite content: that prefix's
     bound from every (query, multiset) class; continuous content: its trigger pattern's,
-    for every content vector of the box), or every non-trigger position over the box
-    (``positions = "some"``: position 1).  The same node budget per tree as the engine
-    route, no clock; a ``paper-subfamily-bnb`` certificate saved when it proves ``b``."""
+    for every content vector of the box), every non-trigger position of a finite family
+    (one target per non-trigger (query, multiset) class:
+    :func:`~sinkproof.claims.byclass.reads_by_class`), or every non-trigger position over
+    the box (``positions = "some"``: position 1).  The same node budget per tree as the
+    engine route, no clock; a ``paper-subfamily-bnb`` certificate saved when it proves
+    ``b``."""
     mc, task, con = claim.model_class, claim.task, claim.conclusion
     if (mc.kind, mc.heads, mc.layers) != ("softmax", 1, 1):
         return EngineRun(None, None, f"not applicable: the reduced-family engine covers one "
@@ -151,6 +156,9 @@ def _by_reduced(claim: Claim, path: Path, progress: bool | None) -> EngineRun:
     if con.at.name == "prefix":
         result = prove_position(task, eps, con.at.rows, con.at.trigger, **options)
         what = f"the prefix's {'class' if task.finite else 'trigger pattern'}"
+    elif task.finite:  # every non-trigger class of the family, each a target
+        result = prove_subfamily(task, eps, **options)
+        what = f"{len(result.targets)} non-trigger (query, multiset) classes"
     else:
         some = con.positions == "some"
         result = prove_uniform(task.n, task.L, eps, **options,

@@ -291,14 +291,28 @@ def implied_bound(claim: Any, statement: dict[str, Any]) -> Fraction:
         by = _by_pattern(statement) if domain == "box" else _by_class(statement)
         m = claim.task.m if claim.task.finite else claim.task.L - 1
         reader = lambda prefix: by(tuple(prefix), m)  # noqa: E731
+        if domain == "finite" and con.at.name != "prefix":
+            return _least(claim, reader, con.min_bos_mass, _class_prefixes(claim.task))
     return _least(claim, reader, con.min_bos_mass)
 
 
-def _least(claim: Any, bound_at: BoundAt, b: Fraction) -> Fraction:
+def _class_prefixes(task: Any) -> list[tuple[tuple[int, ...], bool]]:
+    """One representative per non-trigger (query, multiset) class of a finite family
+    without positions, as :func:`claimed_prefixes` gives positions: for a bound read by
+    class (:func:`_by_class`) the least over them is the least over every non-trigger
+    prefix, without listing the prefixes (the classes are counted first)."""
+    return [(c.representative, False) for c in task.prefix_classes()
+            if c.representative[-1] < task.m]
+
+
+def _least(claim: Any, bound_at: BoundAt, b: Fraction,
+           claimed: list[tuple[tuple[int, ...], bool]] | None = None) -> Fraction:
+    """The least bound over ``claimed`` (default: :func:`claimed_prefixes`) ("every"), or
+    the largest reaching ``b`` ("some")."""
     family = _family_prefixes(claim)
     some = claim.conclusion.positions == "some"
     found: list[Fraction] = []
-    for prefix, trigger in claimed_prefixes(claim):
+    for prefix, trigger in claimed_prefixes(claim) if claimed is None else claimed:
         where = _show(claim, prefix)
         if trigger:
             if some:
