@@ -10,6 +10,9 @@ file the check reports, and the file to verify again with ``sinkproof verify``.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,6 +34,8 @@ PAPER_SMALL = {"task": {"setting": "paper", "n": 4, "L": 4, "content": [[-1.0], 
                "conclusion": {"min_bos_mass": 0.5, "positions": "every"},
                "check": {"restarts": 1, "steps": 10, "budget": 30}}
 """A small paper-setting claim the engine proves (token-pair relaxation, one head)."""
+LATER_LAYERS = ("jax", "optax", "cvxpy", "dask", "distributed", "scipy.optimize")
+"""The search's, the convex programs' and the cluster's libraries: the engine route needs none."""
 
 
 @pytest.fixture
@@ -104,3 +109,19 @@ def test_write_file_if_keeps_the_destination_when_the_check_says_no(tmp_path):
     assert write_file_if(dest, "new", lambda written: True, force=True) is True
     assert dest.read_text() == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]
+
+
+def test_the_engine_route_of_the_command_loads_no_search_convex_or_cluster_layer(tmp_path):
+    claim = tmp_path / "small.toml"
+    claim.write_text("\n".join(
+        [f"[{section}]\n" + "\n".join(f"{k} = {json.dumps(v)}" for k, v in table.items())
+         for section, table in PAPER_SMALL.items()]) + "\n", encoding="utf-8")
+    code = ("import json, sys\nfrom sinkproof.cli import main\n"
+            "rc = main(['check', sys.argv[1], '--force'])\n"
+            f"print(json.dumps([rc] + [m for m in {LATER_LAYERS!r} if m in sys.modules]))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-c", code, str(claim)], capture_output=True,
+                         text=True, cwd=tmp_path, env=env, timeout=300, check=False)
+    assert "PROVED" in run.stdout and "proved by: bnb" in run.stdout, run.stderr
+    assert json.loads(run.stdout.strip().splitlines()[-1]) == [0]  # exit 0, none loaded
+    assert main(["verify", str(tmp_path / "small.certificate.json")]) == 0
