@@ -34,15 +34,30 @@ trees in 1, 2 and 4 worker processes against the machine's ceiling, all in one r
     programs of before: outcome, nodes, seconds, bound (the same trees: the same outcome
     and bound are expected).
 
+(f) ``--cli``: the whole command, ``sinkproof check paper_p1_one_head_every.toml --force``,
+    each run a fresh process in a fresh folder, wall time, median of ``--rounds`` (3),
+    the rounds of this checkout and of ``--root DIR`` (another checkout, e.g. the base
+    commit's ``git worktree add --detach DIR BASE``) interleaved in the same run; with the
+    engine's own seconds (the note's ``..., N nodes, S s``), Python's bytecode cache on
+    (as for an installed package; ``--no-bytecode``: off) and the floor: a fresh
+    interpreter importing the libraries the command needs (numpy, SciPy's sparse
+    matrices, Clarabel, SymPy, mpmath), what any script using them pays before it starts.
+    The printed verdicts must agree, timings aside.
+
 Run: ``python benchmarks/bench_engine.py`` (``--quick``: skips the plain-CVXPY run of the
-paper claim, the slowest; ``--workers 1,2,4``; ``--claims``: only part (d)).
+paper claim, the slowest; ``--workers 1,2,4``; ``--claims``: only part (d); ``--cli
+[--root DIR]``: only part (f)).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -288,13 +303,98 @@ def every_claim() -> None:
                   flush=True)
 
 
+ROOT = Path(__file__).resolve().parent.parent
+FLOOR_IMPORTS = "import numpy, scipy.sparse, clarabel, sympy, mpmath"
+"""What the command needs from other libraries (part (f)'s floor)."""
+_TIMING = re.compile(r"\d+\.\d+ s\b")
+
+
+def _fresh(argv: list[str], root: Path, cwd: Path, pycache: Path | None = None
+           ) -> tuple[float, str]:
+    """Wall seconds and stdout of ``python argv`` in a fresh process importing ``root``'s
+    sinkproof (with ``pycache``: its bytecode cached there, as an installed package's is,
+    even where ``PYTHONDONTWRITEBYTECODE`` is set)."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, *argv], cwd=cwd, env=env, capture_output=True,
+                         text=True, check=False)
+    wall = time.perf_counter() - start
+    if out.returncode:
+        raise SystemExit(f"{argv} with {root} failed ({out.returncode}):\n{out.stderr[-2000:]}")
+    return wall, out.stdout
+
+
+def cli_rows(roots: dict[str, Path], rounds: int, bytecode: bool) -> None:
+    """Part (f): the command end to end for each checkout in ``roots``, interleaved (with
+    ``bytecode``: Python's bytecode cache on, filled by one untimed run each)."""
+    claim = ROOT / PAPER
+    argv = ["-m", "sinkproof", "check", str(claim), "--force"]
+    with tempfile.TemporaryDirectory(prefix="sinkproof-bench-cli-") as work:
+        cache = Path(work) / "pycache" if bytecode else None
+        for name, root in roots.items():
+            _, where = _fresh(["-c", "import sinkproof; print(sinkproof.__file__)"], root,
+                              Path(work))
+            if not where.strip().startswith(str(root)):
+                raise SystemExit(f"{name}: imported {where.strip()}, not {root}")
+            if bytecode:
+                _fresh(argv, root, Path(tempfile.mkdtemp(dir=work)), cache)
+        walls: dict[str, list[float]] = {name: [] for name in roots}
+        engine: dict[str, list[float]] = {name: [] for name in roots}
+        printed: dict[str, str] = {}
+        floor = []
+        loads = [os.getloadavg()[0]]
+        for _ in range(rounds):
+            for name, root in roots.items():
+                folder = Path(tempfile.mkdtemp(dir=work))
+                wall, out = _fresh(argv, root, folder, cache)
+                walls[name].append(wall)
+                engine[name].append(float(re.findall(r"nodes, (\d+\.\d+) s", out)[-1]))
+                printed[name] = _TIMING.sub("X s", out)
+            floor.append(_fresh(["-c", FLOOR_IMPORTS], ROOT, Path(work), cache)[0])
+            loads.append(os.getloadavg()[0])
+    cached = "bytecode cached" if bytecode else "no bytecode cache (--no-bytecode)"
+    print(f"\n`sinkproof check {PAPER} --force`, fresh process, wall, median of {rounds}, "
+          f"{cached} (load average {min(loads):.1f}-{max(loads):.1f}, "
+          f"{os.cpu_count()} cores):")
+    print("| checkout | wall s | engine s (its note) | wall - engine s | stdout |")
+    print("|---|---|---|---|---|")
+    first = next(iter(roots))
+    med = {name: statistics.median(walls[name]) for name in roots}
+    for name in roots:
+        eng = statistics.median(engine[name])
+        same = "same verdict" if printed[name] == printed[first] else "DIFFERS"
+        print(f"| {name} | {med[name]:.2f} | {eng:.2f} | {med[name] - eng:.2f} | {same} |")
+    base = statistics.median(floor)
+    print(f"| floor: `python -c '{FLOOR_IMPORTS}'` | {base:.2f} | | | |")
+    for name in list(roots)[1:]:
+        print(f"RATIO claim CLI wall: {med[name] / med[first]:.2f}x ({name} {med[name]:.2f} s "
+              f"/ {first} {med[first]:.2f} s, same run)")
+    print(f"RATIO claim CLI wall against the import floor: {med[first] / base:.2f}x "
+          f"({first} {med[first]:.2f} s / {base:.2f} s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--nodes", type=int, default=80)
     parser.add_argument("--claims", action="store_true")
+    parser.add_argument("--cli", action="store_true")
+    parser.add_argument("--root", type=Path, default=None,
+                        help="--cli: another checkout to time against this one")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-bytecode", action="store_true",
+                        help="--cli: every run compiles sinkproof from source")
     args = parser.parse_args()
+    if args.cli:
+        roots = {"this checkout": ROOT}
+        if args.root is not None:
+            roots[f"--root {args.root}"] = args.root.resolve()
+        cli_rows(roots, args.rounds, not args.no_bytecode)
+        return
     if args.claims:
         every_claim()
         return

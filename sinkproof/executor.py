@@ -470,8 +470,10 @@ def shutdown_all() -> None:
     for folder in _FLAG_DIR:
         shutil.rmtree(folder, ignore_errors=True)
     _FLAG_DIR.clear()
-    loky = _loky()
-    if loky is not None:  # the reusable pool, if something else started it
+    # the reusable pool, if something else started it (loky loaded: a run that never
+    # imported it has no pool to stop, and importing it here cost every exit ~20 ms)
+    loky = sys.modules.get("loky") or sys.modules.get("joblib.externals.loky")
+    if loky is not None and hasattr(loky, "reusable_executor"):
         kept = getattr(loky.reusable_executor, "_executor", None)
         if kept is not None:
             kept.shutdown(wait=False, kill_workers=True)

@@ -11,7 +11,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from .. import checker
 from .._validate import as_int
 from ..errors import Interrupted
 from ..exact_numbers import bos_mass, error_level
@@ -24,7 +23,7 @@ from .dual import certificate_format, leaf_certificate
 from .multihead import HeadsResult, prove_heads
 from .primal import BACKENDS, PrimalSolver
 from .relaxation import build_relaxation, family_prefixes, value_tokens
-from .result import BnbResult, TargetOutcome, certificate_dict, round_down
+from .result import BnbResult, TargetOutcome, certificate_dict, round_down, verified
 from .targets import is_trigger_token, nontrigger_targets, target_prefixes
 from .transfer import transferred
 from .tree import branch_and_bound
@@ -95,7 +94,8 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
           heads: int | None = None, rounds: int = 2,
           certify_misses: bool = True,
           max_work: int | None = None, backend: str = "clarabel",
-          workers: int = 1, reuse: bool = True) -> BnbResult | HeadsResult:
+          workers: int = 1, reuse: bool = True,
+          save: str | Path | None = None) -> BnbResult | HeadsResult:
     """Bound the least BOS mass of every accurate softmax model at each target.
 
     ``claim_or_task``: a claim file's path, its data (``task``/``model``/``hypothesis``/
@@ -132,6 +132,10 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     (direct programs): a leaf is first certified from the multipliers its own solve
     returned, a dual program solved only where they fail the exact check (``False``:
     one solved for every leaf, the engine before; the same trees either way).
+    ``save``: where to write the certificate; the trusted checker then verifies the
+    written file (its exact bytes, once) instead of the document in memory, and the file
+    is kept only when it verifies (:func:`~sinkproof.convex.certfile.save_verified`; the
+    claim route's way to verify what it saves once, not twice).
     """
     quantifier = some
     some = False
@@ -202,7 +206,7 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
         limit = time_limit if budget is None else min(time_limit, budget)
         return prove_heads(task, eps_q, n_heads, wanted, values=values, min_bos_mass=goal_q,
                            some=some, rounds=rounds, time_limit=limit,
-                           parametrised=parametrised)
+                           parametrised=parametrised, save=save)
     root = (ValueBox.root(task, values) if task.has_positions
             else ValueBox.free(list(value_tokens(task)), task.out_dim))
     try:
@@ -216,7 +220,7 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     if task.has_positions and not any(o.tree.status == "interrupted" for o in outcomes):
         outcomes = [transferred(task, o, outcomes) for o in outcomes]
     return finish(task, eps_q, values, goal_q, outcomes, len(wanted), some,
-                  time.perf_counter() - start, inst, kind, head)
+                  time.perf_counter() - start, inst, kind, head, save=save)
 
 
 def _check_target(task: Any, family: set[tuple[int, ...]] | None,
@@ -404,11 +408,13 @@ restrict_paper = restrict
 
 def finish(task: Any, eps: Fraction, values: str, goal: Fraction | None,
            outcomes: list[TargetOutcome], n_wanted: int, some: bool, seconds: float,
-           inst: dict[str, Any], kind: str, head: str, stopped: bool = False) -> BnbResult:
+           inst: dict[str, Any], kind: str, head: str, stopped: bool = False,
+           save: str | Path | None = None) -> BnbResult:
     """The result of grown trees: a ``kind`` certificate over the chosen targets (the first
     good one when ``some``, else all, each good), kept only when the trusted checker
-    verifies it; ``head`` opens the certificate's statement.  Stopped by Ctrl-C
-    (``stopped``, or a tree interrupted): at once, ``"open"``, no certificate."""
+    verifies it (with ``save``: the file written there, :func:`verified`); ``head`` opens
+    the certificate's statement.  Stopped by Ctrl-C (``stopped``, or a tree interrupted):
+    at once, ``"open"``, no certificate."""
     if stopped or any(o.tree.status == "interrupted" for o in outcomes):
         return BnbResult(task, eps, values, goal, outcomes, "open", None, seconds,
                          stopped=stopped)
@@ -416,15 +422,16 @@ def finish(task: Any, eps: Fraction, values: str, goal: Fraction | None,
             and (goal is None or o.certified >= goal)]
     chosen = good[:1] if some else good
     complete = bool(chosen) if some else len(good) == n_wanted
-    status, cert = "open", None
+    status, cert, verdict = "open", None, None
     if complete and chosen:
         stated = goal if goal is not None else min(round_down(o.certified) for o in chosen)
         where = "some" if some else "every"
         statement = f"{head}: BOS mass >= {stated} at {where} target listed"
         cert = certificate_dict(inst, chosen, stated, statement, kind=kind)
-        verdict = checker.verify(cert)
+        verdict = verified(cert, save)
         if verdict.ok:
             status = "proved" if goal is not None else "bounded"
         else:
             cert = None
-    return BnbResult(task, eps, values, goal, outcomes, status, cert, seconds)
+    return BnbResult(task, eps, values, goal, outcomes, status, cert, seconds,
+                     verdict=verdict)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from .. import checker
@@ -28,7 +29,7 @@ from ..task import TRIG, TriggerTask
 from .dual import _fmt
 from .heads import HeadsProgram, Lemma, instance_dict
 from .relaxation import family_prefixes, prefix_classes
-from .result import CertifiedResult
+from .result import CertifiedResult, verified
 
 KIND = "bnb-heads"
 LEARNED_NOTE = ("with learned values the other heads' value maps are free, so their outputs "
@@ -69,6 +70,7 @@ class HeadsResult(CertifiedResult, Tabular):
     note: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list, repr=False)
     norm_bound_needed: bool = False
+    verdict: checker.Verdict | None = None
 
     @property
     def bound(self) -> Fraction | None:
@@ -103,12 +105,14 @@ def helpers(task: TriggerTask, targets: list[tuple[int, ...]]) -> list[tuple[int
 def prove_heads(task: TriggerTask, eps: Any, heads: int,
                 targets: list[tuple[int, ...]], *, values: str = "fixed",
                 min_bos_mass: Any = None, some: bool = False, rounds: int = 2,
-                time_limit: float = 120.0, parametrised: bool = True) -> HeadsResult:
+                time_limit: float = 120.0, parametrised: bool = True,
+                save: str | Path | None = None) -> HeadsResult:
     """Bound the least BOS mass in **every** one of ``heads`` softmax heads at each target.
 
     ``rounds``: lemma rounds after round 0 (each re-proves the helper prefixes, then the
     targets that still miss ``min_bos_mass``); ``time_limit`` caps the whole run (checked
-    between solves); Ctrl-C returns what was certified so far (``interrupted``).
+    between solves); Ctrl-C returns what was certified so far (``interrupted``); ``save``:
+    as in :func:`sinkproof.bnb.prove` (the file written there is what the checker verifies).
     """
     start = time.perf_counter()
     eps = error_level(eps, "eps", positive=True)
@@ -127,7 +131,7 @@ def prove_heads(task: TriggerTask, eps: Any, heads: int,
                interrupted: bool = False, steps: list | None = None) -> HeadsResult:
         return _finish(task, eps, heads, values, min_bos_mass, some, outcomes, steps or [],
                        time.perf_counter() - start, solves, done_rounds, interrupted,
-                       status_note)
+                       status_note, save)
 
     if values not in ("learned", "fixed"):
         raise ValueError(f"values must be 'learned' or 'fixed', got {values!r}")
@@ -191,12 +195,12 @@ def prove_heads(task: TriggerTask, eps: Any, heads: int,
 def _finish(task: TriggerTask, eps: Fraction, heads: int, values: str,
             goal: Fraction | None, some: bool, outcomes: list[HeadsOutcome],
             steps: list[dict[str, Any]], seconds: float, solves: int, rounds: int,
-            interrupted: bool, note: str) -> HeadsResult:
+            interrupted: bool, note: str, save: str | Path | None = None) -> HeadsResult:
     good = [o for o in outcomes if o.certified is not None
             and (goal is None or o.certified >= goal)]
     chosen = good[:1] if some else good
     complete = bool(chosen) if some else len(good) == len(outcomes)
-    status, cert = "open", None
+    status, cert, verdict = "open", None, None
     if complete and chosen and not interrupted:
         stated = goal if goal is not None else min(o.certified for o in chosen)
         kept, index = _needed(steps, [o.step for o in chosen])
@@ -207,13 +211,13 @@ def _finish(task: TriggerTask, eps: Fraction, heads: int, values: str,
                         {"min_bos_mass": _fmt(stated), "targets": len(chosen),
                          "statement": statement},
                         {"steps": kept, "targets": [index[o.step] for o in chosen]})
-        verdict = checker.verify(cert)
+        verdict = verified(cert, save)
         if verdict.ok:
             status = "proved" if goal is not None else "bounded"
         else:
             cert, note = None, f"the trusted checker rejected the certificate: {verdict.failure}"
     return HeadsResult(task, Fraction(eps), heads, values, goal, outcomes, status, cert,
-                       seconds, solves, rounds, interrupted, note, steps)
+                       seconds, solves, rounds, interrupted, note, steps, verdict=verdict)
 
 
 def _needed(steps: list[dict[str, Any]], roots: list[int]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import checker
-from ..convex.certfile import envelope, save_json
+from ..convex.certfile import envelope, save_json, save_verified
 from ..tables import Tabular
 from ..task import TriggerTask
 from .tree import Node, TreeResult
@@ -58,6 +58,13 @@ class TargetOutcome:
                 "above": self.node_json(node.children[1])}
 
 
+def verified(cert: dict[str, Any], save: str | Path | None = None) -> checker.Verdict:
+    """The trusted checker's verdict on ``cert``: in memory, or with ``save`` on the file
+    written there (:func:`~sinkproof.convex.certfile.save_verified`: the exact bytes
+    verified once, the file kept only when they verify)."""
+    return checker.verify(cert) if save is None else save_verified(cert, save)
+
+
 class CertifiedResult:
     """A result that may carry a certificate (``self.certificate``, ``None`` when some target
     was not certified): writing it and re-checking it with the trusted checker."""
@@ -86,7 +93,8 @@ class BnbResult(CertifiedResult, Tabular):
     ``"open"``; ``bound``: the least certified BOS-mass bound over the targets (``None``
     when a target has none); ``norm_bound_needed`` is always ``False``: the engine assumes
     no bound on any parameter; ``stopped``: Ctrl-C came while a finished tree was being
-    certified (see :attr:`interrupted`).
+    certified (see :attr:`interrupted`); ``verdict``: the trusted checker's verdict on the
+    certificate (on the saved file when :func:`~sinkproof.bnb.prove` had ``save``).
     """
 
     task: TriggerTask
@@ -99,6 +107,7 @@ class BnbResult(CertifiedResult, Tabular):
     seconds: float
     norm_bound_needed: bool = False
     stopped: bool = False
+    verdict: checker.Verdict | None = None
 
     @property
     def bound(self) -> Fraction | None:

@@ -41,7 +41,14 @@ def prove_by_certificate(claim: Claim, path: str | Path) -> tuple[Fraction, str]
     verdict's claim and the digest of the verified statement)``; raises
     :class:`NotImplied` (or :class:`~sinkproof.errors.CertificateError`) otherwise.
     """
-    verdict = checker.verify_file(path)
+    return implied_by_verdict(claim, checker.verify_file(path), path)
+
+
+def implied_by_verdict(claim: Claim, verdict: checker.Verdict, path: str | Path
+                       ) -> tuple[Fraction, str]:
+    """:func:`prove_by_certificate` given the trusted checker's ``verdict`` on the file at
+    ``path`` (its exact bytes: the engine verifies the file it saves,
+    :func:`sinkproof.convex.certfile.save_verified`), so the file is verified once."""
     if not verdict.ok:
         raise NotImplied(f"certificate {path} does not verify: {verdict.failure}")
     bound = implied_bound(claim, verdict.statement)

@@ -15,9 +15,9 @@ its setting's name.  Routes, in order:
    the registry of :mod:`sinkproof.claims.implications`).
 3. **Engine**: the branch-and-bound proof engine (:mod:`sinkproof.bnb`) for a claim
    about softmax heads, learned or fixed values, on the whole family
-   (:mod:`sinkproof.claims.engine`); its certificate is saved, verified again by the
-   trusted checker from the file, and the claim decided from the verified statement
-   exactly as for route 2.
+   (:mod:`sinkproof.claims.engine`); its certificate is saved, verified by the trusted
+   checker from the file (the bytes written, once), and the claim decided from the
+   verified statement exactly as for route 2.
 4. **Construction**: the explicit models of the class that may refute it
    (:func:`sinkproof.claims.theorems.constructions`), each checked as a search result.
 5. **Search**: a model of the class with error ``<= ε`` that violates the
@@ -327,8 +327,9 @@ def _by_sink_map(claim: Claim, out: Path, reasons: list[str]) -> Proved | None:
 def _by_engine(claim: Claim, out: Path, reasons: list[str],
                progress: bool | None) -> Proved | None:
     """Run the proof engine; the claim is proved only by the verified statement of the
-    certificate file it saved (verified again here, from the file)."""
-    from .certified import NotImplied, prove_by_certificate
+    certificate file it saved (the trusted checker's verdict on that file's bytes, taken
+    when the engine wrote it; a file saved without one is verified here)."""
+    from .certified import NotImplied, implied_by_verdict, prove_by_certificate
     from .engine import certify_by_engine
 
     path = out
@@ -341,7 +342,8 @@ def _by_engine(claim: Claim, out: Path, reasons: list[str],
         reasons.append(f"engine (branch and bound): {run.note}")
         return None
     try:
-        bound, stated = prove_by_certificate(claim, run.path)
+        bound, stated = (prove_by_certificate(claim, run.path) if run.verdict is None
+                         else implied_by_verdict(claim, run.verdict, run.path))
     except NotImplied as exc:
         reasons.append(f"engine (branch and bound): {exc}")
         return None

@@ -10,10 +10,11 @@ the certificate it verified (``bnb-learned-values`` for one head, ``bnb-heads`` 
 in every head — for several).  On a finite task without positional features the engine
 reads the family through its token-pair relaxation (one layer of one softmax head,
 learned ``W_Q, W_K, W_V, W_O``; fixed values are a subset), every non-trigger position of
-the family a target (``paper-bnb-learned-values``).  The caller then verifies the saved
-file again with the trusted checker and decides the claim from the verified statement
-alone (:func:`sinkproof.claims.certified.prove_by_certificate`): the engine's own
-numbers are never read.
+the family a target (``paper-bnb-learned-values``).  The trusted checker verifies the
+saved file itself (its exact bytes, once: ``prove(..., save=path)``); the caller decides
+the claim from that verified statement alone
+(:func:`sinkproof.claims.certified.implied_by_verdict`; a file saved without a verdict,
+as the reduced family's, it verifies first): the engine's own numbers are never read.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..bnb import BnbResult, HeadsResult, nontrigger_targets, prove
+from ..checker import Verdict
 from ..errors import Interrupted, check_work
 from ..exact_numbers import show
 from ..modelclass import ModelClass
@@ -37,12 +39,15 @@ MAX_NODES = 200
 
 @dataclass(frozen=True)
 class EngineRun:
-    """What the engine did: the saved certificate (``None`` when it proved nothing) and
-    the run's summary (targets, nodes, seconds) for the outcome's detail."""
+    """What the engine did: the saved certificate (``None`` when it proved nothing), the
+    run's summary (targets, nodes, seconds) for the outcome's detail, and the trusted
+    checker's verdict on the saved file when the engine verified that file itself
+    (``None``: the caller verifies it)."""
 
     path: Path | None
     result: BnbResult | HeadsResult | None
     note: str
+    verdict: Verdict | None = None
 
 
 def engine_class(claim: Claim) -> ModelClass:
@@ -115,7 +120,7 @@ def certify_by_engine(claim: Claim, path: Path, progress: bool | None = None) ->
                    min_bos_mass=claim.conclusion.b_exact, values=values,
                    max_nodes=MAX_NODES, time_limit=math.inf, budget=None,
                    progress=progress, some=claim.conclusion.positions == "some", heads=heads,
-                   certify_misses=False)
+                   certify_misses=False, save=path)
     if result.interrupted:
         raise Interrupted(result, best_so_far(result, len(targets)))
     if isinstance(result, HeadsResult):
@@ -132,8 +137,7 @@ def certify_by_engine(claim: Claim, path: Path, progress: bool | None = None) ->
         spent = "".join(f"; {why}" for why in getattr(result, "skipped", ()))
         return EngineRun(None, result, f"no proof within {MAX_NODES} nodes per target "
                          f"({note}{spent})")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return EngineRun(result.save(path), result, note)
+    return EngineRun(path, result, note, result.verdict)  # the file the checker verified
 
 
 def _by_reduced(claim: Claim, path: Path, progress: bool | None) -> EngineRun:

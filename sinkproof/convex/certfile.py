@@ -19,7 +19,7 @@ from typing import Any
 from .. import checker
 from ..certformat import FORMAT, VERSION, instance_statement
 from ..errors import CertificateError
-from ..files import write_file
+from ..files import write_file, write_file_if
 from ..task import TriggerTask
 from ..tasks.protocol import require
 
@@ -31,9 +31,30 @@ def envelope(kind: str, instance: dict[str, Any], claim: dict[str, Any],
             "claim": claim, "data": data}
 
 
+def certificate_text(cert: dict[str, Any]) -> str:
+    """A certificate as the text of its file: indented JSON, one final newline."""
+    return json.dumps(cert, indent=1) + "\n"
+
+
 def save_json(cert: dict[str, Any], path: str | Path) -> Path:
     """Write a certificate as indented JSON; returns the path."""
-    return write_file(path, json.dumps(cert, indent=1) + "\n", what="certificate")
+    return write_file(path, certificate_text(cert), what="certificate")
+
+
+def save_verified(cert: dict[str, Any], path: str | Path) -> checker.Verdict:
+    """Write ``cert`` as :func:`save_json` does and return the trusted checker's verdict on
+    *the file*: :func:`sinkproof.checker.verify_file` reads the written bytes under their
+    temporary name, and ``path`` gets them (renamed, atomically) only when the verdict is
+    ``ok``; a rejected or malformed certificate leaves nothing at ``path``.  One
+    verification, of exactly the bytes that ``path`` then holds."""
+    verdicts: list[checker.Verdict] = []
+
+    def verified(written: Path) -> bool:
+        verdicts.append(checker.verify_file(written))
+        return verdicts[-1].ok
+
+    write_file_if(path, certificate_text(cert), verified, what="certificate")
+    return verdicts[-1]
 
 
 def task_instance(task: TriggerTask) -> dict[str, Any]:
