@@ -4,8 +4,8 @@ The measures are defined on the family of sequences, whatever model or path comp
 them (the tabulated prefix kernels of a one-layer
 :class:`~sinkproof.model.AttentionModel`, or the batched forward of any stack): the
 maximum error over every position, and per head the BOS weight statistics over
-non-trigger and trigger positions ``t >= 1``.  Both paths build this one type; the few
-figures only one path computes are marked below and are ``None`` on the other.
+non-trigger and trigger positions ``t >= 1``.  Both paths build this one type with the
+same fields; the one figure only a path computes (an adversarial search) is marked.
 """
 
 from __future__ import annotations
@@ -44,7 +44,10 @@ class Evaluation(SinkSummary):
       (min, mean, max over (sequence, position) pairs): ``bos_*`` the BOS weight
       ``α_{t0}``; ``log_nonbos_*`` ``log Σ_{j>=1} α_tj`` (log domain, ``log(1 - α_{t0})``
       on the simplex); ``bos_share_*`` ``α_{t0} / Σ_j α_tj`` (equal to the BOS weight
-      on the simplex; 0 where every weight vanishes).
+      on the simplex; 0 where every weight vanishes); ``null_mass_*`` the weight on keys
+      whose value ``v_j`` has norm ``<= eta`` (BOS included) plus the null slot of maps
+      that have one (virtual slot, closed gate); for unnormalised maps, its share of the
+      total weight.
     - ``n_sequences``; ``n_positions`` (float: (sequence, position) pairs, position 0
       included); ``n_prefixes``: prefix forwards run (the distinct prefixes, the empty
       one included, where the path deduplicates: the whole family on either path, given
@@ -54,15 +57,9 @@ class Evaluation(SinkSummary):
       seeded draws, ``seed``) or ``"given"``; off the whole family ``max_error`` is only a
       lower estimate of the worst case (see :attr:`method`).
 
-    Marked extras (``None`` where the path does not compute them):
-
-    - ``null_mass_*`` (tabulated path only): weight on keys whose value has norm
-      ``<= eta`` (BOS included) plus the null slot of maps that have one (virtual slot,
-      closed gate); for unnormalised maps, its share of the total weight.  The stack path
-      has no per-key value table to test against ``eta``.
-    - ``adversarial`` (stack path on continuous content, on request): the worst sequence
-      an adversarial content search found (a lower estimate; :attr:`worst_error` is the
-      larger of the two).
+    The one path-specific extra (``None`` elsewhere): ``adversarial`` (the stack path on
+    continuous content, on request), the worst sequence an adversarial content search
+    found (a lower estimate; :attr:`worst_error` is the larger of the two).
 
     ``StackEvaluation`` (:mod:`sinkproof.stackeval`) is this class under its earlier name.
     """
@@ -78,21 +75,23 @@ class Evaluation(SinkSummary):
     log_nonbos_trigger: Stats
     bos_share_nontrigger: Stats
     bos_share_trigger: Stats
+    null_mass_nontrigger: Stats
+    null_mass_trigger: Stats
     n_sequences: int
     n_positions: float
     n_prefixes: int
     source: str = "exhaustive"
     seed: int | None = None
-    null_mass_nontrigger: Stats | None = None
-    null_mass_trigger: Stats | None = None
     eta: float = field(default=1e-9)
     adversarial: WorstCase | None = None
 
     SHARED = ("max_error", "worst", "worst_output", "worst_target", "bos_nontrigger",
               "bos_trigger", "log_nonbos_nontrigger", "log_nonbos_trigger",
-              "bos_share_nontrigger", "bos_share_trigger", "n_sequences", "n_positions",
-              "n_prefixes", "source", "seed")
-    """The fields every path fills with the same meaning (the extras may be ``None``)."""
+              "bos_share_nontrigger", "bos_share_trigger", "null_mass_nontrigger",
+              "null_mass_trigger", "n_sequences", "n_positions", "n_prefixes", "source",
+              "seed", "eta")
+    """The fields every path fills with the same meaning (``adversarial`` alone may be
+    ``None``: it is the one path-specific extra)."""
 
     # ----------------------------------------------------------- shared figures
     @property
@@ -130,8 +129,7 @@ class Evaluation(SinkSummary):
 
     def summary(self) -> dict[str, Any]:
         """The figures as plain Python values (for JSON): the shared ones, then the model's
-        (``values``/``norm`` of an AttentionModel, ``residual`` of a stack) and the extras
-        that were computed."""
+        (``values``/``norm`` of an AttentionModel, ``residual`` of a stack)."""
         m = self.model
         seq, pos = self.worst
         out: dict[str, Any] = dict(kind=m.kind, layers=m.n_layers, heads=m.H)
@@ -149,9 +147,8 @@ class Evaluation(SinkSummary):
             bos_trigger=self.bos_trigger.to_dict(),
             log_nonbos_nontrigger=self.log_nonbos_nontrigger.to_dict(),
             bos_share_nontrigger=self.bos_share_nontrigger.to_dict(),
+            null_mass_nontrigger=self.null_mass_nontrigger.to_dict(),
         )
-        if self.null_mass_nontrigger is not None:
-            out.update(null_mass_nontrigger=self.null_mass_nontrigger.to_dict())
         out.update(n_sequences=self.n_sequences, n_positions=self.n_positions,
                    n_prefixes=self.n_prefixes)
         return out
@@ -190,15 +187,13 @@ class Evaluation(SinkSummary):
         label = "BOS share" if relu else "BOS mass"
         null = self.null_mass_nontrigger
         rows = [f"| head | sink score | {label} min (non-trig) | max 1-α0 (non-trig) | "
-                f"{label} max (trigger) |" + (" null mass |" if null is not None else ""),
-                "|---|---|---|---|---|" + ("---|" if null is not None else "")]
+                f"{label} max (trigger) | null mass |", "|---|---|---|---|---|---|"]
         deep = self.max_nonbos_nontrigger
         for idx in np.ndindex(*self.head_shape):
             name = ".".join(str(i) for i in idx)
             rows.append(
                 f"| {name} | {self.sink_score[idx]:.6g} | {bos.min[idx]:.6g} | "
-                f"{deep[idx]:.3g} | {trig.max[idx]:.6g} |"
-                + (f" {null.mean[idx]:.6g} |" if null is not None else ""))
+                f"{deep[idx]:.3g} | {trig.max[idx]:.6g} | {null.mean[idx]:.6g} |")
         seq, pos = self.worst
         where = f"`{show_sequence(seq)}`, t={pos}" if m.tabulated else f"t={pos}"
         layers = "" if m.tabulated else f", layers={m.n_layers}"
@@ -213,3 +208,17 @@ class Evaluation(SinkSummary):
 def _unnormalised(props: Any) -> bool:
     """Weights neither on the simplex nor completed by a null slot (ReLU, sigmoid)."""
     return not props.on_simplex and not props.null_slot
+
+
+def _null_share(nm: np.ndarray, total: np.ndarray, properties: Any,
+                positive: bool = False) -> np.ndarray:
+    """Null mass from the mass on null keys ``nm`` and the total weight (see
+    :func:`sinkproof.measures.null_mass`); ``positive``: every total is known to be positive."""
+    if properties.on_simplex:
+        return nm
+    if properties.null_slot:
+        return nm + np.maximum(1.0 - total, 0.0)
+    if positive:
+        return nm / total
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, nm / np.where(total > 0, total, 1.0), 0.0)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ._validate import as_int
 from .attention import MapProperties
-from .evaluation import Evaluation
+from .evaluation import Evaluation, _null_share
 from .exact_numbers import bounded
 from .kernel import forward_prefixes
 from .model import AttentionModel
@@ -97,7 +97,7 @@ def evaluate(
                         f"got {type(model).__name__}")
     if not model.tabulated:  # the general stack forward, batched over prefixes or sequences
         return evaluate_stack(model, sequences, max_rows=max_rows, progress=progress,
-                              **options)
+                              eta=eta, **options)
     if options:
         raise TypeError(f"unexpected options for an AttentionModel: {', '.join(options)}")
     eta = float(bounded(eta, "eta", 0))
@@ -183,20 +183,6 @@ def null_mass(weights: np.ndarray, null_keys: np.ndarray, properties: MapPropert
     map has one (virtual slot or gate); off the simplex without a slot, the share of the
     total weight (0 where every weight is 0).  ``weights`` ``(..., K)``, ``null_keys`` alike."""
     return _null_share((weights * null_keys).sum(axis=-1), weights.sum(axis=-1), properties)
-
-
-def _null_share(nm: np.ndarray, total: np.ndarray, properties: MapProperties,
-                positive: bool = False) -> np.ndarray:
-    """Null mass from the mass on null keys ``nm`` and the total weight (see :func:`null_mass`);
-    ``positive``: every total is known to be positive."""
-    if properties.on_simplex:
-        return nm
-    if properties.null_slot:
-        return nm + np.maximum(1.0 - total, 0.0)
-    if positive:
-        return nm / total
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, nm / np.where(total > 0, total, 1.0), 0.0)
 
 
 def _accumulate(acc: dict[str, Accumulator], fw: PrefixSummary | TreeChunk, weight: np.ndarray,

@@ -26,6 +26,7 @@ import numpy as np
 from ._validate import as_real_array
 from .attention import MAPS, AttentionMap
 from .errors import SinkproofError
+from .numerics import stable_norm
 from .tasks.protocol import Task, require
 
 
@@ -194,6 +195,9 @@ class StackForward:
     out: np.ndarray
     w: np.ndarray
     log_nonbos: np.ndarray
+    value_norms: np.ndarray | None = None
+    """On request, ``||v_j|| = ||V_h x_j||`` per layer, head and key ``(layers, H, N, T)``
+    (``x`` the layer's input; what the null mass compares with ``eta``)."""
 
 
 class StackModel:
@@ -253,8 +257,9 @@ class StackModel:
         return MAPS[self.kind]
 
     # --------------------------------------------------------------- forward
-    def forward_batch(self, x: Any) -> StackForward:
-        """Run the stack on ``N`` sequences of input rows ``x`` ``(N, T, D)``."""
+    def forward_batch(self, x: Any, *, value_norms: bool = False) -> StackForward:
+        """Run the stack on ``N`` sequences of input rows ``x`` ``(N, T, D)``;
+        ``value_norms``: also each key's value norm per layer and head."""
         x = as_real_array("x", x, ndim=3)
         if x.shape[2] != self.task.D:
             raise StackShapeError(f"x must have {self.task.D} columns, got shape {x.shape}")
@@ -263,12 +268,16 @@ class StackModel:
         N, T, _ = x.shape
         w = np.zeros((self.n_layers, self.H, N, T, T))
         lnb = np.full((self.n_layers, self.H, N, T), -np.inf)
+        vn = np.zeros((self.n_layers, self.H, N, T)) if value_norms else None
         for i, layer in enumerate(self.layers):
+            if vn is not None:
+                for h, head in enumerate(layer.heads):
+                    vn[i, h] = stable_norm(x @ head.V.T)
             out, wi, li = layer.forward(x)
             w[i, : wi.shape[0]] = wi
             lnb[i, : li.shape[0]] = li
             x = x + out if self.residual else out
-        return StackForward(x, w, lnb)
+        return StackForward(x, w, lnb, vn)
 
     def forward_rows(self, x: Any) -> tuple[np.ndarray, np.ndarray]:
         """One sequence of input rows ``x`` ``(T, D)`` (the paper's setting: the token

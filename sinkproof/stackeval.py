@@ -18,7 +18,8 @@ import numpy as np
 
 from ._validate import as_int
 from .adversary import worst_content
-from .evaluation import Evaluation, head_shape
+from .evaluation import Evaluation, _null_share, head_shape
+from .exact_numbers import bounded
 from .numerics import stable_norm
 from .progress import Progress
 from .stack import StackModel
@@ -27,7 +28,7 @@ from .stats import Accumulator, Stats
 DEFAULT_SAMPLES = 1000
 """Sequences drawn when a continuous family is evaluated (the paper's test-set size)."""
 
-_MEASURES = ("bos_n", "bos_t", "lnb_n", "lnb_t", "share_n", "share_t")
+_MEASURES = ("bos_n", "bos_t", "lnb_n", "lnb_t", "share_n", "share_t", "null_n", "null_t")
 
 
 StackEvaluation = Evaluation
@@ -38,8 +39,12 @@ StackEvaluation = Evaluation
 class _Tally:
     """Running worst error and per-(layer, head) measures at the last position of batches."""
 
-    def __init__(self, model: StackModel) -> None:
+    def __init__(self, model: StackModel, eta: float) -> None:
         self.shape = head_shape(model)  # the model's head index: (H,) or (layers, H)
+        self.eta = eta
+        # each (layer, head) row's map properties (a padded head has no weight: no null mass)
+        self.props = [layer.heads[h].map.properties if h < len(layer.heads) else None
+                      for layer in model.layers for h in range(model.H)]
         self.acc = {name: Accumulator(model.n_layers * model.H) for name in _MEASURES}
         self.worst_err = -1.0
         self.worst: tuple[Any, int] = (None, 0)
@@ -57,9 +62,10 @@ class _Tally:
             self.worst_out, self.worst_tgt = out[i].copy(), target[i].copy()
         self.n_positions += float(weight.sum())
 
-    def measures(self, w: np.ndarray, lnb: np.ndarray, trig: np.ndarray,
+    def measures(self, w: np.ndarray, lnb: np.ndarray, vn: np.ndarray, trig: np.ndarray,
                  weight: np.ndarray) -> None:
-        """``w`` ``(layers, H, N, K)`` weights at one query each, ``lnb`` ``(layers, H, N)``."""
+        """``w`` ``(layers, H, N, K)`` weights at one query each, ``lnb`` ``(layers, H, N)``,
+        ``vn`` ``(layers, H, N, K)`` the keys' value norms."""
         LH = w.shape[0] * w.shape[1]
         w = w.reshape(LH, w.shape[2], w.shape[3])
         bos = w[..., 0]
@@ -67,12 +73,18 @@ class _Tally:
         with np.errstate(invalid="ignore", divide="ignore"):
             share = np.where(total > 0, bos / np.where(total > 0, total, 1.0), 0.0)
         lnb = lnb.reshape(LH, -1)
+        on_null = (w * (vn.reshape(w.shape) <= self.eta)).sum(axis=-1)
+        null = np.zeros_like(on_null)
+        for r, props in enumerate(self.props):
+            if props is not None:
+                null[r] = _null_share(on_null[r], total[r], props)
         for suffix, mask in (("n", ~trig), ("t", trig)):
             if np.any(mask):
                 wm = weight[mask]
                 self.acc["bos_" + suffix].add(bos[:, mask], wm)
                 self.acc["lnb_" + suffix].add(lnb[:, mask], wm)
                 self.acc["share_" + suffix].add(share[:, mask], wm)
+                self.acc["null_" + suffix].add(null[:, mask], wm)
 
     def stats(self, name: str) -> Stats:
         s = self.acc[name].stats()
@@ -82,31 +94,34 @@ class _Tally:
 
 def evaluate_stack(model: StackModel, sequences: Iterable[Any] | None = None, *,
                    samples: int | None = None, seed: int | None = 0, search: int = 0,
-                   max_rows: int = 1 << 13, progress: bool | None = None) -> Evaluation:
+                   max_rows: int = 1 << 13, progress: bool | None = None,
+                   eta: float = 1e-9) -> Evaluation:
     """Evaluate a stack: exhaustively over a finite family (default), or on ``sequences``
     (user-facing sequences of the task), or on ``samples`` seeded draws (the default on
     continuous content, with ``DEFAULT_SAMPLES``).  ``search > 0`` (continuous paper
-    content) adds an adversarial content search from that many seeded starts."""
+    content) adds an adversarial content search from that many seeded starts.  ``eta``: a
+    key is null where its value has norm ``<= eta`` (the null mass)."""
     if not isinstance(model, StackModel):
         raise TypeError(f"model must be a StackModel, got {type(model).__name__}")
     task = model.task
     max_rows = as_int("max_rows", max_rows, minimum=1)
+    eta = float(bounded(eta, "eta", 0))
     search = as_int("search", search, minimum=0)
     if search and task.finite:
         raise ValueError("search= is for continuous content; a finite family is exhaustive")
     if sequences is None and samples is None and task.finite:
-        return _exhaustive(model, max_rows, progress)
+        return _exhaustive(model, max_rows, progress, eta)
     if sequences is None:
         n = DEFAULT_SAMPLES if samples is None else as_int("samples", samples, minimum=1)
         sequences = task.sample(n, seed)
-        result = _explicit(model, sequences, "sampled", seed, progress)
+        result = _explicit(model, sequences, "sampled", seed, progress, eta)
         if search:
             found = worst_content(model, starts=search, seed=0 if seed is None else seed + 1)
             result = replace(result, adversarial=found)
         return result
     if samples is not None or search:
         raise ValueError("give either sequences or samples/search, not both")
-    return _explicit(model, sequences, "given", None, progress)
+    return _explicit(model, sequences, "given", None, progress, eta)
 
 
 def _result(model: StackModel, tally: _Tally, n_seq: int, n_prefixes: int,
@@ -117,13 +132,16 @@ def _result(model: StackModel, tally: _Tally, n_seq: int, n_prefixes: int,
         bos_nontrigger=tally.stats("bos_n"), bos_trigger=tally.stats("bos_t"),
         log_nonbos_nontrigger=tally.stats("lnb_n"), log_nonbos_trigger=tally.stats("lnb_t"),
         bos_share_nontrigger=tally.stats("share_n"), bos_share_trigger=tally.stats("share_t"),
+        null_mass_nontrigger=tally.stats("null_n"), null_mass_trigger=tally.stats("null_t"),
+        eta=tally.eta,
         n_sequences=n_seq, n_positions=tally.n_positions, n_prefixes=n_prefixes,
         source=source, seed=seed)
 
 
-def _exhaustive(model: StackModel, max_rows: int, progress: bool | None) -> Evaluation:
+def _exhaustive(model: StackModel, max_rows: int, progress: bool | None,
+                eta: float) -> Evaluation:
     task = model.task
-    tally = _Tally(model)
+    tally = _Tally(model, eta)
     n_seq = task.n_sequences
     empty = np.zeros((1, 0), dtype=np.int64)
     fw = model.forward_batch(task.prefix_features(empty))
@@ -140,18 +158,18 @@ def _exhaustive(model: StackModel, max_rows: int, progress: bool | None) -> Eval
             for block in task.prefix_blocks(t, max_rows=max_rows):
                 codes = block.codes
                 weight = np.full(codes.shape[0], float(block.multiplicity))
-                fw = model.forward_batch(task.prefix_features(codes))
+                fw = model.forward_batch(task.prefix_features(codes), value_norms=True)
                 tally.error(fw.out[:, -1], task.prefix_targets(codes), weight,
                             lambda i, c=codes, t=t: (task.decode(c[i]), t))
                 tally.measures(fw.w[:, :, :, -1, :], fw.log_nonbos[:, :, :, -1],
-                               task.is_trigger(codes[:, -1]), weight)
+                               fw.value_norms, task.is_trigger(codes[:, -1]), weight)
                 n_prefixes += codes.shape[0]
             bar.update(1.0)
     return _result(model, tally, n_seq, n_prefixes, "exhaustive", None)
 
 
 def _explicit(model: StackModel, sequences: Iterable[Any], source: str, seed: int | None,
-              progress: bool | None) -> Evaluation:
+              progress: bool | None, eta: float) -> Evaluation:
     task = model.task
     seqs = list(sequences)
     if not seqs:
@@ -160,13 +178,13 @@ def _explicit(model: StackModel, sequences: Iterable[Any], source: str, seed: in
     rows = [task.features(s) for s in seqs]
     for i, r in enumerate(rows):
         by_len.setdefault(r.shape[0], []).append(i)
-    tally = _Tally(model)
+    tally = _Tally(model, eta)
     with Progress(float(len(seqs)), "evaluate", progress) as bar:
         for T, idx in by_len.items():
             x = np.stack([rows[i] for i in idx])
             y = np.stack([task.targets(seqs[i]) for i in idx])
             trig = np.stack([task.trigger_mask(seqs[i]) for i in idx])
-            fw = model.forward_batch(x)
+            fw = model.forward_batch(x, value_norms=True)
             N = len(idx)
             ones = np.ones(N)
             for t in range(T):
@@ -174,7 +192,7 @@ def _explicit(model: StackModel, sequences: Iterable[Any], source: str, seed: in
                             lambda i, t=t, idx=idx: (seqs[idx[i]], t))
                 if t >= 1:
                     tally.measures(fw.w[:, :, :, t, : t + 1], fw.log_nonbos[:, :, :, t],
-                                   trig[:, t], ones)
+                                   fw.value_norms[:, :, :, : t + 1], trig[:, t], ones)
             bar.update(float(N))
     n_positions = sum(r.shape[0] for r in rows)
     return _result(model, tally, len(seqs), n_positions, source, seed)
