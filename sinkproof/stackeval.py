@@ -62,10 +62,10 @@ class _Tally:
             self.worst_out, self.worst_tgt = out[i].copy(), target[i].copy()
         self.n_positions += float(weight.sum())
 
-    def measures(self, w: np.ndarray, lnb: np.ndarray, vn: np.ndarray, trig: np.ndarray,
-                 weight: np.ndarray) -> None:
+    def measures(self, w: np.ndarray, lnb: np.ndarray, null_keys: np.ndarray,
+                 trig: np.ndarray, weight: np.ndarray) -> None:
         """``w`` ``(layers, H, N, K)`` weights at one query each, ``lnb`` ``(layers, H, N)``,
-        ``vn`` ``(layers, H, N, K)`` the keys' value norms."""
+        ``null_keys`` ``(layers, H, N, K)`` the keys whose value has norm ``<= eta``."""
         LH = w.shape[0] * w.shape[1]
         w = w.reshape(LH, w.shape[2], w.shape[3])
         bos = w[..., 0]
@@ -73,7 +73,8 @@ class _Tally:
         with np.errstate(invalid="ignore", divide="ignore"):
             share = np.where(total > 0, bos / np.where(total > 0, total, 1.0), 0.0)
         lnb = lnb.reshape(LH, -1)
-        on_null = (w * (vn.reshape(w.shape) <= self.eta)).sum(axis=-1)
+        on_null = ((w * null_keys.reshape(w.shape)).sum(axis=-1) if null_keys.any()
+                   else np.zeros_like(total))
         null = np.zeros_like(on_null)
         for r, props in enumerate(self.props):
             if props is not None:
@@ -158,11 +159,11 @@ def _exhaustive(model: StackModel, max_rows: int, progress: bool | None,
             for block in task.prefix_blocks(t, max_rows=max_rows):
                 codes = block.codes
                 weight = np.full(codes.shape[0], float(block.multiplicity))
-                fw = model.forward_batch(task.prefix_features(codes), value_norms=True)
+                fw = model.forward_batch(task.prefix_features(codes), null_eta=eta)
                 tally.error(fw.out[:, -1], task.prefix_targets(codes), weight,
                             lambda i, c=codes, t=t: (task.decode(c[i]), t))
                 tally.measures(fw.w[:, :, :, -1, :], fw.log_nonbos[:, :, :, -1],
-                               fw.value_norms, task.is_trigger(codes[:, -1]), weight)
+                               fw.null_keys, task.is_trigger(codes[:, -1]), weight)
                 n_prefixes += codes.shape[0]
             bar.update(1.0)
     return _result(model, tally, n_seq, n_prefixes, "exhaustive", None)
@@ -184,7 +185,7 @@ def _explicit(model: StackModel, sequences: Iterable[Any], source: str, seed: in
             x = np.stack([rows[i] for i in idx])
             y = np.stack([task.targets(seqs[i]) for i in idx])
             trig = np.stack([task.trigger_mask(seqs[i]) for i in idx])
-            fw = model.forward_batch(x, value_norms=True)
+            fw = model.forward_batch(x, null_eta=eta)
             N = len(idx)
             ones = np.ones(N)
             for t in range(T):
@@ -192,7 +193,7 @@ def _explicit(model: StackModel, sequences: Iterable[Any], source: str, seed: in
                             lambda i, t=t, idx=idx: (seqs[idx[i]], t))
                 if t >= 1:
                     tally.measures(fw.w[:, :, :, t, : t + 1], fw.log_nonbos[:, :, :, t],
-                                   fw.value_norms[:, :, :, : t + 1], trig[:, t], ones)
+                                   fw.null_keys[:, :, :, : t + 1], trig[:, t], ones)
             bar.update(float(N))
     n_positions = sum(r.shape[0] for r in rows)
     return _result(model, tally, len(seqs), n_positions, source, seed)
