@@ -90,7 +90,9 @@ def evaluate(
     :class:`~sinkproof.model.AttentionModel`: scores and values are table lookups) runs the
     prefix kernels (the tree-factorised one where the task and map allow); any other
     stack (e.g. a paper model) runs the batched stack forward of
-    :func:`~sinkproof.stackeval.evaluate_stack` (``options``: ``samples``, ``seed``).
+    :func:`~sinkproof.stackeval.evaluate_stack` (``options``: ``samples``, ``seed``;
+    ``max_work`` and ``tree`` concern the prefix kernels only).  Either path returns the
+    one :class:`~sinkproof.evaluation.Evaluation`, with the same fields and meanings.
     """
     if not isinstance(model, StackModel):
         raise TypeError(f"model must be an AttentionModel or a StackModel, "
