@@ -9,123 +9,24 @@ means over (sequence, position) pairs exactly as a per-sequence loop would give.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ._validate import as_int
 from .attention import MapProperties
+from .evaluation import Evaluation, _null_share
 from .exact_numbers import bounded
 from .kernel import forward_prefixes
 from .model import AttentionModel
 from .numerics import stable_norm
 from .progress import Progress
 from .stack import StackModel
-from .stackeval import StackEvaluation, evaluate_stack
-from .stats import Accumulator, SinkSummary, Stats
-from .task import TriggerTask, show_sequence
+from .stackeval import evaluate_stack
+from .stats import Accumulator
+from .task import TriggerTask
 from .treekernel import PrefixSummary, TreeChunk, summarise, supports_tree, tree_chunks
 from .work import EVALUATE_MAX_WORK, refuse_beyond
-
-
-@dataclass(frozen=True)
-class Evaluation(SinkSummary):
-    """Error and attention measures of one model over a family of sequences.
-
-    ``max_error``: ``max ||f_t - y_t||`` over every position (0 included);
-    ``worst``: a ``(sequence, position)`` where it occurs.  ``bos_*``: BOS weight
-    ``α^h_{t0}`` at non-trigger / trigger positions ``t >= 1``; ``log_nonbos_*``:
-    ``log Σ_{j>=1} α_{tj}`` computed in the log domain (``log(1 - α_{t0})`` on the
-    simplex); ``bos_share_*``: ``α_{t0} / Σ_j α_{tj}`` (equal to BOS mass on the
-    simplex; 0 where all weights vanish); ``null_mass_*``: weight on keys whose value
-    has norm ``<= eta`` (BOS included) plus the null slot of maps that have one
-    (virtual slot, closed gate); for unnormalised maps, its share of the total weight.
-    """
-
-    model: AttentionModel
-    max_error: float
-    worst: tuple[tuple[int, ...], int]
-    worst_output: np.ndarray
-    worst_target: np.ndarray
-    bos_nontrigger: Stats
-    bos_trigger: Stats
-    log_nonbos_nontrigger: Stats
-    log_nonbos_trigger: Stats
-    bos_share_nontrigger: Stats
-    bos_share_trigger: Stats
-    null_mass_nontrigger: Stats
-    null_mass_trigger: Stats
-    n_sequences: int
-    n_positions: float
-    n_prefixes: int
-    eta: float = field(default=1e-9)
-
-    def summary(self) -> dict[str, object]:
-        """The figures as plain Python values (for JSON)."""
-        return dict(
-            kind=self.model.kind,
-            heads=self.model.H,
-            values=self.model.values,
-            norm=self.model.spectral_norms.tolist(),
-            max_error=self.max_error,
-            worst=dict(sequence=list(self.worst[0]), position=self.worst[1]),
-            sink_score=self.sink_score.tolist(),
-            bos_nontrigger=self.bos_nontrigger.to_dict(),
-            bos_trigger=self.bos_trigger.to_dict(),
-            log_nonbos_nontrigger=self.log_nonbos_nontrigger.to_dict(),
-            bos_share_nontrigger=self.bos_share_nontrigger.to_dict(),
-            null_mass_nontrigger=self.null_mass_nontrigger.to_dict(),
-            n_sequences=self.n_sequences,
-            n_positions=self.n_positions,
-            n_prefixes=self.n_prefixes,
-        )
-
-    @property
-    def max_nonbos_nontrigger(self) -> np.ndarray:
-        """Per head, the largest ``1 - α_{t0}`` at non-trigger positions (from the log domain;
-        resolves deep sinks where ``sink_score`` rounds to 1)."""
-        return np.exp(self.log_nonbos_nontrigger.max)
-
-    def __repr__(self) -> str:
-        seq, pos = self.worst
-        f = lambda a: np.array2string(a, precision=6)  # noqa: E731
-        props = self.model.attention_map.properties
-        deep = (f", max 1-α0={np.array2string(self.max_nonbos_nontrigger, precision=3)}"
-                if props.on_simplex else "")
-        share = (f", BOS share={f(self.bos_share_nontrigger.mean)}"
-                 if _unnormalised(props) else "")
-        return (
-            f"Evaluation({self.model.kind}, H={self.model.H}: max_error={self.max_error:.6g} "
-            f"at {show_sequence(seq)}[t={pos}], sink_score={f(self.sink_score)}{deep}{share}, "
-            f"BOS at triggers max={f(self.bos_trigger.max)}, "
-            f"{self.n_sequences} sequences / {self.n_positions:g} positions)"
-        )
-
-    def _repr_markdown_(self) -> str:
-        relu = _unnormalised(self.model.attention_map.properties)
-        # Unnormalised weights (ReLU, sigmoid): the comparable figure is the BOS share.
-        bos = self.bos_share_nontrigger if relu else self.bos_nontrigger
-        label = "BOS share" if relu else "BOS mass"
-        rows = [f"| head | sink score | {label} min (non-trig) | max 1-α0 (non-trig) | "
-                f"{label} max (trigger) | null mass |", "|---|---|---|---|---|---|"]
-        trig = self.bos_share_trigger if relu else self.bos_trigger
-        for h in range(self.model.H):
-            rows.append(
-                f"| {h} | {self.sink_score[h]:.6g} | {bos.min[h]:.6g} | "
-                f"{self.max_nonbos_nontrigger[h]:.3g} | {trig.max[h]:.6g} | "
-                f"{self.null_mass_nontrigger.mean[h]:.6g} |"
-            )
-        seq, pos = self.worst
-        head = (f"**{self.model.kind}**, H={self.model.H}: max error **{self.max_error:.6g}** "
-                f"at `{show_sequence(seq)}`, t={pos}; {self.n_sequences} sequences, "
-                f"{self.n_positions:g} positions ({self.n_prefixes} distinct prefixes)\n\n")
-        return head + "\n".join(rows)
-
-
-def _unnormalised(props: MapProperties) -> bool:
-    """Weights neither on the simplex nor completed by a null slot (ReLU, sigmoid)."""
-    return not props.on_simplex and not props.null_slot
 
 
 def family_prefix_blocks(
@@ -173,7 +74,7 @@ def evaluate(
     tree: bool | None = None,
     max_work: int | None = None,
     **options: Any,
-) -> Evaluation | StackEvaluation:
+) -> Evaluation:
     """Evaluate ``model`` on ``sequences`` (default: exhaustively over the task's family).
 
     Every position of every sequence counts once; position 0 enters the error only.
@@ -189,14 +90,16 @@ def evaluate(
     :class:`~sinkproof.model.AttentionModel`: scores and values are table lookups) runs the
     prefix kernels (the tree-factorised one where the task and map allow); any other
     stack (e.g. a paper model) runs the batched stack forward of
-    :func:`~sinkproof.stackeval.evaluate_stack` (``options``: ``samples``, ``seed``).
+    :func:`~sinkproof.stackeval.evaluate_stack` (``options``: ``samples``, ``seed``;
+    ``max_work`` and ``tree`` concern the prefix kernels only).  Either path returns the
+    one :class:`~sinkproof.evaluation.Evaluation`, with the same fields and meanings.
     """
     if not isinstance(model, StackModel):
         raise TypeError(f"model must be an AttentionModel or a StackModel, "
                         f"got {type(model).__name__}")
     if not model.tabulated:  # the general stack forward, batched over prefixes or sequences
         return evaluate_stack(model, sequences, max_rows=max_rows, progress=progress,
-                              **options)
+                              eta=eta, **options)
     if options:
         raise TypeError(f"unexpected options for an AttentionModel: {', '.join(options)}")
     eta = float(bounded(eta, "eta", 0))
@@ -271,6 +174,7 @@ def evaluate(
         n_sequences=n_seq,
         n_positions=n_positions,
         n_prefixes=n_prefixes,
+        source="exhaustive" if sequences is None else "given",
         eta=eta,
     )
 
@@ -281,20 +185,6 @@ def null_mass(weights: np.ndarray, null_keys: np.ndarray, properties: MapPropert
     map has one (virtual slot or gate); off the simplex without a slot, the share of the
     total weight (0 where every weight is 0).  ``weights`` ``(..., K)``, ``null_keys`` alike."""
     return _null_share((weights * null_keys).sum(axis=-1), weights.sum(axis=-1), properties)
-
-
-def _null_share(nm: np.ndarray, total: np.ndarray, properties: MapProperties,
-                positive: bool = False) -> np.ndarray:
-    """Null mass from the mass on null keys ``nm`` and the total weight (see :func:`null_mass`);
-    ``positive``: every total is known to be positive."""
-    if properties.on_simplex:
-        return nm
-    if properties.null_slot:
-        return nm + np.maximum(1.0 - total, 0.0)
-    if positive:
-        return nm / total
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, nm / np.where(total > 0, total, 1.0), 0.0)
 
 
 def _accumulate(acc: dict[str, Accumulator], fw: PrefixSummary | TreeChunk, weight: np.ndarray,

@@ -26,6 +26,7 @@ import numpy as np
 from ._validate import as_real_array
 from .attention import MAPS, AttentionMap
 from .errors import SinkproofError
+from .numerics import stable_norm
 from .tasks.protocol import Task, require
 
 
@@ -180,6 +181,15 @@ class Layer:
         return out, w, lnb
 
 
+def _small_norm(v: np.ndarray, eta: float) -> np.ndarray:
+    """``stable_norm(v) <= eta`` along the last axis, the norm taken only where the largest
+    entry is ``<= eta`` (elsewhere the norm exceeds ``eta``: it is at least that entry)."""
+    small = np.abs(v).max(axis=-1, initial=0.0) <= eta
+    if small.any():
+        small[small] = stable_norm(v[small]) <= eta
+    return small
+
+
 def _get_map(kind: Any) -> AttentionMap:
     if not isinstance(kind, str) or kind not in MAPS:
         raise ValueError(f"unknown attention kind {kind!r}; expected one of {', '.join(MAPS)}")
@@ -194,6 +204,10 @@ class StackForward:
     out: np.ndarray
     w: np.ndarray
     log_nonbos: np.ndarray
+    null_keys: np.ndarray | None = None
+    """On request (``null_eta``), per layer, head and key ``(layers, H, N, T)``: the value
+    ``v_j = V_h x_j`` (``x`` the layer's input) has norm ``<= null_eta`` (the null keys
+    of the null mass)."""
 
 
 class StackModel:
@@ -253,8 +267,9 @@ class StackModel:
         return MAPS[self.kind]
 
     # --------------------------------------------------------------- forward
-    def forward_batch(self, x: Any) -> StackForward:
-        """Run the stack on ``N`` sequences of input rows ``x`` ``(N, T, D)``."""
+    def forward_batch(self, x: Any, *, null_eta: float | None = None) -> StackForward:
+        """Run the stack on ``N`` sequences of input rows ``x`` ``(N, T, D)``;
+        ``null_eta``: also mark the keys whose value has norm ``<= null_eta``."""
         x = as_real_array("x", x, ndim=3)
         if x.shape[2] != self.task.D:
             raise StackShapeError(f"x must have {self.task.D} columns, got shape {x.shape}")
@@ -263,12 +278,16 @@ class StackModel:
         N, T, _ = x.shape
         w = np.zeros((self.n_layers, self.H, N, T, T))
         lnb = np.full((self.n_layers, self.H, N, T), -np.inf)
+        null = None if null_eta is None else np.ones((self.n_layers, self.H, N, T), dtype=bool)
         for i, layer in enumerate(self.layers):
+            if null is not None:
+                for h, head in enumerate(layer.heads):
+                    null[i, h] = _small_norm(x @ head.V.T, null_eta)
             out, wi, li = layer.forward(x)
             w[i, : wi.shape[0]] = wi
             lnb[i, : li.shape[0]] = li
             x = x + out if self.residual else out
-        return StackForward(x, w, lnb)
+        return StackForward(x, w, lnb, null)
 
     def forward_rows(self, x: Any) -> tuple[np.ndarray, np.ndarray]:
         """One sequence of input rows ``x`` ``(T, D)`` (the paper's setting: the token

@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("checker", "params"),           # checker TRUSTED: stdlib + mpmath (+ errors) only
     ("tasks",), ("task",),
     ("attention",), ("models", "stack"), ("model", "adversary"),
-    ("forward", "autodiff"), ("kernel", "stackeval"), ("treekernel",),
+    ("forward", "autodiff", "evaluation"), ("kernel", "stackeval"), ("treekernel",),
     ("modelclass",), ("objective",), ("measures",),
     ("constructions",),
     ("symbolic",), ("convex",), ("bnb",), ("sinkmap", "reduced"),
