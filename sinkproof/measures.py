@@ -91,7 +91,8 @@ def evaluate(
     prefix kernels (the tree-factorised one where the task and map allow); any other
     stack (e.g. a paper model) runs the batched stack forward of
     :func:`~sinkproof.stackeval.evaluate_stack` (``options``: ``samples``, ``seed``;
-    ``max_work`` and ``tree`` concern the prefix kernels only).  Either path returns the
+    ``tree`` concerns the prefix kernels only; ``max_work`` there counts the prefixes run
+    through the stack).  Either path returns the
     one :class:`~sinkproof.evaluation.Evaluation`, with the same fields and meanings.
     """
     if not isinstance(model, StackModel):
@@ -99,7 +100,7 @@ def evaluate(
                         f"got {type(model).__name__}")
     if not model.tabulated:  # the general stack forward, batched over prefixes or sequences
         return evaluate_stack(model, sequences, max_rows=max_rows, progress=progress,
-                              eta=eta, **options)
+                              eta=eta, max_work=max_work, **options)
     if options:
         raise TypeError(f"unexpected options for an AttentionModel: {', '.join(options)}")
     eta = float(bounded(eta, "eta", 0))

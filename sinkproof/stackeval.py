@@ -24,6 +24,7 @@ from .numerics import stable_norm
 from .progress import Progress
 from .stack import StackModel
 from .stats import Accumulator, Stats
+from .work import EVALUATE_MAX_WORK, limit, product, refuse_beyond
 
 DEFAULT_SAMPLES = 1000
 """Sequences drawn when a continuous family is evaluated (the paper's test-set size)."""
@@ -96,12 +97,15 @@ class _Tally:
 def evaluate_stack(model: StackModel, sequences: Iterable[Any] | None = None, *,
                    samples: int | None = None, seed: int | None = 0, search: int = 0,
                    max_rows: int = 1 << 13, progress: bool | None = None,
-                   eta: float = 1e-9) -> Evaluation:
+                   eta: float = 1e-9, max_work: int | None = None) -> Evaluation:
     """Evaluate a stack: exhaustively over a finite family (default), or on ``sequences``
     (user-facing sequences of the task), or on ``samples`` seeded draws (the default on
     continuous content, with ``DEFAULT_SAMPLES``).  ``search > 0`` (continuous paper
     content) adds an adversarial content search from that many seeded starts.  ``eta``: a
-    key is null where its value has norm ``<= eta`` (the null mass)."""
+    key is null where its value has norm ``<= eta`` (the null mass).  ``max_work``: the
+    most prefixes run through the stack (the family's distinct prefixes, or the samples'
+    positions) before it refuses to start (default
+    :data:`~sinkproof.work.EVALUATE_MAX_WORK`); given sequences are the caller's own."""
     if not isinstance(model, StackModel):
         raise TypeError(f"model must be a StackModel, got {type(model).__name__}")
     task = model.task
@@ -110,10 +114,15 @@ def evaluate_stack(model: StackModel, sequences: Iterable[Any] | None = None, *,
     search = as_int("search", search, minimum=0)
     if search and task.finite:
         raise ValueError("search= is for continuous content; a finite family is exhaustive")
+    bound = limit(max_work, EVALUATE_MAX_WORK)
     if sequences is None and samples is None and task.finite:
+        refuse_beyond("prefixes to run through the stack", _family_prefixes(task, bound),
+                      bound, EVALUATE_MAX_WORK)
         return _exhaustive(model, max_rows, progress, eta)
     if sequences is None:
         n = DEFAULT_SAMPLES if samples is None else as_int("samples", samples, minimum=1)
+        refuse_beyond("prefixes to run through the stack (sampled sequences x positions)",
+                      product(n, task.max_depth + 1), bound, EVALUATE_MAX_WORK)
         sequences = task.sample(n, seed)
         result = _explicit(model, sequences, "sampled", seed, progress, eta)
         if search:
@@ -123,6 +132,13 @@ def evaluate_stack(model: StackModel, sequences: Iterable[Any] | None = None, *,
     if samples is not None or search:
         raise ValueError("give either sequences or samples/search, not both")
     return _explicit(model, sequences, "given", None, progress, eta)
+
+
+def _family_prefixes(task: Any, cap: int) -> int:
+    """The family's distinct prefixes in closed form (capped just beyond ``cap``); a task
+    that does not count them gives its (sequence, position) pairs, which bound them."""
+    count = getattr(task, "n_prefixes_at_most", None)
+    return count(cap) if count is not None else min(task.n_positions, cap + 1)
 
 
 def _result(model: StackModel, tally: _Tally, n_seq: int, n_prefixes: int,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 import sinkproof as sp
@@ -19,8 +20,16 @@ from sinkproof.tasks import PaperTask
 
 RUNAWAY = sp.TriggerTask(p=2, T=30)
 """The issue's typo: T=30 for T=3."""
-FORMAT = re.compile(r"not started: about [\d,]+ .+, beyond the limit of [\d,]+ "
+FORMAT = re.compile(r"not started: (about|more than) [\d,]+ .+, beyond the limit of [\d,]+ "
                     r"\(raise it with max_work=N\)")
+"""``more than``: a count capped just beyond the limit (counted no further than needed)."""
+
+def _paper_stack(task):
+    """A one-head softmax stack with seeded weights on ``task`` (the general stack path)."""
+    rng = np.random.default_rng(0)
+    W = {k: rng.normal(size=(1, 1, task.n, task.n)) for k in ("W_Q", "W_K", "W_V")}
+    return sp.paper_model(task, "softmax", W_O=rng.normal(size=(1, task.n, task.n)), **W)
+
 
 ENTRY_POINTS = {
     "evaluate": lambda **kw: sp.evaluate(relu_solution(RUNAWAY), **kw),
@@ -31,6 +40,10 @@ ENTRY_POINTS = {
                                                           "1/10", **kw),
     "bnb.prove": lambda **kw: prove(RUNAWAY, eps="1/10", at="nontrigger", **kw),
     "report": lambda **kw: sp.report(RUNAWAY, **kw),
+    "evaluate a stack": lambda **kw: sp.evaluate(_paper_stack(PaperTask(
+        n=4, L=40, content=[[-1.0], [1.0]])), **kw),
+    "evaluate a stack, sampled": lambda **kw: sp.evaluate(_paper_stack(PaperTask(
+        n=4, L=16)), samples=10**7, **kw),
     "bnb.prove_paper": lambda **kw: prove_paper(
         PaperTask(n=4, L=40, content=[[-1.0], [1.0]]), "1/20", min_bos_mass="1/2", **kw),
 }
@@ -163,3 +176,10 @@ def test_the_report_takes_a_raised_limit_to_every_section(monkeypatch):
                         lambda model, **kw: seen.append(kw["max_work"]) or real(model, **kw))
     assert len(sp.report(task, max_work=task.n_positions).tables) == 4
     assert seen and set(seen) == {task.n_positions}
+
+
+def test_a_stack_within_the_limit_is_evaluated_and_refused_under_a_tiny_one():
+    model = _paper_stack(PaperTask(n=4, L=5, content=[[-1.0], [1.0]]))
+    assert sp.evaluate(model).n_sequences == model.task.n_sequences
+    with pytest.raises(work.WorkLimitExceeded, match="prefixes to run through the stack"):
+        sp.evaluate(model, max_work=10)
