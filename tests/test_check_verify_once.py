@@ -52,8 +52,11 @@ def verified_documents(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("claim", [CLAIMS / "learned_values_homogeneous.toml", PAPER_SMALL],
-                         ids=["learned-values", "paper-setting"])
+@pytest.mark.parametrize("claim", [CLAIMS / "learned_values_homogeneous.toml", PAPER_SMALL,
+                                   CLAIMS / "paper_p1_position.toml",
+                                   CLAIMS / "paper_p1_uniform_position.toml"],
+                         ids=["learned-values", "paper-setting", "reduced-finite",
+                              "reduced-box"])
 def test_the_engine_route_verifies_the_certificate_it_writes_once(claim, tmp_path,
                                                                    verified_documents):
     out = tmp_path / "claim.certificate.json"
@@ -125,3 +128,13 @@ def test_the_engine_route_of_the_command_loads_no_search_convex_or_cluster_layer
     assert "PROVED" in run.stdout and "proved by: bnb" in run.stdout, run.stderr
     assert json.loads(run.stdout.strip().splitlines()[-1]) == [0]  # exit 0, none loaded
     assert main(["verify", str(tmp_path / "small.certificate.json")]) == 0
+
+
+def test_the_reduced_route_writes_no_certificate_for_a_bound_it_does_not_prove(tmp_path):
+    claim = load_claim(CLAIMS / "paper_p1_position.toml")
+    too_strong = claim_from_dict({**claim.to_dict(), "conclusion": {
+        **claim.to_dict()["conclusion"], "min_bos_mass": 0.999}})
+    out = tmp_path / "never.json"
+    run = certify_by_engine(too_strong, out)
+    assert run.path is None and "no proof" in run.note
+    assert not out.exists()

@@ -155,8 +155,9 @@ def _by_reduced(claim: Claim, path: Path, progress: bool | None) -> EngineRun:
         return EngineRun(None, None, f"not applicable: the reduced-family engine covers one "
                                      f"layer of one softmax head, not {mc}")
     eps, b = claim.hypothesis.eps_exact, con.b_exact
+    path.parent.mkdir(parents=True, exist_ok=True)
     options = dict(min_bos_mass=b, max_nodes=MAX_NODES, time_limit=math.inf, budget=None,
-                   progress=progress)
+                   progress=progress, save=path)  # a complete certificate, verified once
     if con.at.name == "prefix":
         result = prove_position(task, eps, con.at.rows, con.at.trigger, **options)
         what = f"the prefix's {'class' if task.finite else 'trigger pattern'}"
@@ -176,8 +177,7 @@ def _by_reduced(claim: Claim, path: Path, progress: bool | None) -> EngineRun:
     if result.status != "complete" or result.certificate is None:
         return EngineRun(None, None, f"no proof of {show(b)} within {MAX_NODES} nodes per "
                                      f"target ({note})")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return EngineRun(result.save(path), None, note)
+    return EngineRun(path, None, note, result.verdict)
 
 
 def best_so_far(result: BnbResult | HeadsResult, wanted: int) -> str:

@@ -14,18 +14,18 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .. import checker
 from .._validate import as_int
 from ..bnb.api import certify_tree
 from ..bnb.box import ValueBox
 from ..bnb.dual import certificate_format
 from ..bnb.primal import PrimalSolver
 from ..bnb.relaxation import build_relaxation, value_tokens
-from ..bnb.result import CertifiedResult, TargetOutcome, round_down
+from ..bnb.result import CertifiedResult, TargetOutcome, round_down, verified
 from ..bnb.tree import branch_and_bound
 from ..certformat import FORMAT, VERSION
 from ..exact_numbers import bos_mass, error_level
@@ -168,7 +168,8 @@ def run_trees(task: Any, eps: Any, rows: list[tuple[int, ...]], targets: list[tu
               instance: dict[str, Any] | None = None, min_bos_mass: Any = None,
               max_nodes: int = 60, time_limit: float = 60.0, budget: float | None = None,
               progress: bool | None = None, max_work: int | None = None,
-              adaptive: bool = True, mirror: bool = True) -> ReducedResult:
+              adaptive: bool = True, mirror: bool = True,
+              save: str | Path | None = None) -> ReducedResult:
     """Grow and certify one tree per target over the constraints of ``rows`` (on the value
     coordinates ``keep`` when given), then write and verify the certificate.
 
@@ -254,10 +255,12 @@ def run_trees(task: Any, eps: Any, rows: list[tuple[int, ...]], targets: list[tu
                                        f"error <= {eps_q}: BOS mass >= {stated} at every "
                                        "target listed"},
                 "data": {"subfamily": [list(r) for r in rows], "trees": trees}}
-        verdict = checker.verify(cert)
+        complete = len(good) == len(targets)
+        # with save (a complete certificate only): the written file's bytes, verified once
+        verdict = verified(cert, save if complete else None)
         if verdict.ok:
             result.certificate, result.verdict = cert, verdict
-            result.status = "complete" if len(good) == len(targets) else "partial"
+            result.status = "complete" if complete else "partial"
     return result
 
 
@@ -269,7 +272,8 @@ def prove_subfamily(task: Any, eps: Any, *, targets: Sequence[Sequence[int]] | N
                     subfamily: Sequence[Sequence[int]] | None = None,
                     min_bos_mass: Any = None, max_nodes: int = 60, time_limit: float = 60.0,
                     budget: float | None = None, progress: bool | None = None,
-                    max_work: int | None = None) -> ReducedResult:
+                    max_work: int | None = None, save: str | Path | None = None
+                    ) -> ReducedResult:
     """Certified least BOS mass of every ε-accurate one-head softmax model (learned values)
     at each target prefix of a finite paper task, from the constraints of ``subfamily``
     (default: one representative per (query, multiset) class, i.e. the whole family).
@@ -277,7 +281,10 @@ def prove_subfamily(task: Any, eps: Any, *, targets: Sequence[Sequence[int]] | N
     ``targets``: token-code prefixes (default: every non-trigger class representative,
     i.e. every non-trigger position of every sequence up to the order of its tokens);
     each target joins the sub-family.  ``budget`` caps the seconds of all trees; the
-    certificate covers the targets certified within it (``status`` says whether all)."""
+    certificate covers the targets certified within it (``status`` says whether all).
+    ``save``: write the certificate there when every target is certified, kept only when
+    the trusted checker verifies the written bytes (one verification, not one in memory
+    and one of the file)."""
     require(task, "finite", "prove_subfamily")
     require(task, "residual_targets", "prove_subfamily (one-layer targets)", value=False)
     rows = (multiset_subfamily(task, max_work) if subfamily is None
@@ -292,4 +299,4 @@ def prove_subfamily(task: Any, eps: Any, *, targets: Sequence[Sequence[int]] | N
     rows = list(dict.fromkeys([*rows, *wanted]))
     return run_trees(task, eps, rows, wanted, min_bos_mass=min_bos_mass, max_nodes=max_nodes,
                      time_limit=time_limit, budget=budget, progress=progress,
-                     max_work=max_work)
+                     max_work=max_work, save=save)

@@ -19,6 +19,7 @@ symbols in the box) besides the trees.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -61,14 +62,15 @@ def pattern_targets(L: int, depths: Any = None) -> list[tuple[int, ...]]:
 def prove_uniform(n: int = 16, L: int = 5, eps: Any = "1/20", *,
                   depths: Any = None, targets: Any = None, min_bos_mass: Any = None,
                   max_nodes: int = 60, time_limit: float = 60.0, budget: float | None = None,
-                  progress: bool | None = None, max_work: int | None = None) -> ReducedResult:
+                  progress: bool | None = None, max_work: int | None = None,
+                  save: str | Path | None = None) -> ReducedResult:
     """Certified least BOS mass, at every non-trigger position of depth in ``depths``
     (default: all ``1..L-1``) of every sequence with contents anywhere in
     ``[-1, 1]^(n-3)``, of every one-head softmax model (learned values) with error
     ``<= eps`` on the continuous family (``targets``: some of :func:`pattern_targets`
     instead).  The sub-family is every (query, multiset) class
     over ``L - 1`` symbols (refused beyond ``max_work`` prefixes, default
-    :data:`UNIFORM_MAX_CLASSES`)."""
+    :data:`UNIFORM_MAX_CLASSES`); ``save``: as in :func:`prove_subfamily`."""
     task = symbol_task(n, L, L - 1)
     refuse_beyond("sub-family prefixes over L-1 symbols", task.n_prefix_classes(), max_work,
                   UNIFORM_MAX_CLASSES)
@@ -83,7 +85,7 @@ def prove_uniform(n: int = 16, L: int = 5, eps: Any = "1/20", *,
     inst = {**inst, "task": describe}
     return run_trees(task, eps, rows, targets, domain="box", keep=keep, instance=inst,
                      min_bos_mass=min_bos_mass, max_nodes=max_nodes, time_limit=time_limit,
-                     budget=budget, progress=progress, max_work=None)
+                     budget=budget, progress=progress, max_work=None, save=save)
 
 
 def n_targets(L: int) -> int:
