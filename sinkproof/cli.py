@@ -143,14 +143,21 @@ def _first_line(exc: BaseException) -> str:
 def _is_input_error(exc: BaseException) -> bool:
     """A user-caused error: a :class:`SinkproofError`, an OSError (a file), or a
     ValueError/TypeError raised by sinkproof's own validation (the innermost frame of its
-    traceback is in the package).  The same classes raised inside NumPy, SciPy & co. are
-    internal errors: sinkproof should have refused the input before them."""
+    traceback is in the package; for a TypeError, that frame is a ``raise`` statement).
+    The same classes raised inside NumPy, SciPy & co. are internal errors: sinkproof should
+    have refused the input before them; so is a TypeError the interpreter raises at a line
+    of the package (a call with the wrong arguments, an operand of the wrong type)."""
     if isinstance(exc, (SinkproofError, OSError)):
         return True
     if not isinstance(exc, (ValueError, TypeError)):
         return False
     frames = traceback.extract_tb(exc.__traceback__)
-    return not frames or Path(frames[-1].filename).resolve().is_relative_to(PACKAGE_DIR)
+    if not frames:
+        return True
+    innermost = frames[-1]
+    if not Path(innermost.filename).resolve().is_relative_to(PACKAGE_DIR):
+        return False
+    return isinstance(exc, ValueError) or (innermost.line or "").lstrip().startswith("raise")
 
 
 class _QuietStdout:

@@ -210,6 +210,31 @@ def test_a_value_error_from_inside_numpy_is_internal_not_bad_input(monkeypatch, 
     assert cli.main(["check", str(claim_file(tmp_path))]) == 70
 
 
+def _defined_in_the_package(source: str, name: str):
+    """``name`` from ``source`` compiled as if it were a line of the package (its file is a
+    name under sinkproof/ whose lines linecache serves), so tracebacks point into it."""
+    import linecache
+
+    filename = str(Path(sp.__file__).parent / "_injected_by_a_test.py")
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict = {}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[name]
+
+
+@pytest.mark.parametrize("source, status", [
+    ("def broken(*args, **kwargs):\n    return 'b' + 1\n", 70),           # the interpreter's
+    ("def broken(*args, **kwargs):\n    return len(1, 2)\n", 70),         # wrong arguments
+    ("def broken(*args, **kwargs):\n    raise TypeError('b must be a number')\n", 2),
+    ("def broken(*args, **kwargs):\n    raise ValueError('b must be positive')\n", 2),
+], ids=["operand", "arguments", "raise-type-error", "raise-value-error"])
+def test_a_type_error_is_bad_input_only_when_the_package_raises_it(monkeypatch, tmp_path,
+                                                                   source, status):
+    claims_check = importlib.import_module("sinkproof.claims.check")
+    monkeypatch.setattr(claims_check, "prove_by_theorem", _defined_in_the_package(source, "broken"))
+    assert cli.main(["check", str(claim_file(tmp_path))]) == status
+
+
 @pytest.mark.slow  # 2.3 s of CPU (a shell pipeline) in the default run; CI runs it
 def test_a_closed_pipe_is_not_an_error():
     proc = subprocess.run(f"{sys.executable} -m sinkproof report --T 3 | head -1", shell=True,
