@@ -19,18 +19,14 @@ from sinkproof.claims.witness import stack_witness_document as witness_document
 from sinkproof.claims.witness import write_stack_witness as write_witness
 from sinkproof.constructions import paper_pair_solution, paper_relu_solution
 from sinkproof.search.engine import search_stack as paper_search
+from tests._paper_claims import paper_claim_data
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "claims"
 
 
 def data(**parts):
-    d = {"task": {"setting": "paper", "n": 4, "L": 5, "content": [[-1.0], [1.0]]},
-         "model": {"kind": "softmax"}, "hypothesis": {"max_error": "1/100"},
-         "conclusion": {"min_bos_mass": "1/2"}}
-    for k, v in parts.items():
-        d[k] = {**d.get(k, {}), **v}
-    return d
+    return paper_claim_data("1/100", **parts)
 
 
 def test_paper_claim_loads_and_sets_residual_from_layers():

@@ -15,17 +15,13 @@ from sinkproof.claims import Open, Proved, Refuted, check, claim_from_dict
 from sinkproof.claims.implications import NotImplied, implied_bound
 from sinkproof.tasks.paper import PaperTask
 from sinkproof.theorems.composition import composition_bound
+from tests._paper_claims import paper_claim_data
 
 BOX = [[0.5] + [0.0] * 12, [-1.0] + [0.0] * 12, [0.25] + [0.0] * 12]
 
 
 def data(**parts):
-    d = {"task": {"setting": "paper", "n": 4, "L": 5, "content": [[-1.0], [1.0]]},
-         "model": {"kind": "softmax"}, "hypothesis": {"max_error": "1/20"},
-         "conclusion": {"min_bos_mass": "1/2"}}
-    for k, v in parts.items():
-        d[k] = {**d.get(k, {}), **v}
-    return d
+    return paper_claim_data("1/20", **parts)
 
 
 def pure(layers=2, heads=1, b="1/2", conclusion=None):
