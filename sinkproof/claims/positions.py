@@ -21,7 +21,6 @@ from .._validate import as_int
 from ..kernel import forward_prefixes
 from ..model import AttentionModel
 from ..numerics import stable_norm
-from ..reduced import target_codes
 from ..task import TRIG, TriggerTask
 
 NAMED_SETS: dict[str, str] = {
@@ -211,7 +210,7 @@ class ContentPrefix:
             raise ValueError(f"conclusion.at: each token's content has {task.content_dim} "
                              f"entries (n - 3), got {len(self.rows[0])}")
         if task.finite:
-            target_codes(task, self.rows, self.trigger)
+            task.prefix_codes(self.rows, self.trigger)
         elif any(abs(x) > 1 for r in self.rows for x in r):
             raise ValueError("conclusion.at: continuous content lies in [-1, 1]")
         elif self.t > task.L - (1 if self.trigger else 2):
@@ -221,7 +220,7 @@ class ContentPrefix:
 
     def codes(self, task: Any) -> tuple[int, ...]:
         """The prefix's token codes on a finite task."""
-        return target_codes(task, self.rows, self.trigger)
+        return task.prefix_codes(self.rows, self.trigger)
 
     def to_json(self) -> list[list[float]]:
         return [list(r) for r in self.rows]
@@ -293,3 +292,4 @@ def scan(model: AttentionModel, positions: PositionSet) -> list[PositionMass]:
             out.append(PositionMass(task.decode(row), t, tuple(float(x) for x in bos[:, i]),
                                     tuple(float(x) for x in null[:, i])))
     return out
+

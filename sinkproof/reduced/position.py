@@ -15,19 +15,9 @@ from .uniform import pattern_targets, prove_uniform
 
 
 def target_codes(task: PaperTask, at: Any, trigger: int | None = None) -> tuple[int, ...]:
-    """The token codes of the prefix whose tokens carry the content vectors ``at`` (one
-    per token after BOS), token ``trigger`` (1-based) the trigger, on a finite task."""
-    rows = as_real_array("at", at, ndim=2)
-    if rows.shape[1] != task.content_dim:
-        raise ValueError(f"at: each token's content has {task.content_dim} entries, "
-                         f"got {rows.shape[1]}")
-    codes = []
-    for k, row in enumerate(rows, start=1):
-        hit = np.flatnonzero(np.all(task.content == row, axis=1))
-        if hit.size == 0:
-            raise ValueError(f"at: token {k}'s content is not in the task's content set")
-        codes.append(int(hit[0]) + (task.m if k == trigger else 0))
-    return tuple(task.subfamily([codes])[0])
+    """The token codes of the prefix whose tokens carry the content vectors ``at``
+    (:meth:`sinkproof.PaperTask.prefix_codes`)."""
+    return task.prefix_codes(at, trigger)
 
 
 def prove_position(task: PaperTask, eps: Any, at: Any, trigger: int | None = None,

@@ -21,17 +21,19 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
-import sympy
 
 from .._validate import choice
 from ..exact_numbers import exact
 from ..model import AttentionModel
 from ..task import TriggerTask
 from ..tasks.protocol import require
+
+if TYPE_CHECKING:
+    import sympy
 
 Vector = tuple[Fraction, ...]
 
@@ -196,6 +198,8 @@ class ExactPosition:
     # --------------------------------------------------------------- softmax
     def softmax_weights(self) -> list[list[sympy.Expr]]:
         """``α_{tj} = exp(s_j - s_0) / Σ_i exp(s_i - s_0)`` per head, exact SymPy expressions."""
+        import sympy  # only this exact form needs it; the module loads without SymPy
+
         self._need("softmax")
         out = []
         for row in self.scores:

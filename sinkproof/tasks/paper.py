@@ -487,6 +487,22 @@ class PaperTask(Task):
             out.append(row)
         return out
 
+    def prefix_codes(self, at: Any, trigger: int | None = None) -> tuple[int, ...]:
+        """The token codes of the prefix whose tokens carry the content vectors ``at`` (one
+        row per token after BOS), token ``trigger`` (1-based) the trigger, on a finite
+        task; a clear error unless it is a prefix of the family."""
+        rows = as_real_array("at", at, ndim=2)
+        if rows.shape[1] != self.content_dim:
+            raise ValueError(f"at: each token's content has {self.content_dim} entries, "
+                             f"got {rows.shape[1]}")
+        codes = []
+        for k, row in enumerate(rows, start=1):
+            hit = np.flatnonzero(np.all(self.content == row, axis=1))
+            if hit.size == 0:
+                raise ValueError(f"at: token {k}'s content is not in the task's content set")
+            codes.append(int(hit[0]) + (self.m if k == trigger else 0))
+        return self.subfamily([codes])[0]
+
     # ---------------------------------------------------------- description
     def replace(self, **changes: Any) -> PaperTask:
         """A copy of this task with some constructor arguments changed."""
