@@ -387,7 +387,7 @@ def search_stack_witness(claim: Claim, witness: Path, reasons: list[str]
     if res.params is None:
         reasons.append(f"{how}; no restart finished")
         return None, res, None
-    model = model_from_params(task, mc.kind, res.params, mc.residual)
+    model = res.model  # the stack of res.params (model_from_params)
     if not task.finite:
         reasons.append(f"{how}; best model: {sampled(claim, model)}")
         return None, res, model
