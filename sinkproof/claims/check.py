@@ -233,13 +233,13 @@ def _refute_stack(claim: Claim, witness: Path, reasons: list[str]) -> Refuted | 
                                   f"prefixes (sha256:{found.digest})")
         reasons.append(f"construction ({name}): does not refute the claim")
     found, res, model = search_stack_witness(claim, witness, reasons)
-    spent = {"seconds": res.seconds, "restarts": res.restarts}
+    spent = {"seconds": round(res.seconds, 2), "restarts": res.restarts}
     if found is None:
         return Open(claim, frontier=res.frontier, spent=spent, reasons=tuple(reasons))
     return Refuted(claim, model=model, error=found.error,
                    violations=(found.where,), witness=str(found.path),
-                   detail=f"found by search in {res.seconds:g} s; verified by the trusted "
-                          f"checker (sha256:{found.digest})")
+                   detail=f"found by search in {round(res.seconds, 2):g} s; verified by the "
+                          f"trusted checker (sha256:{found.digest})")
 
 
 def _refute_by_constructions(claim: Claim, bound_at: Any, witness: Path,

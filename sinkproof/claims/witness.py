@@ -12,7 +12,8 @@ family is smaller, a witness found this way satisfies it a fortiori (the search
 does not exploit the weaker hypothesis, so it may miss witnesses that need it).
 
 On a task without positional features the model is a stack (:mod:`sinkproof.stack`): the
-stack search (:func:`sinkproof.search.engine.search_stack`) looks for one accurate on the
+stack search (:func:`sinkproof.search.search` with ``optimiser="adam"``, by
+:func:`~sinkproof.search.engine.search_stack`) looks for one accurate on the
 whole family with BOS measure below the threshold at every non-trigger position, and a
 found stack (or a construction) is written as a ``paper-witness`` file that states its
 weights exactly, the claim's ε and a BOS bound just above the largest BOS measure taken in
@@ -387,7 +388,7 @@ def search_stack_witness(claim: Claim, witness: Path, reasons: list[str]
     if res.params is None:
         reasons.append(f"{how}; no restart finished")
         return None, res, None
-    model = model_from_params(task, mc.kind, res.params, mc.residual)
+    model = res.model  # the stack of res.params (model_from_params)
     if not task.finite:
         reasons.append(f"{how}; best model: {sampled(claim, model)}")
         return None, res, model

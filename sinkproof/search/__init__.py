@@ -1,5 +1,9 @@
 """Search layer: parameters that solve the task without a sink, verified in high precision.
 
+One engine, :func:`search`: the optimiser (L-BFGS-B on prefix batches, Adam over stacks),
+the model's shape, the BOS measure and the objective are its options;
+:func:`search_stack` is ``search(optimiser="adam")`` under its earlier name.
+
 ``sinkproof.search`` is both this package and its main function: the module is
 callable, so ``sp.search(task, ...)`` works whether or not a submodule such as
 :mod:`sinkproof.search.objective` was imported first.

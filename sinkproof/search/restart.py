@@ -1,36 +1,25 @@
-"""One seeded restart of the search: L-BFGS-B on the penalty objective.
+"""One seeded restart of the search: what it is given and what it returns, whichever
+optimiser runs it.
 
-The feasibility problem "error ``<= ε`` on the whole family and BOS mass ``<= b``
-at the chosen positions" becomes the minimisation of a sum of squared hinges
-(:mod:`sinkproof.search.objective`, ``loss="penalty"``), zero exactly on the
-feasible set shrunk by a margin.  Each stage raises the weight of the BOS hinge
-(a penalty continuation), warm-started from the previous stage.  The restart's
-random start depends only on ``(seed, index)``, so a restart gives the same
-result in any process.
+A restart is a pure function of ``(settings, index)``: its random start depends only on
+``(seed, index)``, so it gives the same result in any process.  The optimisers
+(``settings.optimiser``) are :mod:`sinkproof.search.lbfgsb` (one layer on a task with
+positions, the prefix batch of the whole family) and :mod:`sinkproof.search.adam`
+(full-width stacks on whole sequences); the engine (:mod:`sinkproof.search.engine`) runs
+either one's restarts in one loop.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
 
-from ..attention import MAPS
-from ..model import fixed_values
-from ..task import TriggerTask
-from .objective import PrefixBatch, bos_measure_kind, extra_parameters, value_grad_params
+from ..tasks.protocol import Task
 
-PENALTY_STAGES = ((1.0, 0.1), (10.0, 0.01), (100.0, 0.0))
-"""``(BOS-hinge weight, ReLU leak)`` of the successive L-BFGS-B stages of the feasibility
-search; the last stage is the exact objective (no leak)."""
-
-SINK_STAGES = ((10.0, 0.3), (100.0, 0.1), (1000.0, 0.03))
-"""``(error-hinge weight, temperature)`` of the stages that minimise BOS mass (softmax)."""
+OPTIMISERS = ("lbfgsb", "adam")
+"""The search's optimisers: L-BFGS-B (scipy, on a JAX gradient) and Adam (optax)."""
 
 
 @dataclass(frozen=True)
@@ -38,10 +27,17 @@ class SearchSettings:
     """Everything a restart needs besides its index (picklable, sent to workers).
 
     ``objective``: ``"penalty"`` (find a feasible point) or ``"sink"`` (softmax: minimise
-    the largest BOS mass at ``where`` subject to error ``<= max_error``).
+    the largest BOS mass at ``where`` subject to error ``<= max_error``).  ``maxiter``: the
+    optimiser's steps (L-BFGS-B iterations per stage; Adam steps).  ``layers``,
+    ``residual``: the model's shape (a stack of ``layers`` layers of ``heads`` heads;
+    residual connections ``x <- x + layer(x)``).  ``measure``: the BOS measure bounded
+    (``"weight"`` ``α_0`` or ``"share"`` ``α_0 / Σ_j α_j``; ``None``: the optimiser's).
+    ``init_scale``: the scale of the random start (``None``: the optimiser's).  Adam only:
+    ``samples`` (sequences drawn where the family is too large to train on whole), ``lr``
+    and ``init`` (starting weights ``W_Q, W_K, W_V, W_O`` of restart 0).
     """
 
-    task: TriggerTask
+    task: Task
     kind: str
     heads: int
     values: str
@@ -52,17 +48,28 @@ class SearchSettings:
     maxiter: int = 300
     objective: str = "penalty"
     margin: float = 0.05
-    init_scale: float = 1.0
+    init_scale: float | None = None
     deadline: float | None = None
+    optimiser: str = "lbfgsb"
+    layers: int = 1
+    residual: bool = False
+    measure: str | None = None
+    samples: int = 256
+    lr: float = 1e-2
+    init: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
 
 @dataclass
 class RestartOutcome:
     """Where one restart ended, in float64: parameters, measures, penalty, trade-offs seen;
-    ``cut``: the search's deadline stopped it before it converged."""
+    ``cut``: the search's deadline stopped it before it converged.
+
+    ``A``, ``U``: a one-layer model's scores and values (``None`` for a stack, whose
+    weights are all in ``extra``); ``penalty``: the objective's value at the end (NaN where
+    the optimiser does not evaluate it); ``evaluations``: gradient evaluations."""
 
     index: int
-    A: np.ndarray
+    A: np.ndarray | None
     U: np.ndarray | None
     error: float
     bos_mass: float
@@ -72,41 +79,14 @@ class RestartOutcome:
     points: list[tuple[float, float]] = field(default_factory=list)
     cut: bool = False
     extra: dict[str, np.ndarray] = field(default_factory=dict)
-    """The head's other learned parameters: ``map_params`` (e.g. the sink logit ``b``) and
-    the gate ``gate_w``, ``gate_c``, where the map has them."""
+    """The model's other learned parameters: for one layer ``map_params`` (e.g. the sink
+    logit ``b``) and the gate ``gate_w``, ``gate_c``, where the map has them; for a stack
+    every weight (``wq, wk, wv, wo``; ``mp``, ``gw``, ``gc``)."""
 
     def feasible(self, max_error: float, max_bos_mass: float) -> bool:
         """Both conditions hold in float64 (a candidate, not yet a witness)."""
         bos_ok = np.isnan(self.bos_mass) or self.bos_mass <= max_bos_mass
         return bool(self.error <= max_error and bos_ok)
-
-
-def initial_parameters(settings: SearchSettings, index: int
-                       ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Random start of restart ``index``: ``A ~ N(0, s²/D)``; learned values start at
-    ``U_fix`` plus noise on even restarts and fully random on odd ones."""
-    task = settings.task
-    rng = np.random.default_rng([settings.seed, index])
-    D, H, p = task.D, settings.heads, task.p
-    A = rng.standard_normal((H, D, D)) * settings.init_scale / np.sqrt(D)
-    if settings.values == "fixed":
-        return A, None
-    noise = rng.standard_normal((H, p, p + 3))
-    base = fixed_values(p)[None] if index % 2 == 0 else 0.0
-    return A, base + (0.3 if index % 2 == 0 else 1.0) * noise
-
-
-def initial_extra(settings: SearchSettings, index: int) -> dict[str, np.ndarray]:
-    """Start of the head's other parameters: the map's defaults (``b = 0``), and a gate
-    with ``N(0, s²/D)`` weights and bias 0 (its own seeded stream, so ``A`` and ``U``
-    start as for a map without them)."""
-    extra = extra_parameters(settings.task, settings.kind, settings.heads)
-    if "gate_w" in extra:
-        rng = np.random.default_rng([settings.seed, index, 1])
-        D = settings.task.D
-        extra["gate_w"] = rng.standard_normal(extra["gate_w"].shape) * settings.init_scale \
-            / np.sqrt(D)
-    return extra
 
 
 def pareto(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -116,89 +96,3 @@ def pareto(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
         if not front or b < front[-1][1]:
             front.append((e, b))
     return front
-
-
-class _Stop(Exception):
-    pass
-
-
-def run_restart(settings: SearchSettings, batch: PrefixBatch, index: int,
-                stop: Callable[[], bool] | None = None) -> RestartOutcome:
-    """Minimise the penalty objective from restart ``index``'s start; ``stop()`` true
-    ends it early, as the deadline does (``cut``).
-
-    BLAS is held to one thread meanwhile (L-BFGS-B's vectors are small: extra BLAS
-    threads only spin, and on a busy machine they made a restart ~15x slower)."""
-    with threadpool_limits(1):
-        return _run_restart(settings, batch, index, stop)
-
-
-def _run_restart(settings: SearchSettings, batch: PrefixBatch, index: int,
-                 stop: Callable[[], bool] | None) -> RestartOutcome:
-    start = time.perf_counter()
-    task = settings.task
-    A0, U0 = initial_parameters(settings, index)
-    start_params = {"A": A0, **({} if U0 is None else {"U": U0}),
-                    **initial_extra(settings, index)}
-    wrt = tuple(start_params)  # A, learned U, map parameters, gate
-    shapes = {k: v.shape for k, v in start_params.items()}
-    cuts = np.cumsum([0] + [v.size for v in start_params.values()])
-    points: list[tuple[float, float]] = []
-    evaluations = 0
-    last: dict[str, Any] = {}
-
-    def unpack(x: np.ndarray) -> dict[str, np.ndarray]:
-        return {k: x[a:b].reshape(shapes[k]) for k, a, b in zip(wrt, cuts, cuts[1:])}
-
-    def fun(x: np.ndarray, options: dict[str, Any]) -> tuple[float, np.ndarray]:
-        nonlocal evaluations
-        value, grads, m = value_grad_params(task, settings.kind, unpack(x), batch, wrt=wrt,
-                                            **options)
-        evaluations += 1
-        points.append((m.max_error, m.max_bos_mass))
-        last.update(value=value)
-        return value, np.concatenate([grads[k].ravel() for k in wrt])
-
-    def stop_early(intermediate_result: Any) -> None:
-        if settings.objective == "penalty" and last.get("value") == 0.0:
-            raise StopIteration
-        if settings.deadline is not None and time.time() > settings.deadline:
-            raise StopIteration
-        if stop is not None and stop():
-            raise StopIteration
-
-    x = np.concatenate([v.ravel() for v in start_params.values()])
-    cut = False
-    for options, exact in _stages(settings):
-        res = minimize(fun, x, args=(options,), jac=True, method="L-BFGS-B", callback=stop_early,
-                       options=dict(maxiter=settings.maxiter, maxfun=2 * settings.maxiter))
-        x = res.x
-        solved = settings.objective == "penalty" and exact and last.get("value") == 0.0
-        cut = (settings.deadline is not None and time.time() > settings.deadline) or (
-            stop is not None and stop())
-        if solved or cut:
-            break
-    final = unpack(x)
-    value, _, m = value_grad_params(
-        task, settings.kind, final, batch, wrt=("A",), loss="penalty",
-        max_error=settings.max_error, max_bos_mass=settings.max_bos_mass, margin=0.0)
-    U = final.pop("U", None)
-    A = final.pop("A")
-    return RestartOutcome(index, A.copy(), None if U is None else U.copy(), m.max_error,
-                          m.max_bos_mass, value, evaluations, time.perf_counter() - start,
-                          pareto(points), cut, {k: v.copy() for k, v in final.items()})
-
-
-def _stages(settings: SearchSettings) -> list[tuple[dict[str, Any], bool]]:
-    """Objective options of each L-BFGS-B stage, and whether it is the exact objective."""
-    common = dict(max_error=settings.max_error, margin=settings.margin)
-    if settings.objective == "sink":
-        if bos_measure_kind(settings.kind) != "log_odds":
-            raise ValueError(f"objective='sink' minimises a BOS mass that is never 0; for "
-                             f"{settings.kind} (exact zeros) search with max_bos_mass=0")
-        return [(dict(loss="sink", error_weight=w, temperature=tau, **common), True)
-                for w, tau in SINK_STAGES]
-    leaky = MAPS[settings.kind].factorisation == "sum"  # c_t max(0, s): zero gradient below 0
-    return [(dict(loss="penalty", max_bos_mass=settings.max_bos_mass, bos_weight=w,
-                  leak=leak if leaky else 0.0, **common), not leaky or leak == 0.0)
-            for w, leak in PENALTY_STAGES]

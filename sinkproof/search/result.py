@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import CertificateError
-from ..model import AttentionModel
+from ..stack import StackModel
 from ..tables import Tabular
 from .verify import WitnessReport
 
@@ -24,15 +24,23 @@ class TracePoint(NamedTuple):
 
 @dataclass(frozen=True)
 class SearchResult(Tabular):
-    """Outcome of :func:`sinkproof.search`.
+    """Outcome of :func:`sinkproof.search` (whichever optimiser ran it;
+    :data:`StackSearchResult` is this type).
 
     ``found``: a model meets both conditions and the trusted checker confirmed it on
     the whole family (exact rationals for ReLU, interval arithmetic for softmax);
     ``verified`` says the same of ``model`` (``witness`` holds the checker's report).
-    ``model``: the witness, or else the restart that came closest (smallest penalty).
+    ``model``: the witness, or else the restart that came closest (L-BFGS-B: the smallest
+    penalty; Adam: the smallest BOS measure among accurate restarts, else the smallest
+    error), an :class:`~sinkproof.model.AttentionModel` for one layer, a
+    :class:`~sinkproof.stack.StackModel` for a stack (``None`` only where no restart
+    ended with a finite error); ``params``: its parameters (``A``, ``U``, ... for one
+    layer; ``wq, wk, wv, wo``, ... for a stack, fixed values included).
     ``error``, ``bos_mass``: float64 measures of ``model`` (the largest error on the
-    family; the largest BOS mass over heads at ``where``).  ``trace``: the Pareto
-    front of (error, BOS mass) over every evaluation of every restart.
+    training family; the largest BOS measure over heads at ``where``).  ``trace``: the Pareto
+    front of (error, BOS mass) over every evaluation of every restart; ``ends``: where each
+    restart ended, sorted (``frontier``, an alias).  ``source``: ``"exhaustive"`` (the whole
+    finite family) or ``"sampled"`` (``n_sequences`` seeded sequences).
     ``restarts``: restarts completed; ``candidates``: restarts feasible in float64;
     ``rejected``: float64 candidates the high-precision check refused.
     ``stopped_by``: why the search ended, in :data:`STOPS` — ``"found"`` (a verified
@@ -43,7 +51,7 @@ class SearchResult(Tabular):
     """
 
     found: bool
-    model: AttentionModel
+    model: StackModel | None
     error: float
     bos_mass: float
     verified: bool
@@ -56,6 +64,20 @@ class SearchResult(Tabular):
     interrupted: bool
     settings: dict[str, Any] = field(default_factory=dict)
     stopped_by: str = "budget"
+    params: dict[str, Any] | None = None
+    ends: tuple[TracePoint, ...] = ()
+    source: str = "exhaustive"
+    n_sequences: int = 0
+
+    @property
+    def bos(self) -> float:
+        """:attr:`bos_mass` (the name the stack search's callers use)."""
+        return self.bos_mass
+
+    @property
+    def frontier(self) -> tuple[tuple[float, float], ...]:
+        """:attr:`ends` as plain ``(error, BOS)`` pairs (the stack search's name)."""
+        return tuple((e, b) for e, b in self.ends)
 
     @property
     def open_for_time(self) -> bool:
@@ -74,7 +96,9 @@ class SearchResult(Tabular):
 
     def _headline(self) -> str:
         s = self.settings
-        cls = f"{s.get('heads')}-head {s.get('kind')}, {s.get('values')} values"
+        shape = f"{s['layers']}-layer{' residual' * bool(s.get('residual'))} " if s.get(
+            "layers", 1) > 1 or s.get("residual") else ""
+        cls = f"{shape}{s.get('heads')}-head {s.get('kind')}, {s.get('values')} values"
         goal = (f"error <= {s.get('max_error'):g}, BOS mass <= {s.get('max_bos_mass'):g} "
                 f"at {s.get('where_text')}")
         state = ("FOUND (verified witness)" if self.found else
@@ -105,3 +129,7 @@ class SearchResult(Tabular):
                       "|---|---|"]
             lines += [f"| {p.error:.6g} | {p.bos_mass:.6g} |" for p in self.trace[:12]]
         return "\n".join(lines)
+
+
+StackSearchResult = SearchResult
+"""The stack search's result: the one :class:`SearchResult` (an alias kept for callers)."""
