@@ -22,7 +22,7 @@ from .box import ValueBox
 from .dual import certificate_format, leaf_certificate
 from .multihead import HeadsResult, prove_heads
 from .primal import BACKENDS, PrimalSolver
-from .relaxation import build_relaxation, family_prefixes, value_tokens
+from .relaxation import build_relaxation, family_prefixes, retarget, value_tokens
 from .result import BnbResult, TargetOutcome, certificate_dict, round_down, verified
 from .targets import is_trigger_token, nontrigger_targets, target_prefixes
 from .transfer import transferred
@@ -421,9 +421,20 @@ class RelaxationOf:
 
     def __init__(self, task: Any, eps: Fraction, rows: list[tuple[int, ...]]) -> None:
         self.task, self.eps, self.rows = task, eps, rows
+        self._base: Any = None
 
     def __call__(self, target: tuple[int, ...]) -> Any:
-        return build_relaxation(self.task, self.eps, target, self.rows)
+        """The relaxation at ``target``: the prefixes' part assembled once, every target
+        after the first only re-counting its own classes (:func:`retarget`)."""
+        got = None if self._base is None else retarget(self._base, target)
+        if got is None:
+            got = build_relaxation(self.task, self.eps, target, self.rows)
+            if self._base is None:
+                self._base = got
+        return got
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_base": None}  # a worker assembles its own
 
 
 def _tree_job(job: tuple) -> tuple[Any, list, Fraction | None, str | None]:
