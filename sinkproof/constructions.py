@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_int, as_real
+from ._validate import as_int, as_real, choice
 from .attention import MAPS
 from .model import AttentionModel, fixed_values
 from .stack import StackModel, paper_model
@@ -133,36 +133,48 @@ def null_slot_solution(task: TriggerTask, kind: str, L: float) -> AttentionModel
     return AttentionModel(task, kind=kind, A=A, U=None)
 
 
-def cancelling_pair_scores(task: TriggerTask, L: float) -> np.ndarray:
+def cancelling_pair_scores(task: TriggerTask, L: float, rest: str = "bos") -> np.ndarray:
     """Score matrices ``(2, D, D)`` of two softmax heads that agree at every non-trigger
     query and differ only at a trigger query: both score ``-L`` on BOS from a content
-    query; at a trigger query head 0 scores ``-L`` on BOS and on trigger keys (it averages
-    the content seen), head 1 scores ``+L`` on BOS (it sinks there)."""
+    query.  At a trigger query head 0 averages the content seen and head 1 rests on a key
+    whose value is 0: with ``rest="bos"`` head 0 scores ``-L`` on BOS and on trigger keys
+    and head 1 ``+L`` on BOS (it sinks there); with ``rest="trigger"`` head 0 scores ``-2L``
+    on BOS and ``-L`` on the trigger, head 1 ``-L`` on BOS and ``+L`` on the trigger itself
+    (it rests on the current token: no head puts more than ``e^{-L}`` on BOS at any row
+    ``t >= 1``)."""
     L = float(as_real("L", L, minimum=0.0))
+    rest = choice("rest", rest, ("bos", "trigger"))
     i_c, i_t, i_b = (feature_index(task, f) for f in ("is_content", "is_trigger", "is_bos"))
     A = np.zeros((2, task.D, task.D))
     A[:, i_c, i_b] = -L
-    A[:, i_t, i_t] = -L
-    A[0, i_t, i_b] = -L
-    A[1, i_t, i_b] = L
+    if rest == "bos":
+        A[:, i_t, i_t] = -L
+        A[0, i_t, i_b] = -L
+        A[1, i_t, i_b] = L
+    else:
+        A[0, i_t, i_b], A[0, i_t, i_t] = -2 * L, -L
+        A[1, i_t, i_b], A[1, i_t, i_t] = -L, L
     return A
 
 
-def cancelling_pair_solution(task: TriggerTask, eps: float, heads: int = 2) -> AttentionModel:
+def cancelling_pair_solution(task: TriggerTask, eps: float, heads: int = 2,
+                             rest: str = "bos") -> AttentionModel:
     """Two softmax heads with opposite learned values ``U_1 = U_fix``, ``U_2 = -U_fix`` and
     the scores of :func:`cancelling_pair_scores`: at a non-trigger position the heads attend
     alike, so their outputs cancel exactly (error 0) and neither needs BOS (its mass there
-    is ``e^{-L}/(e^{-L} + t)``); at a trigger head 0 averages the content and head 1 sits
-    on BOS, whose value is 0.  The error there is at most ``(T + 2) e^{-L}`` (content norm
-    ``<= 1``) and ``L = ceil(log(4 (T + 2) / eps))`` makes it ``<= eps / 4``.  Further
-    ``heads`` score like head 0 and have zero values."""
+    is ``e^{-L}/(e^{-L} + t)``); at a trigger head 0 averages the content and head 1 rests
+    on a zero-valued key: BOS (``rest="bos"``), or the trigger itself (``rest="trigger"``,
+    single-trigger family: then no head puts more than ``e^{-L}`` on BOS at any row
+    ``t >= 1``).  The error there is at most ``(T + 2) R e^{-L}`` (``R`` the largest content
+    norm, at least 1) and ``L = ceil(log(4 (T + 2) R / eps))`` makes it ``<= eps / 4``.
+    Further ``heads`` score like head 0 and have zero values."""
     eps = float(as_real("eps", eps, minimum=0.0, strict=True))
     heads = as_int("heads", heads, minimum=2)
     scale = max(1.0, float(np.max(np.linalg.norm(task.content, axis=1))))
     L = float(math.ceil(math.log(4.0 * (task.T + 2) * scale / eps)))
     U = np.zeros((heads, task.p, task.p + 3))
     U[0], U[1] = fixed_values(task.p), -fixed_values(task.p)
-    pair = cancelling_pair_scores(task, L)
+    pair = cancelling_pair_scores(task, L, rest)
     A = np.concatenate([pair, np.repeat(pair[:1], heads - 2, axis=0)])
     return AttentionModel(task, kind="softmax", A=A, U=U)
 
