@@ -1,6 +1,7 @@
 """The explicit constructions: Theorems 4 and 5 of docs/theory.md section 4 (our task) and
-the paper's ReLU/length layer, a pair of softmax heads that cancel off the trigger, and
-one fixed-value head per attention map in the paper's setting.
+the paper's ReLU/length layer, a pair of softmax heads that cancel off the trigger (resting
+on BOS or on the trigger at the trigger row), three paper-setting heads with no sink at any
+row, and one fixed-value head per attention map in the paper's setting.
 
 Feature layout of ``φ = [e(x); π(t)]``: content ``0..p-1``, ``is_content`` ``p``,
 ``is_trigger`` ``p+1``, ``is_bos`` ``p+2``, then the positional block from ``p+3``.
@@ -14,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_int, as_real
+from ._validate import as_int, as_real, choice
 from .attention import MAPS
 from .model import AttentionModel, fixed_values
 from .stack import StackModel, paper_model
@@ -133,36 +134,48 @@ def null_slot_solution(task: TriggerTask, kind: str, L: float) -> AttentionModel
     return AttentionModel(task, kind=kind, A=A, U=None)
 
 
-def cancelling_pair_scores(task: TriggerTask, L: float) -> np.ndarray:
+def cancelling_pair_scores(task: TriggerTask, L: float, rest: str = "bos") -> np.ndarray:
     """Score matrices ``(2, D, D)`` of two softmax heads that agree at every non-trigger
     query and differ only at a trigger query: both score ``-L`` on BOS from a content
-    query; at a trigger query head 0 scores ``-L`` on BOS and on trigger keys (it averages
-    the content seen), head 1 scores ``+L`` on BOS (it sinks there)."""
+    query.  At a trigger query head 0 averages the content seen and head 1 rests on a key
+    whose value is 0: with ``rest="bos"`` head 0 scores ``-L`` on BOS and on trigger keys
+    and head 1 ``+L`` on BOS (it sinks there); with ``rest="trigger"`` head 0 scores ``-2L``
+    on BOS and ``-L`` on the trigger, head 1 ``-L`` on BOS and ``+L`` on the trigger itself
+    (it rests on the current token: no head puts more than ``e^{-L}`` on BOS at any row
+    ``t >= 1``)."""
     L = float(as_real("L", L, minimum=0.0))
+    rest = choice("rest", rest, ("bos", "trigger"))
     i_c, i_t, i_b = (feature_index(task, f) for f in ("is_content", "is_trigger", "is_bos"))
     A = np.zeros((2, task.D, task.D))
     A[:, i_c, i_b] = -L
-    A[:, i_t, i_t] = -L
-    A[0, i_t, i_b] = -L
-    A[1, i_t, i_b] = L
+    if rest == "bos":
+        A[:, i_t, i_t] = -L
+        A[0, i_t, i_b] = -L
+        A[1, i_t, i_b] = L
+    else:
+        A[0, i_t, i_b], A[0, i_t, i_t] = -2 * L, -L
+        A[1, i_t, i_b], A[1, i_t, i_t] = -L, L
     return A
 
 
-def cancelling_pair_solution(task: TriggerTask, eps: float, heads: int = 2) -> AttentionModel:
+def cancelling_pair_solution(task: TriggerTask, eps: float, heads: int = 2,
+                             rest: str = "bos") -> AttentionModel:
     """Two softmax heads with opposite learned values ``U_1 = U_fix``, ``U_2 = -U_fix`` and
     the scores of :func:`cancelling_pair_scores`: at a non-trigger position the heads attend
     alike, so their outputs cancel exactly (error 0) and neither needs BOS (its mass there
-    is ``e^{-L}/(e^{-L} + t)``); at a trigger head 0 averages the content and head 1 sits
-    on BOS, whose value is 0.  The error there is at most ``(T + 2) e^{-L}`` (content norm
-    ``<= 1``) and ``L = ceil(log(4 (T + 2) / eps))`` makes it ``<= eps / 4``.  Further
-    ``heads`` score like head 0 and have zero values."""
+    is ``e^{-L}/(e^{-L} + t)``); at a trigger head 0 averages the content and head 1 rests
+    on a zero-valued key: BOS (``rest="bos"``), or the trigger itself (``rest="trigger"``,
+    single-trigger family: then no head puts more than ``e^{-L}`` on BOS at any row
+    ``t >= 1``).  The error there is at most ``(T + 2) R e^{-L}`` (``R`` the largest content
+    norm, at least 1) and ``L = ceil(log(4 (T + 2) R / eps))`` makes it ``<= eps / 4``.
+    Further ``heads`` score like head 0 and have zero values."""
     eps = float(as_real("eps", eps, minimum=0.0, strict=True))
     heads = as_int("heads", heads, minimum=2)
     scale = max(1.0, float(np.max(np.linalg.norm(task.content, axis=1))))
     L = float(math.ceil(math.log(4.0 * (task.T + 2) * scale / eps)))
     U = np.zeros((heads, task.p, task.p + 3))
     U[0], U[1] = fixed_values(task.p), -fixed_values(task.p)
-    pair = cancelling_pair_scores(task, L)
+    pair = cancelling_pair_scores(task, L, rest)
     A = np.concatenate([pair, np.repeat(pair[:1], heads - 2, axis=0)])
     return AttentionModel(task, kind="softmax", A=A, U=U)
 
@@ -239,6 +252,57 @@ def paper_pair_solution(task: PaperTask, eps: float, layers: int = 1, heads: int
     eps = float(as_real("eps", eps, minimum=0.0, strict=True))
     lam = float(math.ceil(math.log(4.0 * task.L**2 * task.n / eps)))
     return paper_model(task, "softmax", **paper_pair_weights(task, lam, layers, heads))
+
+
+def paper_split_weights(task: PaperTask, lam: float, rho: float = 0.5
+                        ) -> dict[str, np.ndarray]:
+    """Three softmax heads of one layer with no sink at any row ``t >= 1``, the trigger row
+    included: ``W_Q, W_K, W_V`` ``(1, 3, n, n)``, ``W_O = [I, I, I]``.
+
+    Every content query scores ``-λ`` on BOS and 0 on every other key, in every head, so the
+    heads attend alike at every non-trigger row; their values ``κ_h (I - e_0 e_0^T)`` with
+    ``κ = (1, ρ/(1-ρ), -1/(1-ρ))`` sum to 0, so the layer writes exactly 0 there.  The
+    trigger query (its indicator is its only coordinate read) scores, head 0: ``-λ`` on BOS
+    (it averages ``x_1..x_j``: the target); head 1: ``-λ`` on BOS and ``+λ`` on the trigger
+    itself (it writes ``≈ κ_1 x_j``); head 2: ``λ + log((1-ρ)/ρ)`` on BOS and ``λ`` on the
+    trigger (it splits ``1 - ρ`` on BOS and ``ρ`` on the trigger, writing ``≈ κ_2 ρ x_j``),
+    and ``κ_1 + κ_2 ρ = 0``.  No head puts more than ``max(1 - ρ, e^{-λ})`` on BOS at any row
+    ``t >= 1``, nor (BOS being the only key whose value is 0 for every content) on a null
+    key; the values grow like ``1/(1-ρ)``: what the trigger row's displacement theorem
+    (docs/theory.md) says must happen when no head sinks."""
+    if not isinstance(task, PaperTask):
+        raise TypeError(f"task must be a PaperTask, got {type(task).__name__}")
+    lam = float(as_real("lam", lam, minimum=0.0, strict=True))
+    rho = float(as_real("rho", rho, minimum=0.0, strict=True))
+    if not rho < 1.0:
+        raise ValueError(f"rho must lie in (0, 1), got {rho}")
+    n, b = task.n, task.bias_index
+    WQ, WK, WV = (np.zeros((1, 3, n, n)) for _ in range(3))
+    WQ[0, :, 0, b] = 1.0
+    WK[0, :, 0, BOS] = -lam
+    WQ[0, :, 1, TRIGGER] = 1.0
+    WK[0, 0, 1, BOS] = -lam
+    WK[0, 1, 1, BOS], WK[0, 1, 1, TRIGGER] = -lam, lam
+    WK[0, 2, 1, BOS], WK[0, 2, 1, TRIGGER] = lam + math.log((1.0 - rho) / rho), lam
+    drop = np.eye(n)
+    drop[BOS, BOS] = 0.0
+    for h, kappa in enumerate((1.0, rho / (1.0 - rho), -1.0 / (1.0 - rho))):
+        WV[0, h] = kappa * drop
+    WO = np.concatenate([np.eye(n)] * 3, axis=1)[None]
+    return dict(W_Q=WQ, W_K=WK, W_V=WV, W_O=WO)
+
+
+def paper_split_solution(task: PaperTask, eps: float, rho: float = 0.5) -> StackModel:
+    """:func:`paper_split_weights` with ``λ = ceil(log(4 L n / ((1 - ρ) eps)))``: the error,
+    at most about ``(1 + ρ L) √n e^{-λ}`` at a trigger row and 0 elsewhere, is then below
+    ``eps / 2`` (the trusted checker's ``paper-witness`` rule decides it exactly)."""
+    eps = float(as_real("eps", eps, minimum=0.0, strict=True))
+    rho = float(as_real("rho", rho, minimum=0.0, strict=True))
+    if not rho < 1.0:
+        raise ValueError(f"rho must lie in (0, 1), got {rho}")
+    lam = float(math.ceil(math.log(4.0 * task.L * task.n / ((1.0 - rho) * eps))))
+    return paper_model(task.replace(residual=False), "softmax",
+                       **paper_split_weights(task, lam, rho))
 
 
 PAPER_VARIANT_LEVEL = {"softmax": 8, "sink_logit": 8, "softmax1": 8, "sparsemax": 1,

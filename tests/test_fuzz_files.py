@@ -816,7 +816,7 @@ def mutated_paper_witness(draw) -> str:
             doc["claim"][key] = f"{y.numerator}/{y.denominator}"
         elif what == "where":
             doc["claim"]["where"] = draw(st.sampled_from(
-                ["nontrigger", [{"content": [0], "trigger_at": None, "heads": "every"}],
+                ["nontrigger", "all", [{"content": [0], "trigger_at": None, "heads": "every"}],
                  [{"content": [1, 0], "trigger_at": None, "heads": [[0, 1]]}],
                  [{"content": [0, 1, 1], "trigger_at": 2, "heads": "every"}]]))
         elif what == "weight":
@@ -868,25 +868,28 @@ def true_paper_witness(doc: dict, statement: dict) -> None:
                                                                        dtype=object))
               for name in ("map_params", "gate_w", "gate_c") if name in doc["data"]}
     model = paper_model(task, mc["kind"], **W, **extras, residual=mc["residual"])
-    worst, per = family_bos(model)
+    where = statement["where"]
+    everywhere = where in ("nontrigger", "all")  # "all": the trigger rows as well
+    worst, per = family_bos(model, trigger_rows=where == "all")
     if statement["bos_measure"] != bos_measure(mc["kind"]):  # the other measure, by hand
-        per = _family_measure(model, statement["bos_measure"])
+        per = _family_measure(model, statement["bos_measure"], where == "all")
     assert worst <= float(Fraction(statement["max_error"])) + MARGIN
     bos = float(Fraction(statement["max_bos_mass"]))
-    where = statement["where"]
     for prefix, weights in per:
-        if where == "nontrigger":
+        if everywhere:
             assert weights.max() <= bos + MARGIN
-        for item in [] if where == "nontrigger" else where:
+        for item in [] if everywhere else where:
             if tuple(item["prefix"]) == prefix:
                 heads = [tuple(h) for h in item["heads"]] if item["heads"] != "every" else [
                     (layer, h) for layer in range(mc["layers"]) for h in range(mc["heads"])]
                 assert max(weights[layer, h] for layer, h in heads) <= bos + MARGIN
 
 
-def _family_measure(model: Any, measure: str) -> list[tuple[tuple[int, ...], np.ndarray]]:
-    """Per non-trigger prefix, ``(layers, heads)``: the effective BOS weight ``g α_0``
-    (``"weight"``) or the share ``α_0 / Σ_k α_k`` (0 when every weight is 0), in float64."""
+def _family_measure(model: Any, measure: str, trigger_rows: bool = False
+                    ) -> list[tuple[tuple[int, ...], np.ndarray]]:
+    """Per non-trigger prefix (every prefix with ``trigger_rows``), ``(layers, heads)``: the
+    effective BOS weight ``g α_0`` (``"weight"``) or the share ``α_0 / Σ_k α_k`` (0 when every
+    weight is 0), in float64."""
     task, out = model.task, []
     for t in range(1, task.L):
         for block in task.prefix_blocks(t):
@@ -895,7 +898,9 @@ def _family_measure(model: Any, measure: str) -> list[tuple[tuple[int, ...], np.
             if measure == "share":
                 total = w.sum(axis=-1)
                 bos = np.where(total > 0, bos / np.where(total > 0, total, 1.0), 0.0)
-            for i in np.flatnonzero(~task.is_trigger(block.codes[:, -1])):
+            rows = np.arange(len(block.codes)) if trigger_rows else \
+                np.flatnonzero(~task.is_trigger(block.codes[:, -1]))
+            for i in rows:
                 out.append((tuple(int(c) for c in block.codes[i]), bos[:, :, i]))
     return out
 

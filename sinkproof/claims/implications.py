@@ -406,7 +406,7 @@ def _refutes_stack(statement: dict[str, Any], claim: Any, threshold: Any) -> str
     if not m_w < claim.conclusion.min_bos_mass:
         return f"BOS <= {statement['max_bos_mass']} is not below the claimed b"
     where, con = statement["where"], claim.conclusion
-    if where == "nontrigger":
+    if where in ("nontrigger", "all"):  # "all": every position t >= 1, a superset
         return None
     if con.at.name == "prefix":  # one claimed prefix: the witness must name it
         codes, m = con.at.codes(claim.task), claim.task.m
@@ -429,6 +429,8 @@ def _why_stack(statement: dict[str, Any], claim: Any) -> str:
     head = f"error <= {statement['max_error']} and {what} <= {statement['max_bos_mass']} < {b}"
     if where == "nontrigger":
         return f"{head} in every head at every non-trigger position"
+    if where == "all":
+        return f"{head} in every head at every position t >= 1, the trigger row included"
     item = where[0]
     heads = "every head" if item["heads"] == "every" else \
         f"head [layer, head] = {item['heads'][0]}"

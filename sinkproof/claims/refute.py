@@ -104,10 +104,12 @@ def refutes(model: AttentionModel, claim: Claim,
     return Refutation(model, float(err), worst, tuple(confirmed))
 
 
-def family_bos(model: StackModel) -> tuple[float, list[tuple[tuple[int, ...], np.ndarray]]]:
+def family_bos(model: StackModel, trigger_rows: bool = False
+               ) -> tuple[float, list[tuple[tuple[int, ...], np.ndarray]]]:
     """Float measurement over the whole finite family: the largest error, and per distinct
-    non-trigger prefix its BOS measure ``(layers, heads)`` at the last position (the weight
-    on the simplex, the share off it: :func:`sinkproof.search.engine.bos_measure`)."""
+    non-trigger prefix (every prefix of length ``>= 1`` with ``trigger_rows``) its BOS
+    measure ``(layers, heads)`` at the last position (the weight on the simplex, the share
+    off it: :func:`sinkproof.search.engine.bos_measure`)."""
     share = bos_measure(model.kind) == "share"
     task = model.task
     per: list[tuple[tuple[int, ...], np.ndarray]] = []
@@ -124,6 +126,8 @@ def family_bos(model: StackModel) -> tuple[float, list[tuple[tuple[int, ...], np
             if share:
                 total = fw.w[:, :, :, -1, :].sum(axis=-1)
                 bos = np.where(total > 0, bos / np.where(total > 0, total, 1.0), 0.0)
-            for i in np.flatnonzero(~task.is_trigger(codes[:, -1])):
+            rows = np.arange(len(codes)) if trigger_rows else \
+                np.flatnonzero(~task.is_trigger(codes[:, -1]))
+            for i in rows:
                 per.append((tuple(int(c) for c in codes[i]), bos[:, :, i]))
     return worst, per

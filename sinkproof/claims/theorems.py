@@ -328,7 +328,8 @@ def constructions(claim: Claim) -> Iterator[tuple[str, Any]]:
     registry's witnesses (Theorem 4), a softmax head that rests on the zero-valued trigger
     once it has been seen (:func:`sinkproof.constructions.trigger_sink_solution`), then two
     softmax heads with opposite learned values that cancel at every non-trigger position
-    (:func:`sinkproof.constructions.cancelling_pair_solution`); on a task without them
+    (:func:`sinkproof.constructions.cancelling_pair_solution`, the second head resting on
+    BOS at the trigger row, then on the trigger itself); on a task without them
     :func:`stack_constructions`."""
     if not claim.task.has_positions:
         yield from stack_constructions(claim)
@@ -354,12 +355,16 @@ def constructions(claim: Claim) -> Iterator[tuple[str, Any]]:
                 break
     if (mc.heads or 0) >= 2 and mc.values == "learned" and "softmax" in mc.maps \
             and claim.max_error > 0:
-        try:
-            model = cancelling_pair_solution(claim.task, float(claim.max_error), mc.heads)
-        except (ValueError, SinkproofError):
-            return
-        if mc.contains(model):
-            yield "two softmax heads cancelling off the trigger", model
+        for rest, name in (("bos", "two softmax heads cancelling off the trigger"),
+                           ("trigger", "two softmax heads cancelling off the trigger, the "
+                                       "second resting on the trigger at the trigger row")):
+            try:
+                model = cancelling_pair_solution(claim.task, float(claim.max_error),
+                                                 mc.heads, rest)
+            except (ValueError, SinkproofError):
+                return
+            if mc.contains(model):
+                yield name, model
 
 
 # ------------------------------------------------ tasks without positional features

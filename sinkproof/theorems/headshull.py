@@ -27,10 +27,29 @@ value differences can cancel, as in the cancelling pair
 the sink is not a per-head necessity but a property of the value maps: whenever the heads'
 value differences on the tokens seen are kept away from cancelling (``D_t > 0``), the heads
 together must put all but ``2ε/D_t`` of their mass on BOS.
+
+No head has to sink at any row ``t >= 1``, the trigger row included
+(:func:`sinkproof.constructions.cancelling_pair_solution` with ``rest="trigger"``;
+:func:`sinkproof.constructions.paper_split_solution` in the paper's setting).  What every
+accurate model must do is move mass at the trigger row:
+
+**Theorem (the trigger row's displacement).**  For a prefix ``(BOS, x_1..x_m)`` and a next
+token ``x_{m+1}``, write ``α^h`` for head ``h``'s weights at row ``m`` (``α^h_{m+1} = 0``),
+``α'^h`` for its weights at row ``m+1`` and ``Δ^h_k = α'^h_k - α^h_k``.  If the error is
+``<= ε`` at rows ``m`` and ``m+1``, then for any reference points ``r_h``
+
+    Σ_h Σ_{k=0}^{m+1} |Δ^h_k| ‖v^h_{x_k} - r_h‖ >= ‖y_{m+1} - y_m‖ - 2ε.
+
+*Proof.* ``f_{m+1} - f_m = Σ_h Σ_k Δ^h_k v^h_{x_k}``, and ``Σ_k Δ^h_k = 0`` (both rows lie on
+the simplex), so it equals ``Σ_h Σ_k Δ^h_k (v^h_{x_k} - r_h)``; its norm is at least
+``‖y_{m+1} - y_m‖ - 2ε``.  ∎  On ``(BOS, c^m)`` followed by the trigger, with ``r_h = v^h_c``,
+only BOS and the trigger have non-zero gaps: :func:`trigger_row_displacement` computes both
+sides on a given model, with ``r_h`` the value of ``x_1``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -123,4 +142,65 @@ def heads_hull_bound(model: StackModel, rows: Any, t: int, eps: Any) -> HeadsHul
     return HeadsHullBound(t, d2, eps, total)
 
 
-__all__ = ["HeadsHullBound", "head_values", "heads_hull_bound"]
+@dataclass(frozen=True)
+class TriggerRowDisplacement:
+    """The displacement theorem at rows ``m, m+1`` of one prefix: ``weighted`` is
+    ``Σ_h Σ_k |Δ^h_k| ‖v^h_{x_k} - r_h‖`` (``r_h`` the value head ``h`` writes for ``x_1``),
+    ``required`` is ``‖y_{m+1} - y_m‖ - 2ε``; ``moved`` is ``Σ_h Σ_k |Δ^h_k|`` over the keys
+    whose value differs from ``r_h`` and ``gap`` the largest ``‖v^h_{x_k} - r_h‖``, so that
+    ``moved >= required / gap`` (floats; the gaps from the exact values)."""
+
+    m: int
+    weighted: float
+    required: float
+    moved: float
+    gap: float
+    per_head: tuple[float, ...]
+
+    @property
+    def holds(self) -> bool:
+        """``weighted >= required`` (float, relative 1e-9)."""
+        return self.weighted >= self.required - 1e-9 * max(1.0, abs(self.required))
+
+    @property
+    def least_moved(self) -> float:
+        """``required / gap``: the least total mass the heads must move (0 if no gap)."""
+        return max(0.0, self.required) / self.gap if self.gap > 0 else 0.0
+
+
+def trigger_row_displacement(model: StackModel, rows: Any, targets: Any, eps: Any
+                             ) -> TriggerRowDisplacement:
+    """The displacement theorem on ``model`` (one layer of simplex heads) at the last two
+    rows of ``rows`` ``(m+2, D)`` (``task.features(seq)``; the paper's token matrix up to
+    the trigger), whose targets are the last two rows of ``targets``; ``eps`` is the error
+    level at those two rows."""
+    rows = np.asarray(rows, dtype=float)
+    targets = np.asarray(targets, dtype=float)
+    if rows.shape[0] < 3 or targets.shape[0] != rows.shape[0]:
+        raise ValueError("rows and targets need the same number of rows, at least 3 "
+                         "(BOS, x_1..x_m, x_{m+1} with m >= 1)")
+    if not all(h.map.properties.on_simplex for h in model.layers[0].heads):
+        raise ValueError("the displacement theorem needs weights on the simplex")
+    m = rows.shape[0] - 2
+    _, w = model.forward_rows(rows)
+    vals = head_values(model, rows)
+    weighted = moved = gap = 0.0
+    per_head = []
+    for h, hv in enumerate(vals):
+        delta = w[0, h, m + 1].copy()
+        delta[: m + 1] -= w[0, h, m, : m + 1]
+        mine = 0.0
+        for k, v in enumerate(hv):
+            g = math.sqrt(float(sum(((a - b) ** 2 for a, b in zip(v, hv[1])), Fraction(0))))
+            mine += abs(float(delta[k])) * g
+            if g > 0:
+                moved += abs(float(delta[k]))
+                gap = max(gap, g)
+        per_head.append(mine)
+        weighted += mine
+    required = float(np.linalg.norm(targets[m + 1] - targets[m])) - 2 * float(exact_number(eps))
+    return TriggerRowDisplacement(m, weighted, required, moved, gap, tuple(per_head))
+
+
+__all__ = ["HeadsHullBound", "TriggerRowDisplacement", "head_values", "heads_hull_bound",
+           "trigger_row_displacement"]

@@ -616,7 +616,7 @@ class PaperWitness:
 def _read_stack_where(claim: dict[str, Any], family: PaperFamily, layers: int, heads: int
                 ) -> str | dict[Prefix, frozenset[tuple[int, int]] | None]:
     where, m = need(claim, "where", "claim"), family.m
-    if where == "nontrigger":
+    if where in ("nontrigger", "all"):
         return where
     items = as_list(where, "claim.where", min_length=1)
     out: dict[Prefix, frozenset[tuple[int, int]] | None] = {}
@@ -755,7 +755,7 @@ def _run(w: PaperWitness) -> _Figures:
                              iv.mpf(0)))
         if e_up > fig.error_sq:
             fig.error_sq, fig.error_at = e_up, (prefix, t)
-        if t >= 1 and not (code is not None and code >= w.m):
+        if t >= 1 and (w.where == "all" or not (code is not None and code >= w.m)):
             chosen = _stack_constrained(w, prefix)
             if chosen is not False:
                 fig.n_constrained += 1
@@ -785,8 +785,10 @@ def _run(w: PaperWitness) -> _Figures:
 
 
 def _stack_constrained(w: PaperWitness, prefix: Prefix) -> frozenset[tuple[int, int]] | None | bool:
-    """Heads constrained at the prefix's last position (``None`` = every head), or False."""
-    if w.where == "nontrigger":
+    """Heads constrained at the prefix's last position (``None`` = every head), or False;
+    ``where = "all"`` constrains every head at every position ``t >= 1``, the trigger row
+    included."""
+    if w.where in ("nontrigger", "all"):
         return None
     return w.where.get(prefix, False)
 
@@ -844,6 +846,8 @@ def verify_stack(cert: dict[str, Any]) -> Verdict:
             f"{show(w.max_error)} at every position of all {count} prefixes of the family and "
             f"{what} <= {show(w.max_bos_mass)} in "
             + ("every head at every non-trigger position" if w.where == "nontrigger"
+               else "every head at every position t >= 1, the trigger row included"
+               if w.where == "all"
                else f"the named heads at {len(w.where)} listed non-trigger positions"))
     return Verdict(True, KIND, text, details={
         "prefixes": fig.n_prefixes, "constrained": fig.n_constrained,
