@@ -23,3 +23,13 @@ def lazy_getattr(package: str, table: dict[str, str], namespace: dict[str, Any]
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     return __getattr__
+
+
+def lazy_dir(namespace: dict[str, Any]) -> Callable[[], list[str]]:
+    """A module ``__dir__`` for a lazy package: its loaded names and every name of its
+    ``__all__`` (loaded or not), so tab completion lists the entry points."""
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *namespace.get("__all__", ())})
+
+    return __dir__

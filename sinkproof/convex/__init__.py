@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_getattr
+from .._lazy import lazy_dir, lazy_getattr
 
 if TYPE_CHECKING:  # the names below, for type checkers and the API pages (not imported here)
     from .family import (
@@ -48,9 +48,7 @@ _LAZY: dict[str, str] = {
 
 __getattr__ = lazy_getattr(__name__, _LAZY, globals())
 
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__dir__ = lazy_dir(globals())
 
 
 __all__ = [
