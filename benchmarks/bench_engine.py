@@ -176,11 +176,12 @@ def time_spent(subject: object, kw: dict, route: str) -> dict[str, list]:
     """One proof by ``route`` with its Clarabel calls (trees, certification), leaf
     rounding + exact checks and checker calls counted and timed: ``{part: [calls, s]}``,
     ``"total"`` the whole call."""
+    from sinkproof import checker
     from sinkproof.bnb import api, conic, dual
 
     spent = {k: [0, 0.0] for k in ("tree", "certify", "exact", "checker", "total")}
     phase = ["tree"]
-    saved = conic.solve, api.certify_tree, dual._rounded_leaf, api.checker.verify
+    saved = conic.solve, api.certify_tree, dual._rounded_leaf, checker.verify
 
     def timed(key, f):
         def run(*a, **k):
@@ -201,11 +202,11 @@ def time_spent(subject: object, kw: dict, route: str) -> dict[str, list]:
             phase[0] = "tree"
 
     conic.solve, api.certify_tree = timed(None, saved[0]), certify
-    dual._rounded_leaf, api.checker.verify = timed("exact", saved[2]), timed("checker", saved[3])
+    dual._rounded_leaf, checker.verify = timed("exact", saved[2]), timed("checker", saved[3])
     try:
         timed("total", prove)(subject, **kw, **ROUTES[route])
     finally:
-        conic.solve, api.certify_tree, dual._rounded_leaf, api.checker.verify = saved
+        conic.solve, api.certify_tree, dual._rounded_leaf, checker.verify = saved
     return spent
 
 

@@ -22,7 +22,7 @@ from .box import ValueBox
 from .dual import certificate_format, leaf_certificate
 from .multihead import HeadsResult, prove_heads
 from .primal import BACKENDS, PrimalSolver
-from .relaxation import build_relaxation, family_prefixes, value_tokens
+from .relaxation import build_relaxation, family_prefixes, retarget, value_tokens
 from .result import BnbResult, TargetOutcome, certificate_dict, round_down, verified
 from .targets import is_trigger_token, nontrigger_targets, target_prefixes
 from .transfer import transferred
@@ -58,13 +58,17 @@ def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
 
 def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
                  instance: Any = None, deadline: float | None = None,
-                 backend: str = "clarabel", reuse: bool = True) -> None:
+                 backend: str = "clarabel", reuse: bool = True,
+                 empties: dict[ValueBox, tuple[dict[str, Any], Fraction]] | None = None
+                 ) -> None:
     """Certify every leaf of ``outcome.tree``; set ``outcome.certified`` when all pass
     (each leaf checked exactly by :func:`~sinkproof.bnb.dual.leaf_certificate` with the
     ``backend``'s programs, first from the leaf's own multipliers when ``reuse``;
     ``instance`` is unused).  Past ``deadline`` (a :data:`_clock`
     reading) no further leaf is certified: the tree stays uncertified, ``skipped`` says
-    why."""
+    why.  ``empties``: box -> a checked certificate that no model has values in it
+    (``c0 < 0``), shared by the trees of one proof (:class:`Shared`): a leaf whose box is
+    there takes it; a leaf certified empty adds its own."""
     least = Fraction(1)
     for leaf in outcome.tree.root.leaves():
         if deadline is not None and _clock() >= deadline:
@@ -72,18 +76,67 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
             return
         if math.isinf(leaf.bound) and leaf.bound > 0:
             return
-        empty = leaf.bound == -math.inf
-        got = leaf_certificate(relax, leaf.box, empty, values, -1.0 if empty else leaf.bound,
-                               solution=leaf.solution, backend=backend, reuse=reuse)
-        if got is None and leaf.bound == -math.inf:
-            got = leaf_certificate(relax, leaf.box, False, values, solution=leaf.solution,
-                                   backend=backend, reuse=reuse)
+        got = None if empties is None else empties.get(leaf.box)
+        if got is None:
+            got = _leaf(relax, leaf, values, backend, reuse)
+            if got is not None and got[1] < 0 and empties is not None:
+                empties[leaf.box] = got
         if got is None:
             return
         outcome.leaves[id(leaf)] = got
         if got[1] >= 0:
             least = min(least, 1 / (1 + got[1]))
     outcome.certified = least
+
+
+def _leaf(relax: Any, leaf: Any, values: str, backend: str, reuse: bool
+          ) -> tuple[dict[str, Any], Fraction] | None:
+    """One leaf's checked certificate (:func:`~sinkproof.bnb.dual.leaf_certificate`): of
+    emptiness first where its relaxation was infeasible, else of its bound."""
+    empty = leaf.bound == -math.inf
+    got = leaf_certificate(relax, leaf.box, empty, values, -1.0 if empty else leaf.bound,
+                           solution=leaf.solution, backend=backend, reuse=reuse)
+    if got is None and empty:
+        got = leaf_certificate(relax, leaf.box, False, values, solution=leaf.solution,
+                               backend=backend, reuse=reuse)
+    return got
+
+
+class Shared:
+    """What the target trees of one proof share (``prove(..., share=True)``): their
+    relaxations differ only in the target's class counts ``a``, so
+
+    - a target whose relaxation equals an earlier one's (the same classes, counts,
+      multiplicities, targets and ``eps``: the same program) takes that tree and its
+      certified leaves: the same program gives the same tree;
+    - a box certified empty (``c0 < 0`` and every ``h_l <= 0``: no accurate model has
+      values in it, whatever the target) is not certified again: its certificate serves
+      every later leaf with that box over the same prefixes (the trees stay what they
+      were: a box is still solved in each tree, so trees do not depend on their order).
+
+    Per process: worker processes keep their own (trees are deduplicated before they are
+    sent)."""
+
+    def __init__(self) -> None:
+        self.trees: dict[bytes, TargetOutcome] = {}
+        self._empties: dict[tuple, dict[ValueBox, tuple[dict[str, Any], Fraction]]] = {}
+
+    @staticmethod
+    def key(relax: Any) -> bytes:
+        """The relaxation's program as bytes (what decides its tree)."""
+        import hashlib
+        import pickle
+
+        data = (relax.classes, str(relax.eps), relax.prefixes, relax.coordinates,
+                relax.value_tokens, relax.M.tobytes(), relax.Y.tobytes(),
+                relax.a.tobytes(), relax.key.tobytes())
+        return hashlib.sha256(pickle.dumps(data)).digest()
+
+    def empties(self, relax: Any) -> dict[ValueBox, tuple[dict[str, Any], Fraction]]:
+        """The boxes certified empty for programs with ``relax``'s constraints."""
+        sig = (relax.classes, str(relax.eps), relax.prefixes, relax.coordinates,
+               relax.M.tobytes(), relax.Y.tobytes())
+        return self._empties.setdefault(sig, {})
 
 
 def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
@@ -95,7 +148,7 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
           certify_misses: bool = True,
           max_work: int | None = None, backend: str = "clarabel",
           workers: int = 1, reuse: bool = True,
-          save: str | Path | None = None) -> BnbResult | HeadsResult:
+          save: str | Path | None = None, share: bool = True) -> BnbResult | HeadsResult:
     """Bound the least BOS mass of every accurate softmax model at each target.
 
     ``claim_or_task``: a claim file's path, its data (``task``/``model``/``hypothesis``/
@@ -132,6 +185,10 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     (direct programs): a leaf is first certified from the multipliers its own solve
     returned, a dual program solved only where they fail the exact check (``False``:
     one solved for every leaf, the engine before; the same trees either way).
+    ``share`` (direct programs): the target trees share what they found
+    (:class:`Shared`: a target whose program equals an earlier one's takes its tree, a
+    box certified empty is not certified again; the same trees either way); ``False``:
+    every tree on its own (the engine before).
     ``save``: where to write the certificate; the trusted checker then verifies the
     written file (its exact bytes, once) instead of the document in memory, and the file
     is kept only when it verifies (:func:`~sinkproof.convex.certfile.save_verified`; the
@@ -213,7 +270,8 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
         outcomes = grow_trees(wanted, RelaxationOf(task, eps_q, rows),
                               root, values, goal_q, some, max_nodes, time_limit, budget,
                               progress, parametrised, certify_misses=certify_misses,
-                              backend=backend, workers=workers, reuse=reuse)
+                              backend=backend, workers=workers, reuse=reuse,
+                              share=share)
     except Interrupted as exc:  # Ctrl-C outside a tree's own handler: what was certified
         return finish(task, eps_q, values, goal_q, exc.partial, len(wanted),  # type: ignore
                       some, time.perf_counter() - start, inst, kind, head, stopped=True)
@@ -260,13 +318,13 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
                progress: bool | None, parametrised: bool = True,
                instance: Any = None, certify_misses: bool = True,
                backend: str = "clarabel", workers: int = 1,
-               reuse: bool = True) -> list[TargetOutcome]:
+               reuse: bool = True, share: bool = True) -> list[TargetOutcome]:
     """One certified tree per target of ``wanted`` (in order), ``relaxation(target)`` its
     program and ``root`` its box; stops at the first target that meets ``goal_q`` when
     ``some``, at the first that misses it otherwise, at Ctrl-C, or when ``budget``
     seconds are spent (the trees and their exact certification together: a tree the
     budget leaves uncertified proves nothing and says so in ``skipped``).  ``instance``
-    is unused; ``reuse``: as in :func:`prove`; ``workers > 1``: the trees grow in that
+    is unused; ``reuse``, ``share``: as in :func:`prove`; ``workers > 1``: the trees grow in that
     many processes (``relaxation`` must then be picklable, as :class:`RelaxationOf`
     is); ``certify_misses=False`` skips
     certifying a tree that did not reach ``goal_q`` (its certified bound would be below
@@ -279,7 +337,7 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
     try:
         return _grow(wanted, relaxation, root, values, goal_q, some, max_nodes, time_limit,
                      budget, progress, parametrised, backend, certify_misses, outcomes,
-                     workers, reuse)
+                     workers, reuse, share)
     except KeyboardInterrupt:
         raise Interrupted(outcomes, f"{len(outcomes)} of {len(wanted)} target trees "
                           "grown") from None
@@ -290,13 +348,14 @@ def _grow(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]],
           time_limit: float, budget: float | None, progress: bool | None,
           parametrised: bool, backend: str, certify_misses: bool,
           outcomes: list[TargetOutcome], workers: int = 1,
-          reuse: bool = True) -> list[TargetOutcome]:
+          reuse: bool = True, share: bool = True) -> list[TargetOutcome]:
     deadline = None if budget is None else _clock() + budget
     settings = (root, values, goal_q, max_nodes, parametrised, backend, certify_misses,
                 reuse)
+    shared = Shared() if share and backend == "clarabel" else None
     if workers > 1 and len(wanted) > 1:
         return _grow_parallel(wanted, relaxation, settings, some, time_limit, deadline,
-                              workers, outcomes)
+                              workers, outcomes, shared)
     for target in wanted:
         limit = time_limit
         if deadline is not None:
@@ -304,7 +363,7 @@ def _grow(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]],
             if limit <= 0:
                 break
         outcome = one_tree(relaxation, target, settings, limit, progress, deadline,
-                           outcomes.append)
+                           outcomes.append, shared)
         if _stops(outcome, goal_q, some):
             break
     return outcomes
@@ -320,14 +379,23 @@ def _stops(outcome: TargetOutcome, goal_q: Fraction | None, some: bool) -> bool:
 
 def one_tree(relaxation: Callable[[tuple[int, ...]], Any], target: tuple[int, ...],
              settings: tuple, limit: float, progress: bool | None,
-             deadline: float | None, grown: Callable[[TargetOutcome], Any] | None = None
-             ) -> TargetOutcome:
+             deadline: float | None, grown: Callable[[TargetOutcome], Any] | None = None,
+             shared: Shared | None = None) -> TargetOutcome:
     """One target's tree, grown within ``limit`` seconds and certified (unless it missed
     the goal and misses are not certified, or ``deadline`` passed); ``grown`` sees the
-    outcome as soon as its tree exists (so a Ctrl-C during certification keeps it)."""
+    outcome as soon as its tree exists (so a Ctrl-C during certification keeps it);
+    ``shared``: what the proof's earlier trees found (:class:`Shared`)."""
     root, values, goal_q, max_nodes, parametrised, backend, certify_misses, reuse = settings
     goal = None if goal_q is None else float(1 / goal_q - 1)
     relax = relaxation(target)
+    key = None if shared is None else Shared.key(relax)
+    same = None if shared is None else shared.trees.get(key)
+    if same is not None:
+        outcome = TargetOutcome(target, same.tree, same.leaves, same.certified, same.skipped)
+        if grown is not None:
+            grown(outcome)
+        return outcome
+    empties = None if shared is None else shared.empties(relax)
     solver = PrimalSolver(relax, parametrised=parametrised, bos_zero=values == "fixed",
                           backend=backend)
     with warnings.catch_warnings():  # the float solves only search; the checker decides
@@ -341,7 +409,9 @@ def one_tree(relaxation: Callable[[tuple[int, ...]], Any], target: tuple[int, ..
             if deadline is not None and _clock() >= deadline:
                 outcome.skipped = OUT_OF_BUDGET
             else:
-                certify_tree(relax, outcome, values, None, deadline, backend, reuse)
+                certify_tree(relax, outcome, values, None, deadline, backend, reuse, empties)
+    if shared is not None and tree.status != "interrupted" and not outcome.skipped:
+        shared.trees[key] = outcome
     return outcome
 
 
@@ -351,38 +421,67 @@ class RelaxationOf:
 
     def __init__(self, task: Any, eps: Fraction, rows: list[tuple[int, ...]]) -> None:
         self.task, self.eps, self.rows = task, eps, rows
+        self._base: Any = None
 
     def __call__(self, target: tuple[int, ...]) -> Any:
-        return build_relaxation(self.task, self.eps, target, self.rows)
+        """The relaxation at ``target``: the prefixes' part assembled once, every target
+        after the first only re-counting its own classes (:func:`retarget`)."""
+        got = None if self._base is None else retarget(self._base, target)
+        if got is None:
+            got = build_relaxation(self.task, self.eps, target, self.rows)
+            if self._base is None:
+                self._base = got
+        return got
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_base": None}  # a worker assembles its own
 
 
 def _tree_job(job: tuple) -> tuple[Any, list, Fraction | None, str | None]:
     """A worker's tree: ``(tree, leaf entries in leaf order, certified, skipped)`` (leaf
     entries travel by position: the parent's nodes are new objects)."""
-    relaxation, target, settings, limit = job
-    outcome = one_tree(relaxation, target, settings, limit, False, None)
+    relaxation, target, settings, limit, share = job
+    outcome = one_tree(relaxation, target, settings, limit, False, None,
+                       shared=Shared() if share else None)
     leaves = [outcome.leaves.get(id(leaf)) for leaf in outcome.tree.root.leaves()]
     return outcome.tree, leaves, outcome.certified, outcome.skipped
 
 
 def _grow_parallel(wanted: list[tuple[int, ...]], relaxation: Callable, settings: tuple,
                    some: bool, time_limit: float, deadline: float | None, workers: int,
-                   outcomes: list[TargetOutcome]) -> list[TargetOutcome]:
+                   outcomes: list[TargetOutcome], shared: Shared | None = None
+                   ) -> list[TargetOutcome]:
     """:func:`_grow` with the targets' trees grown in ``workers`` processes (a kept pool,
     :func:`sinkproof.executor.shared_processes`), read back in target order with the same
     stopping rule; the jobs not yet read are stopped.  A tree the ``deadline`` passes
-    before it is read is left out, as the serial loop would not have started it."""
+    before it is read is left out, as the serial loop would not have started it.  With
+    ``shared``, a target whose relaxation equals an earlier one's is not sent: it takes
+    that target's tree (:class:`Shared`)."""
     limit = time_limit if deadline is None else min(time_limit, deadline - _clock())
-    jobs = [(relaxation, t, settings, limit) for t in wanted]
+    keys = [None if shared is None else Shared.key(relaxation(t)) for t in wanted]
+    first: dict[Any, int] = {}
+    for i, k in enumerate(keys):
+        first.setdefault(i if k is None else k, i)
+    sent = sorted(first.values())
+    jobs = [(relaxation, wanted[i], settings, limit, shared is not None) for i in sent]
     results = shared_processes(workers).map(_tree_job, jobs)
+    done: dict[int, TargetOutcome] = {}
     try:
-        for target, job in zip(wanted, results):
-            if not job.ok:
-                raise job.exception or RuntimeError(f"a tree's worker failed: {job.error}")
-            tree, leaves, certified, skipped = job.value
-            outcome = TargetOutcome(target, tree, certified=certified, skipped=skipped)
-            outcome.leaves = {id(leaf): got for leaf, got in zip(tree.root.leaves(), leaves)
-                              if got is not None}
+        for i, target in enumerate(wanted):
+            rep = first[i if keys[i] is None else keys[i]]
+            if rep == i:
+                job = next(results)
+                if not job.ok:
+                    raise job.exception or RuntimeError(f"a tree's worker failed: {job.error}")
+                tree, leaves, certified, skipped = job.value
+                outcome = TargetOutcome(target, tree, certified=certified, skipped=skipped)
+                outcome.leaves = {id(leaf): got for leaf, got in zip(tree.root.leaves(),
+                                                                     leaves) if got is not None}
+                done[i] = outcome
+            else:
+                same = done[rep]
+                outcome = TargetOutcome(target, same.tree, same.leaves, same.certified,
+                                        same.skipped)
             outcomes.append(outcome)
             if _stops(outcome, settings[2], some) or \
                     (deadline is not None and _clock() >= deadline):

@@ -200,6 +200,36 @@ def build_relaxation(task: Any, eps: Fraction, target: Sequence[int],
                     lambda r: prefix_target(task, r), task.p)
 
 
+def target_classes(task: Any, target: Sequence[int]) -> dict[Any, int]:
+    """The classes of ``target``'s last position with their multiplicities (as
+    :func:`build_relaxation` reads them)."""
+    row = tuple(int(x) for x in target)
+    return token_pair_classes(row) if not task.has_positions else prefix_classes(task, row)
+
+
+def retarget(base: Relaxation, target: Sequence[int]) -> Relaxation | None:
+    """``build_relaxation(task, eps, target, base.prefixes)`` from ``base``, a relaxation
+    of the same task, ``eps`` and prefixes for another target: the prefixes' classes,
+    multiplicities and targets are the same, only ``a`` (the target's class counts)
+    changes; ``None`` when the target has a class no prefix has (its class list would
+    differ: build it).  The exact-target tables cached on ``base`` are shared."""
+    index = base.__dict__.get("_class_index")
+    if index is None:
+        index = {c: i for i, c in enumerate(base.classes)}
+        object.__setattr__(base, "_class_index", index)
+    goal = target_classes(base.task, target)
+    if any(c not in index for c in goal):
+        return None
+    a = np.zeros(base.n)
+    for c, mult in goal.items():
+        a[index[c]] = mult
+    out = replace(base, target=tuple(int(x) for x in target), a=a)
+    for name in ("_class_index", "_row_classes", "_integer_targets"):
+        if name in base.__dict__:
+            object.__setattr__(out, name, base.__dict__[name])
+    return out
+
+
 def assemble(task: Any, eps: Fraction, target: Sequence[int], prefixes: Iterable[Sequence[int]],
              classes_of: Callable[[tuple[int, ...]], dict[Any, int]],
              target_of: Callable[[tuple[int, ...]], np.ndarray], dim: int,
