@@ -73,7 +73,8 @@ PAPER = "examples/claims/paper_p1_one_head_every.toml"
 TRIGGER = "examples/claims/learned_values_homogeneous.toml"
 ROUTES = {"plain CVXPY (baseline)": dict(backend="cvxpy", parametrised=False),
           "CVXPY, compiled once": dict(backend="cvxpy", parametrised=True),
-          "direct, a dual program per leaf (before)": dict(backend="clarabel", reuse=False),
+          "direct, a dual program per leaf (before)": dict(backend="clarabel", reuse=False,
+                                                            share=False),
           "direct, own multipliers first (now)": dict(backend="clarabel")}
 NOW = "direct, own multipliers first (now)"
 TREE_ROUTES = [name for name in ROUTES if "reuse" not in ROUTES[name]]

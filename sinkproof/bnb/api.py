@@ -59,8 +59,8 @@ def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
 def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
                  instance: Any = None, deadline: float | None = None,
                  backend: str = "clarabel", reuse: bool = True,
-                 empties: dict[ValueBox, tuple[dict[str, Any], Fraction]] | None = None
-                 ) -> None:
+                 empties: dict[ValueBox, tuple[dict[str, Any], Fraction]] | None = None,
+                 own: dict[int, tuple[dict[str, Any], Fraction]] | None = None) -> None:
     """Certify every leaf of ``outcome.tree``; set ``outcome.certified`` when all pass
     (each leaf checked exactly by :func:`~sinkproof.bnb.dual.leaf_certificate` with the
     ``backend``'s programs, first from the leaf's own multipliers when ``reuse``;
@@ -68,7 +68,10 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
     reading) no further leaf is certified: the tree stays uncertified, ``skipped`` says
     why.  ``empties``: box -> a checked certificate that no model has values in it
     (``c0 < 0``), shared by the trees of one proof (:class:`Shared`): a leaf whose box is
-    there takes it; a leaf certified empty adds its own."""
+    there takes it; a leaf certified empty adds its own.  ``own``: leaf id -> the
+    certificate a worker process already checked for that leaf on its own (taken
+    instead of solving it again, so a tree grown in a worker is certified exactly as the
+    serial loop certifies it)."""
     least = Fraction(1)
     for leaf in outcome.tree.root.leaves():
         if deadline is not None and _clock() >= deadline:
@@ -78,7 +81,9 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
             return
         got = None if empties is None else empties.get(leaf.box)
         if got is None:
-            got = _leaf(relax, leaf, values, backend, reuse)
+            got = own.get(id(leaf)) if own else None
+            if got is None:
+                got = _leaf(relax, leaf, values, backend, reuse)
             if got is not None and got[1] < 0 and empties is not None:
                 empties[leaf.box] = got
         if got is None:
@@ -404,8 +409,7 @@ def one_tree(relaxation: Callable[[tuple[int, ...]], Any], target: tuple[int, ..
         outcome = TargetOutcome(target, tree)
         if grown is not None:
             grown(outcome)
-        missed = goal_q is not None and tree.status != "proved"
-        if tree.status != "interrupted" and (certify_misses or not missed):
+        if _certifies(tree, goal_q, certify_misses):
             if deadline is not None and _clock() >= deadline:
                 outcome.skipped = OUT_OF_BUDGET
             else:
@@ -413,6 +417,13 @@ def one_tree(relaxation: Callable[[tuple[int, ...]], Any], target: tuple[int, ..
     if shared is not None and tree.status != "interrupted" and not outcome.skipped:
         shared.trees[key] = outcome
     return outcome
+
+
+def _certifies(tree: Any, goal_q: Fraction | None, certify_misses: bool) -> bool:
+    """Whether a grown ``tree`` is certified: not interrupted, and it met the goal
+    unless misses are certified too."""
+    missed = goal_q is not None and tree.status != "proved"
+    return tree.status != "interrupted" and (certify_misses or not missed)
 
 
 class RelaxationOf:
@@ -477,6 +488,9 @@ def _grow_parallel(wanted: list[tuple[int, ...]], relaxation: Callable, settings
                 outcome = TargetOutcome(target, tree, certified=certified, skipped=skipped)
                 outcome.leaves = {id(leaf): got for leaf, got in zip(tree.root.leaves(),
                                                                      leaves) if got is not None}
+                if shared is not None and not skipped and \
+                        _certifies(tree, settings[2], settings[6]):
+                    _recertify(relaxation(target), outcome, settings, deadline, shared)
                 done[i] = outcome
             else:
                 same = done[rep]
@@ -489,6 +503,17 @@ def _grow_parallel(wanted: list[tuple[int, ...]], relaxation: Callable, settings
     finally:
         results.close()
     return outcomes
+
+
+def _recertify(relax: Any, outcome: TargetOutcome, settings: tuple,
+               deadline: float | None, shared: Shared) -> None:
+    """Certify a worker's tree again in the parent, in target order, with the proof's
+    shared empty boxes (:class:`Shared`), the worker's own leaf certificates taken where
+    no earlier tree's serves: the certificate the serial loop writes."""
+    own, outcome.leaves, outcome.certified = outcome.leaves, {}, None
+    values, backend, reuse = settings[1], settings[5], settings[7]
+    certify_tree(relax, outcome, values, None, deadline, backend, reuse,
+                 shared.empties(relax), own)
 
 
 def restrict(result: BnbResult, outcomes: list[TargetOutcome]) -> BnbResult:
