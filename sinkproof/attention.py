@@ -57,6 +57,8 @@ class MapProperties:
     ``key_local``: so does every key (``α_tj`` a function of ``s_tj`` alone).
     ``sigmoid_bounded``: ``α_tj <= σ(s_tj + b)`` for every key, with equality at the query's
     own key (``b`` the map's parameter ``b``, 0 if it has none).
+    ``stick_process``: the weights are the stick-breaking process from the most recent key
+    down, ``α_tj = σ(s_tj) Π_{j<l<=t} (1 - σ(s_tl))`` (what the recency error floor needs).
     """
 
     on_simplex: bool
@@ -67,6 +69,7 @@ class MapProperties:
     own_key_local: bool = False
     key_local: bool = False
     sigmoid_bounded: bool = False
+    stick_process: bool = False
 
     @property
     def null_slot(self) -> bool:
@@ -572,7 +575,7 @@ class StickBreaking(AttentionMap):
     # absolute position, which recency alone does not give
     properties = MapProperties(on_simplex=False, virtual_null=True, exact_zeros=False,
                                needs_positions=True, gated=False, own_key_local=True,
-                               sigmoid_bounded=True)
+                               sigmoid_bounded=True, stick_process=True)
 
     @staticmethod
     def _log_weights(s: np.ndarray) -> np.ndarray:

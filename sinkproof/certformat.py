@@ -1,5 +1,5 @@
 """The certificate file format as producers write it: the envelope's constants, exact
-rationals as text, token codes and map names, and the family counts the checker's limits
+rationals as text, token codes, and the family counts the checker's limits
 are estimated from.
 
 The producers' own copy: the trusted checker (``sinkproof.checker``) reads the same format
@@ -24,11 +24,6 @@ VERSION = 1
 
 TRIGGER = -1
 """How certificates write the trigger token (as ``sinkproof.TRIG``)."""
-
-MAP_NAMES = ("softmax", "sink_logit", "softmax1", "sparsemax", "entmax15", "sigmoid", "relu",
-             "relu_length", "gated_softmax", "stick_breaking")
-"""The attention maps a certificate may name (the keys of ``sinkproof.attention.MAPS``),
-light enough for the commands' ``--help``."""
 
 KINDS = ("bnb-heads", "bnb-learned-values", "hull", "hull-family", "paper-bnb-learned-values",
          "paper-hull-family", "paper-subfamily-bnb", "paper-witness", "sinkmap-gated",
@@ -118,6 +113,6 @@ def paper_token_sets(m: int, L: int) -> list[tuple[tuple[int, ...], int | None]]
             for combo in combinations(range(m), size) for trig in (None, *range(m))]
 
 
-__all__ = ["FORMAT", "MAP_NAMES", "TRIGGER", "VERSION", "dot", "exact_values", "format_rational",
+__all__ = ["FORMAT", "TRIGGER", "VERSION", "dot", "exact_values", "format_rational",
            "instance_statement", "norm_sq", "paper_prefixes", "paper_token_sets",
            "trigger_token_sets"]

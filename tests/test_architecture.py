@@ -461,8 +461,7 @@ def test_the_producers_copy_of_the_format_agrees_with_the_checker():
 
     assert (certformat.FORMAT, certformat.VERSION) == (schema.FORMAT, schema.VERSION)
     assert certformat.TRIGGER == family.TRIGGER
-    assert tuple(attention.MAPS) == certformat.MAP_NAMES
-    assert set(certformat.MAP_NAMES) <= set(maps.MAP_NAMES)
+    assert set(attention.MAPS) <= set(maps.MAP_NAMES)  # a rule for every producer map
     assert tuple(sorted(KIND_MODULES)) == certformat.KINDS
 
 

@@ -157,6 +157,25 @@ def test_declared_locality_and_sigmoid_bound_hold(name, data):
         sig = 1 / (1 + np.exp(-(s[0, 0] + b)))
         assert np.all(w[0, 0] <= sig * (1 + 1e-14))
         assert w[0, 0, -1] == pytest.approx(sig[-1], rel=1e-14)
+    if props.stick_process:
+        np.testing.assert_allclose(w[0, 0], _stick_weights(s[0, 0]), rtol=1e-12, atol=1e-300)
+
+
+def _stick_weights(s: np.ndarray) -> np.ndarray:
+    """``σ(s_j) Π_{j<l<=t} (1 - σ(s_l))``, key by key (the definition, in a plain loop)."""
+    sig = 1 / (1 + np.exp(-s))
+    return np.array([sig[j] * np.prod(1 - sig[j + 1:]) for j in range(len(s))])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_stick_process_is_declared_exactly(name):
+    """A map declares ``stick_process`` exactly when its weights are the stick-breaking
+    process on a probe (each key's share of what the later keys left)."""
+    amap = MAPS[name]
+    s = np.array([0.3, -1.2, 0.7, 2.0])
+    w = amap.weights(s[None, None], len(s) - 1)[0][0, 0]  # the map's default parameters
+    same = np.allclose(w, _stick_weights(s), rtol=1e-12, atol=0)
+    assert same == amap.properties.stick_process
 
 
 @pytest.mark.parametrize("name", NAMES)

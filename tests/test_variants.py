@@ -255,7 +255,7 @@ def test_the_hull_certificate_behind_the_sink_cells_is_rejected_when_tampered(ta
 
 
 def test_the_cli_choices_are_the_registry(capsys):
-    from sinkproof.certformat import MAP_NAMES
+    from sinkproof.checker import MAP_NAMES
 
     assert set(MAP_NAMES) == set(MAPS) - set(PENDING)
     assert main(["variants", "--map", "tanh"]) == 2

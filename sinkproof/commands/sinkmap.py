@@ -6,7 +6,7 @@ import argparse
 import gc
 import io
 
-from ..certformat import MAP_NAMES
+from ..attention import MAPS
 from ..cli_common import (
     add_json_option,
     add_paper_task_options,
@@ -63,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "Exit status 0: every position settled; 3: some position uncertified "
                     "or its program failed (the map is incomplete).")
     add_task_options(p)
-    p.add_argument("--kind", choices=(*MAP_NAMES, "all"), default="softmax",
+    p.add_argument("--kind", choices=(*MAPS, "all"), default="softmax",
                    help="the attention map (default softmax); 'all': every map, one line "
                         "each (least certified bound per position)")
     p.add_argument("--eps", required=True, type=eps_arg,
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     values = values_from_arg(args.values, task, "sinkmap", learned=True)
     positions = None if args.at is None else [(list(s), t) for s, t in args.at]
     lengths = None if positions is None else [pos for _, pos in positions]
-    kinds = MAP_NAMES if args.kind == "all" else (args.kind,)
+    kinds = tuple(MAPS) if args.kind == "all" else (args.kind,)
     if args.kind != "softmax" and (args.realise or (isinstance(values, str)
                                                     and values == "learned")):
         raise ValueError(f"--kind {args.kind}: --realise and --values learned apply to "

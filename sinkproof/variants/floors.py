@@ -34,8 +34,6 @@ from ..constructions import position_free_error_bound
 __all__ = ["DIGITS", "Floor", "error_floor", "recency_floor"]
 
 DIGITS = 4
-RECENCY_MAPS = ("stick_breaking",)
-"""Maps whose weights are the stick-breaking process (the recency theorem's hypothesis)."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +115,7 @@ def error_floor(task: Any, kind: str) -> Floor | None:
     floors = []
     if props.own_key_local:
         floors.append(_blind_own_key_floor(task))
-    if kind in RECENCY_MAPS:
+    if props.stick_process:  # the recency theorem's hypothesis
         floors.append(recency_floor(task))
     found = [f for f in floors if f is not None]
     return max(found, key=lambda f: f.bound) if found else None
