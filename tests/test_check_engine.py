@@ -17,7 +17,8 @@ import pytest
 
 import sinkproof as sp
 from sinkproof.checker import verify, verify_file
-from sinkproof.claims import Open, check, claim_from_dict, load_claim
+from sinkproof.claims import Open, claim_from_dict, load_claim
+from sinkproof.claims import check as check_with_theorems
 from sinkproof.claims.certified import NotImplied, prove_by_certificate
 from sinkproof.cli import main
 from sinkproof.errors import EXIT_INTERRUPTED, CertificateError, WorkLimitError
@@ -25,6 +26,12 @@ from sinkproof.errors import EXIT_INTERRUPTED, CertificateError, WorkLimitError
 ROOT = Path(__file__).resolve().parent.parent
 CLAIMS = ROOT / "examples" / "claims"
 HOMOGENEOUS = CLAIMS / "learned_values_homogeneous.toml"
+
+
+def check(claim, **options):
+    """``check`` without the theorem route: Theorem 8 proves the homogeneous claim at
+    once, and this file is about the routes behind it (``theorems=False``)."""
+    return check_with_theorems(claim, theorems=False, **options)
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +119,7 @@ def test_tampered_certificate_is_rejected(cert, tmp_path, capsys):
     assert not verify_file(path).ok
     _not_implied(load_claim(HOMOGENEOUS), path)
     code = main(["check", str(HOMOGENEOUS), "--certificate", str(path), "--no-search",
-                 "--no-bnb"])
+                 "--no-bnb", "--no-theorems"])
     assert code == 3 and "does not verify" in capsys.readouterr().out
 
 
@@ -221,7 +228,7 @@ def test_engine_agrees_with_theorem2_on_a_some_position_claim(tmp_path):
     from sinkproof.claims.engine import certify_by_engine
 
     claim = load_claim(CLAIMS / "one_head_learned_nontrigger.toml")
-    assert check(claim, search=False).by == "theorem2"
+    assert check_with_theorems(claim, search=False).by == "theorem2"
     run = certify_by_engine(claim, tmp_path / "some.json")
     assert run.path is not None and len(run.result.targets) >= 1
     bound, stated = prove_by_certificate(claim, run.path)
@@ -252,7 +259,7 @@ def test_check_interrupted_in_the_engine_prints_what_it_certified_and_exits_130(
     handler) answers Open, interrupted, with the bounds of the trees certified before."""
     claim = ROOT / "examples" / "claims" / "learned_values_homogeneous.toml"
     _interrupt_tree(monkeypatch, number)
-    status = main(["check", str(claim), "--no-search", "--certificate-out",
+    status = main(["check", str(claim), "--no-search", "--no-theorems", "--certificate-out",
                    str(tmp_path / "c.json"), "--json", str(tmp_path / "out.json")])
     out = capsys.readouterr().out
     assert status == EXIT_INTERRUPTED and "interrupted" in out

@@ -18,7 +18,7 @@ LEARNED = ModelClass("softmax", 1, "learned")
 
 
 def test_registry_names_and_lookup():
-    assert list(THEOREMS) == [f"theorem{i}" for i in range(1, 8)]
+    assert list(THEOREMS) == [f"theorem{i}" for i in range(1, 9)]
     assert theorem(3) is THEOREMS["theorem3"]
     with pytest.raises(ValueError, match="unknown theorem"):
         theorem("theorem9")

@@ -92,6 +92,7 @@ def check(
     bnb: bool = True,
     write_witness: bool = False,
     force: bool = False,
+    theorems: bool = True,
 ) -> Outcome:
     """Check ``claim``: :class:`Proved`, :class:`Refuted` or :class:`Open`.
 
@@ -107,7 +108,9 @@ def check(
     When neither proves the claim, the branch-and-bound engine tries (``bnb=False`` skips
     it; it runs for at most ``budget`` seconds) and saves its certificate at
     ``certificate_out`` too.  ``search=False`` skips the counterexample search (the
-    answer is then Proved or Open; the engine still runs).
+    answer is then Proved or Open; the engine still runs).  ``theorems=False`` skips the
+    registered theorems, so that a certificate or the engine proves the claim (an
+    independent path, e.g. to cross-check a theorem, or to have a certificate file).
     ``max_work`` overrides ``[check] max_work``: the most prefixes a route may enumerate.
     Every task goes through the same routes (the module docstring); an answer on
     continuous content says that its family was sampled.
@@ -130,19 +133,19 @@ def check(
         if claim.options.witness is None:
             raise InputError("write_witness: the claim names no [check] witness path")
         witness = claim.options.witness
-    outcome = _check(claim, made_witness, made_cert, search, bnb, progress)
+    outcome = _check(claim, made_witness, made_cert, search, bnb, progress, theorems)
     return publish_outcome(outcome, folder, None if witness is None else Path(witness),
                            None if certificate_out is None else Path(certificate_out), force)
 
 
 def _check(claim: Claim, witness: Path, certificate_out: Path, search: bool, bnb: bool,
-           progress: bool | None) -> Outcome:
+           progress: bool | None, theorems: bool = True) -> Outcome:
     """The routes in order (see the module docstring); files are made at ``witness`` and
     ``certificate_out``, in the run's private folder."""
     reasons: list[str] = []
     start = time.perf_counter()
     try:
-        proved = _prove(claim, certificate_out, reasons)
+        proved = _prove(claim, certificate_out, reasons, theorems)
         if proved is None and bnb:
             proved = _by_engine(claim, certificate_out, reasons, progress)
         if proved is not None:
@@ -182,12 +185,16 @@ def estimate_work(claim: Claim) -> int:
                    claim.hypothesis.family_size(task, cap)), cap + 1)
 
 
-def _prove(claim: Claim, certificate_out: str | Path | None, reasons: list[str]
-           ) -> Proved | None:
-    """A registered theorem, the named certificate, or a sink-map certificate made now."""
-    proved = prove_by_theorem(claim, reasons)
-    if proved is not None:
-        return proved
+def _prove(claim: Claim, certificate_out: str | Path | None, reasons: list[str],
+           theorems: bool = True) -> Proved | None:
+    """A registered theorem (unless ``theorems`` is false), the named certificate, or a
+    sink-map certificate made now."""
+    if theorems:
+        proved = prove_by_theorem(claim, reasons)
+        if proved is not None:
+            return proved
+    else:
+        reasons.append("theorem: not tried (theorems=False)")
     check_work("prefixes to enumerate (no registered theorem proves the claim without "
                "listing its positions)", estimate_work(claim), claim.options.max_work)
     cert_path = _certificate_path(claim)

@@ -71,6 +71,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-search", action="store_true", help="only try proofs")
     p.add_argument("--no-bnb", action="store_true",
                    help="skip the branch-and-bound proof engine (learned-value heads)")
+    p.add_argument("--no-theorems", action="store_true",
+                   help="skip the registered theorems: the claim is then proved by a "
+                        "certificate or the engine, an independent path (to cross-check a "
+                        "theorem, or to have a certificate file)")
     add_json_option(p, JSON_KEYS)
     add_work_option(p, MAX_WORK, "prefixes enumerated (positions, family prefixes); a "
                                  "registered theorem proves by situations without enumerating")
@@ -105,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
         outcome = check(claim, budget=args.budget, restarts=args.restarts, seed=args.seed,
                         certificate=certificate, witness=witness_path,
                         certificate_out=cert_path, search=not args.no_search,
-                        max_work=args.max_work, bnb=not args.no_bnb, force=args.force)
+                        max_work=args.max_work, bnb=not args.no_bnb, force=args.force,
+                        theorems=not args.no_theorems)
         data = outcome.to_dict()
         for key, path, shown in (("witness", witness_path, witness),
                                  ("certificate", cert_path, cert_out)):

@@ -109,6 +109,16 @@ def _theorem7(task: TriggerTask, eps: sympy.Expr) -> list[str]:
             + _table(["prefix", "t", "BOS mass >= (every head)"], rows))
 
 
+def _theorem8(task: TriggerTask, eps: sympy.Expr) -> list[str]:
+    inst = THEOREMS["theorem8"].instantiate(task, eps)
+    rows = [[f"`{_seq(i.targets[0][0])}`", i.targets[0][1], i.note,
+             f"`{_s(i.bound)}` ≈ {i.value:.6f}"] for i in inst.items
+            if i.targets[0][0][0] == 0 and i.targets[0][1] <= 3]
+    return (["Learned values, ε = " + _s(eps) + " (`π(1) = π(2)` with inverse positions); "
+             "the same bound at every `t >= 2` and for every content vector of norm 1:", ""]
+            + _table(["prefix", "t", "norm", "BOS mass >="], rows))
+
+
 def _theorem4(task: TriggerTask) -> list[str]:
     v = verify_theorem4(task.p)
     check = THEOREMS["theorem4"].instantiate(task).family_check()
@@ -208,6 +218,7 @@ def generate(task: TriggerTask = DEFAULT_TASK, eps: sympy.Expr = DEFAULT_EPS) ->
         "theorem6": lambda: ["Instantiated by the sink map (`sinkproof.sink_map`), which "
                              "solves the SOCP and certifies its bound; see that page.", ""],
         "theorem7": lambda: _theorem7(task, eps),
+        "theorem8": lambda: _theorem8(task, eps),
     }
     for name, th in THEOREMS.items():
         lines += _header(th)

@@ -14,18 +14,19 @@ import numpy as np
 
 from ..modelclass import ModelClass
 from ..task import TriggerTask
-from . import theorem1, theorem2, theorem3, theorem4, theorem5, theorem6, theorem7
+from . import theorem1, theorem2, theorem3, theorem4, theorem5, theorem6, theorem7, theorem8
 from .base import CertifiedBound, Theorem
 
-_MODULES = (theorem1, theorem2, theorem3, theorem4, theorem5, theorem6, theorem7)
+_MODULES = (theorem1, theorem2, theorem3, theorem4, theorem5, theorem6, theorem7, theorem8)
 
 THEOREMS: dict[str, Theorem] = {m.THEOREM.name: m.THEOREM for m in _MODULES}
 """name (``"theorem1"`` ...) -> :class:`Theorem`, in the order of the statements."""
 
 FORMULAS = {f.name: f for f in (
     theorem1.THEOREM1_LEARNED, theorem1.THEOREM1_FIXED, theorem2.THEOREM2_NONBOS,
-    theorem2.THEOREM2_PAIR, theorem3.THEOREM3_LEARNED, theorem3.THEOREM3_FIXED)}
-"""The closed-form bounds of Theorems 1-3 by name (``"theorem3_fixed"`` ...)."""
+    theorem2.THEOREM2_PAIR, theorem3.THEOREM3_LEARNED, theorem3.THEOREM3_FIXED,
+    theorem8.THEOREM8_TIED, theorem8.THEOREM8_FIRST)}
+"""The closed-form bounds of Theorems 1-3 and 8 by name (``"theorem3_fixed"`` ...)."""
 
 
 def theorem(name: str | int) -> Theorem:
