@@ -147,6 +147,15 @@ def need_int(obj: Any, key: str, path: str, minimum: int | None = None) -> int:
     return value
 
 
+def as_int(value: Any, path: str, lo: int | None = None, hi: int | None = None,
+           what: str = "an integer in range") -> int:
+    """``value``: a JSON integer (not a boolean) with ``lo <= value < hi`` where given."""
+    if (isinstance(value, bool) or not isinstance(value, int) or (lo is not None and value < lo)
+            or (hi is not None and value >= hi)):
+        raise CertificateError(f"{path}: {value!r} is not {what}")
+    return value
+
+
 def need_bool(obj: Any, key: str, path: str) -> bool:
     """A boolean field."""
     value = need(obj, key, path)

@@ -26,8 +26,10 @@ from ...errors import CertificateError
 from ..exact import show
 from ..limits import current, require
 from ..schema import (
+    as_int,
     as_list,
     check_fields,
+    child,
     format_rational,
     need,
     need_int,
@@ -128,8 +130,7 @@ class PaperFamily:
         if len(items) > self.L - 1:
             raise CertificateError(f"{path}: longer than L-1 = {self.L - 1}")
         for i, c in enumerate(items):
-            if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < 2 * m:
-                raise CertificateError(f"{path}[{i}]: {c!r} is not a token code < {2 * m}")
+            as_int(c, child(path, i), 0, 2 * m, f"a token code < {2 * m}")
         where = [i for i, c in enumerate(items) if c >= m]
         if len(where) > 1:
             raise CertificateError(f"{path}: more than one trigger")
@@ -140,24 +141,21 @@ class PaperFamily:
                                    "trigger is not in the family")
         return tuple(items)
 
+    def read_content(self, entry: Any, path: str) -> list[int]:
+        """``entry.content``: one or more content indices ``< m``."""
+        return [as_int(c, f"{path}.content[{i}]", 0, self.m, f"a content index < {self.m}")
+                for i, c in enumerate(need_list(entry, "content", path, min_length=1))]
+
     def read_situation(self, entry: Any, path: str) -> Situation:
         """The token set an entry names: ``content`` indices (each once) and ``trigger``
         (``null`` or the trigger's content index)."""
-        if not isinstance(entry, dict):
-            raise CertificateError(f"{path}: must be an object")
-        content = need_list(entry, "content", path, min_length=1)
-        for i, c in enumerate(content):
-            if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < self.m:
-                raise CertificateError(f"{path}.content[{i}]: {c!r} is not a content index "
-                                       f"< {self.m}")
+        content = self.read_content(entry, path)
         key = tuple(sorted(set(content)))
         if len(key) != len(content):
             raise CertificateError(f"{path}.content: repeated index")
         trig = need(entry, "trigger", path)
-        if trig is not None and (isinstance(trig, bool) or not isinstance(trig, int)
-                                 or not 0 <= trig < self.m):
-            raise CertificateError(f"{path}.trigger: {trig!r} is neither null nor an index "
-                                   f"< {self.m}")
+        if trig is not None:
+            as_int(trig, f"{path}.trigger", 0, self.m, f"null or an index < {self.m}")
         return key, trig
 
     @staticmethod

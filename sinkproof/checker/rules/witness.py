@@ -1,12 +1,6 @@
-"""Witness rules: one explicit model, re-run on every prefix of its finite family, has error
-``<= ε`` at every position (position 0 included) and BOS measure ``<= b`` at the positions
-``where`` names.  Kind ``witness`` (the trigger Family): ``H`` heads on the features
-``φ = [e(x); π(t)]`` whose outputs add; kind ``paper-witness`` (the paper Family): a stack
-of layers of heads, residual or not.  The weights come from the map-rule table
-(:mod:`sinkproof.checker.maps`), exact or outward-rounded, and every decision compares
-interval end points, converted exactly to rationals, with the claimed bounds.  More:
-``docs/soundness.md``; the layouts: ``docs/certificates.md``.
-"""
+"""Witness rules (``witness`` on the trigger Family, ``paper-witness`` on the paper Family): one
+explicit model, re-run on every prefix of its family, has error ``<= ε`` at every position and
+BOS measure ``<= b`` where ``where`` says.  Why it is sound: ``docs/soundness.md``."""
 
 from __future__ import annotations
 
@@ -16,11 +10,11 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
-from mpmath import iv
+from mpmath import iv, libmp
 
 from ...errors import CertificateError
 from ..exact import InequalityFailed, approx, common_denominator, dot, show
-from ..family.paper import PaperFamily, read_paper
+from ..family.paper import PaperFamily, Prefix, read_paper
 from ..family.trigger import (
     BOS,
     TRIGGER,
@@ -34,7 +28,7 @@ from ..family.trigger import (
     token_features,
 )
 from ..interval import FixedPoint as _Intervals
-from ..interval import as_iv, ivq, lower, upper
+from ..interval import as_iv, ivq, lower, precision, upper
 from ..limits import current, require
 from ..maps import (
     MAP_NAMES,
@@ -46,6 +40,7 @@ from ..maps import (
     row_weights,
 )
 from ..schema import (
+    as_int,
     as_list,
     check_fields,
     child,
@@ -53,7 +48,6 @@ from ..schema import (
     need,
     need_bool,
     need_int,
-    need_list,
     need_rational,
     need_str,
     rational_matrix,
@@ -69,21 +63,16 @@ SIMPLEX_MAPS = ("softmax", "sparsemax", "entmax15")
 """Maps whose weights sum to 1 (their BOS weight is their BOS share)."""
 WHERE = ("nontrigger", "trigger", "all")
 MEASURES = ("weight", "share")
-"""``claim.bos_measure``: the BOS weight ``α_0`` (default) or the BOS share ``α_0 / Σ_j α_j``
-(0 when every weight is 0).  Softmax weights sum to 1, so the two coincide there."""
+"""``claim.bos_measure``: the BOS weight ``α_0`` (default) or share ``α_0 / Σ_j α_j``."""
 DEFAULT_DIGITS = 50
 EXP_COST = 50
 """Exact operations one interval exponential is counted as, in the work estimate."""
 PREFIX_COST = 4
-"""Operations per key and output coordinate of a prefix, in the work estimate (measured by
-``benchmarks/bench_checker_limits.py``: rational additions, products and bookkeeping)."""
+"""Operations per key and output coordinate of a prefix (``benchmarks/bench_checker_limits.py``)."""
 MAX_LOGIT_GAP = 100_000
 """Largest ``s_j - s_0`` accepted: ``exp`` of it is held as an integer of ~1.44·gap bits."""
 CLASS_FIELDS = ("kind", "heads", "layers", "residual", "values")
 CLAIM_FIELDS = ("statement", "model_class", "max_error", "max_bos_mass", "where", "bos_measure")
-Prefix = tuple[int, ...]
-"""Paper token codes ``x_1..x_t``: content ``i`` is ``i``, the trigger carrying ``c_i`` is
-``m + i``."""
 
 
 @dataclass(frozen=True)
@@ -109,21 +98,19 @@ class Witness:
         return len(self.A)
 
 
-@dataclass(frozen=True)
+@dataclass
 class WitnessFigures:
-    """What the checker measured: rigorous upper bounds and where they occur.
-
-    ``error_sq``: upper bound on ``max ||f_t - y_t||²`` over every position;
-    ``bos``: upper bound on the largest BOS mass over heads at the ``where`` positions
-    (``None`` when there are none); ``*_at``: ``(sequence, position)`` of the maximum.
-    """
+    """Rigorous upper bounds on ``max ||f_t - y_t||²`` and on the largest BOS measure at the
+    constrained positions (``None``: none), where each maximum occurs (``bos_at`` of a stack
+    names the layer and head too), and ``exact``: every output was a rational."""
 
     error_sq: Fraction
     error_at: tuple[tuple[int, ...], int]
     bos: Fraction | None
-    bos_at: tuple[tuple[int, ...], int] | None
+    bos_at: tuple[Any, ...] | None
     n_prefixes: int
     n_constrained: int
+    exact: bool = True
 
 
 # ----------------------------------------------------------------- shared reading
@@ -139,9 +126,7 @@ def read_bounds(claim: dict[str, Any]) -> tuple[Fraction, Fraction, str]:
 def read_digits(data: dict[str, Any]) -> int:
     """``data.precision_digits`` (default 50): an integer in ``[15, 1000]``."""
     digits = data.get("precision_digits", DEFAULT_DIGITS)
-    if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 1000:
-        raise CertificateError("data.precision_digits: expected an integer in [15, 1000]")
-    return digits
+    return as_int(digits, "data.precision_digits", 15, 1001, "an integer in [15, 1000]")
 
 
 def _tensor(data: dict[str, Any], name: str, shape: tuple[int, ...]) -> list:
@@ -176,14 +161,10 @@ def _extras(data: dict[str, Any], kind: str, lead: tuple[int, ...], width: int
 
 # ----------------------------------------------------------------- the trigger witness
 def _read_where(claim: dict[str, Any], inst: Instance) -> str | frozenset[tuple[int, ...]]:
-    where = need(claim, "where", "claim")
-    if isinstance(where, list):
-        require("prefixes", len(where), "claim.where: named positions")
-    if isinstance(where, str):
-        if where not in WHERE:
-            raise CertificateError(f"claim.where: {where!r} is not one of {', '.join(WHERE)}")
-        return where
-    items = as_list(where, "claim.where", min_length=1)
+    if isinstance(need(claim, "where", "claim"), str):
+        return need_str(claim, "where", "claim", WHERE)
+    items = as_list(claim["where"], "claim.where", min_length=1)
+    require("prefixes", len(items), "claim.where: named positions")
     prefixes = set()
     for i, item in enumerate(items):
         path = child("claim.where", i)
@@ -395,24 +376,21 @@ def measure(w: Witness) -> WitnessFigures:
     """Run the witness's model on every prefix of the family; rigorous upper bounds."""
     model = _Model(w)
     out0, _ = model.output([])
-    worst_err, err_at = model.error_sq(out0, [Fraction(0)] * w.inst.p), ((), 0)
-    worst_bos: Fraction | None = None
-    bos_at = None
-    n_prefixes, n_constrained = 1, 0
+    fig = WitnessFigures(model.error_sq(out0, [Fraction(0)] * w.inst.p), ((), 0), None, None,
+                         1, 0)
     for prefix, target in prefixes(w.inst):
-        n_prefixes += 1
+        fig.n_prefixes += 1
         out, masses = model.output(prefix)
         e = model.error_sq(out, target)
-        if e > worst_err:
-            worst_err, err_at = e, (tuple(prefix), len(prefix))
+        if e > fig.error_sq:
+            fig.error_sq, fig.error_at = e, (tuple(prefix), len(prefix))
         if _constrained(w.where, prefix):
-            n_constrained += 1
-            m = max(masses)
-            if worst_bos is None or m > worst_bos:
-                worst_bos, bos_at = m, (tuple(prefix), len(prefix))
-    if not isinstance(w.where, str) and n_constrained < len(w.where):
+            fig.n_constrained += 1
+            if fig.bos is None or max(masses) > fig.bos:
+                fig.bos, fig.bos_at = max(masses), (tuple(prefix), len(prefix))
+    if not isinstance(w.where, str) and fig.n_constrained < len(w.where):
         raise CertificateError("claim.where: some named positions are not in the family")
-    return WitnessFigures(worst_err, err_at, worst_bos, bos_at, n_prefixes, n_constrained)
+    return fig
 
 
 def _where_text(where: str | frozenset[tuple[int, ...]]) -> str:
@@ -420,11 +398,6 @@ def _where_text(where: str | frozenset[tuple[int, ...]]) -> str:
         return {"all": "every position t >= 1", "trigger": "every trigger position",
                 "nontrigger": "every non-trigger position t >= 1"}[where]
     return f"the {len(where)} named position(s)"
-
-
-def _instance_text(w: Witness) -> str:
-    return (f"p={w.inst.p}, T={w.inst.T}, {w.inst.describe_content()}, "
-            f"{w.inst.triggers}-trigger family")
 
 
 def _measure_text(w: Witness) -> str:
@@ -491,7 +464,8 @@ def decide(w: Witness, fig: WitnessFigures) -> Verdict:
               else f"{w.digits}-digit interval arithmetic")
     claim = (f"a {w.heads}-head {w.kind} model with {values} values ({w.positions} positions) "
              f"has error <= {show(w.max_error)} at all {fig.n_prefixes} distinct prefixes of "
-             f"the family ({_instance_text(w)}) and {measure} <= {show(w.max_bos_mass)} in "
+             f"the family (p={w.inst.p}, T={w.inst.T}, {w.inst.describe_content()}, "
+             f"{w.inst.triggers}-trigger family) and {measure} <= {show(w.max_bos_mass)} in "
              f"every head at {_where_text(w.where)} ({fig.n_constrained} prefixes); checked "
              f"with {method}")
     details = {"max error² (upper bound)": show(fig.error_sq),
@@ -622,31 +596,20 @@ def _read_stack_where(claim: dict[str, Any], family: PaperFamily, layers: int, h
     out: dict[Prefix, frozenset[tuple[int, int]] | None] = {}
     for i, item in enumerate(items):
         path = child("claim.where", i)
-        if not isinstance(item, dict):
-            raise CertificateError(f"{path}: must be an object")
         check_fields(item, path, ("content", "trigger_at", "heads"))
-        content = need_list(item, "content", path, min_length=1)
-        for k, c in enumerate(content):
-            if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < m:
-                raise CertificateError(f"{path}.content[{k}]: {c!r} is not a content index < {m}")
+        content = family.read_content(item, path)
         j, t = need(item, "trigger_at", path), len(content)
-        if j is not None and (isinstance(j, bool) or not isinstance(j, int) or not 2 <= j < t):
-            raise CertificateError(f"{path}.trigger_at: must be null or an integer in "
-                                   f"2..{t - 1} (before the non-trigger position {t})")
+        if j is not None:
+            as_int(j, f"{path}.trigger_at", 2, t, f"null or in 2..{t - 1} (before position {t})")
         prefix = family.read_prefix([c + m if k + 1 == j else c for k, c in enumerate(content)],
                                     f"{path}.content")
         hs = need(item, "heads", path)
-        if hs == "every":
-            chosen = None
-        else:
-            pairs = as_list(hs, f"{path}.heads", min_length=1)
-            chosen = frozenset()
-            for q, pair in enumerate(pairs):
-                lh = as_list(pair, child(f"{path}.heads", q), length=2)
-                if not all(isinstance(v, int) and not isinstance(v, bool) for v in lh) or not (
-                        0 <= lh[0] < layers and 0 <= lh[1] < heads):
-                    raise CertificateError(f"{path}.heads[{q}]: not a [layer, head] of the model")
-                chosen = chosen | {(lh[0], lh[1])}
+        chosen: frozenset[tuple[int, int]] | None = None if hs == "every" else frozenset()
+        for q, pair in enumerate([] if chosen is None else as_list(hs, f"{path}.heads", 1)):
+            at = child(f"{path}.heads", q)
+            layer, head = as_list(pair, at, length=2)
+            chosen |= {(as_int(layer, at, 0, layers, "a layer of the model"),
+                        as_int(head, at, 0, heads, "a head of the model"))}
         if prefix in out:
             raise CertificateError(f"{path}: prefix listed twice")
         out[prefix] = chosen
@@ -686,33 +649,12 @@ def read_stack_witness(cert: dict[str, Any]) -> PaperWitness:
 
 
 # ---------------------------------------------------------------- the run
-@dataclass
-class _Figures:
-    error_sq: Fraction
-    error_at: tuple[Prefix, int]
-    bos: Fraction
-    bos_at: tuple[Prefix, int, int] | None
-    n_prefixes: int
-    n_constrained: int
-    exact: bool = True
-
-
-def _heads(w: PaperWitness) -> list[list[HeadParams]]:
-    out = []
-    for layer in range(w.layers):
-        row = []
-        for h in range(w.heads):
-            params = [] if w.map_params is None else w.map_params[layer][h]
-            gw = None if w.gate_w is None else w.gate_w[layer][h]
-            gc = Fraction(0) if w.gate_c is None else w.gate_c[layer][h]
-            row.append(HeadParams(w.W["W_Q"][layer][h], w.W["W_K"][layer][h],
-                                  w.W["W_V"][layer][h], params, gw, gc))
-        out.append(row)
-    return out
-
-
-def _bos_measure(w: PaperWitness, o: HeadOutput) -> Fraction:
-    return o.share_upper if w.measure == "share" else upper(o.bos)
+def _head(w: PaperWitness, layer: int, h: int) -> HeadParams:
+    """Head ``h`` of layer ``layer``: its weights, map parameters and gate."""
+    return HeadParams(*(w.W[name][layer][h] for name in ("W_Q", "W_K", "W_V")),
+                      [] if w.map_params is None else w.map_params[layer][h],
+                      None if w.gate_w is None else w.gate_w[layer][h],
+                      Fraction(0) if w.gate_c is None else w.gate_c[layer][h])
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -721,10 +663,10 @@ def _add(a: Any, b: Any) -> Any:
     return as_iv(a) + as_iv(b)
 
 
-def _run(w: PaperWitness) -> _Figures:
+def _run(w: PaperWitness) -> WitnessFigures:
     """Every prefix once (depth-first): the largest error² and constrained BOS measure."""
-    heads = _heads(w)
-    fig = _Figures(Fraction(0), ((), 0), Fraction(0), None, 0, 0)
+    heads = [[_head(w, layer, h) for h in range(w.heads)] for layer in range(w.layers)]
+    fig = WitnessFigures(Fraction(0), ((), 0), Fraction(0), None, 0, 0)
     # per layer: keys[h], values[h] of the rows so far (a stack for the DFS)
     keys: list[list[list[Row]]] = [[[] for _ in range(w.heads)] for _ in range(w.layers)]
     vals: list[list[list[Row]]] = [[[] for _ in range(w.heads)] for _ in range(w.layers)]
@@ -755,16 +697,17 @@ def _run(w: PaperWitness) -> _Figures:
                              iv.mpf(0)))
         if e_up > fig.error_sq:
             fig.error_sq, fig.error_at = e_up, (prefix, t)
-        if t >= 1 and (w.where == "all" or not (code is not None and code >= w.m)):
-            chosen = _stack_constrained(w, prefix)
-            if chosen is not False:
-                fig.n_constrained += 1
-                for layer in range(w.layers):
-                    for h in range(w.heads):
-                        if chosen is None or (layer, h) in chosen:
-                            b = _bos_measure(w, bos_row[layer][h])
-                            if fig.bos_at is None or b > fig.bos:
-                                fig.bos, fig.bos_at = b, (prefix, layer, h)
+        # where "all": every head at every t >= 1, the trigger row included
+        chosen = None if isinstance(w.where, str) else w.where.get(prefix, False)
+        if t >= 1 and (w.where == "all" or code < w.m) and chosen is not False:
+            fig.n_constrained += 1
+            for layer in range(w.layers):
+                for h in range(w.heads):
+                    if chosen is None or (layer, h) in chosen:
+                        o = bos_row[layer][h]
+                        b = o.share_upper if w.measure == "share" else upper(o.bos)
+                        if fig.bos_at is None or b > fig.bos:
+                            fig.bos, fig.bos_at = b, (prefix, layer, h)
         fig.n_prefixes += 1
 
     def pop() -> None:
@@ -782,15 +725,6 @@ def _run(w: PaperWitness) -> _Figures:
     add((), None)
     visit(())
     return fig
-
-
-def _stack_constrained(w: PaperWitness, prefix: Prefix) -> frozenset[tuple[int, int]] | None | bool:
-    """Heads constrained at the prefix's last position (``None`` = every head), or False;
-    ``where = "all"`` constrains every head at every position ``t >= 1``, the trigger row
-    included."""
-    if w.where in ("nontrigger", "all"):
-        return None
-    return w.where.get(prefix, False)
 
 
 def _fixed_values_ok(w: PaperWitness) -> None:
@@ -856,17 +790,11 @@ def verify_stack(cert: dict[str, Any]) -> Verdict:
         statement=statement)
 
 
-def measure_stack(w: PaperWitness) -> _Figures:
-    """The checker's figures on a parsed witness: upper bounds on the largest error² over
-    the family and on the BOS measure at the constrained positions (``exact``: every
-    output was computed in rationals, so the error² bound is the exact value)."""
+def measure_stack(w: PaperWitness) -> WitnessFigures:
+    """The checker's figures on a parsed stack witness, at its working precision."""
     _require_row_digits(w)
-    saved = iv.prec
-    try:
-        iv.dps = w.digits
+    with precision(libmp.dps_to_prec(w.digits)):
         return _run(w)
-    finally:
-        iv.prec = saved
 
 
 EXACT_ROW_MAPS = tuple(m for m, r in RULES.items() if r.exact or r.partial)
