@@ -1,10 +1,6 @@
-"""Schema checks for certificate files: exact rationals and typed fields.
-
-Every helper takes the *path* of the value inside the file (for example
-``"data.situations[3].w[1]"``) and raises :class:`~sinkproof.errors.CertificateError`
-naming that path on the first thing that is wrong.  Only the standard library
-is used: the trusted checker must not depend on the code that wrote the file.
-"""
+"""Schema checks for certificate files: exact rationals and typed fields.  Every helper takes
+the path of the value in the file (``"data.situations[3].w[1]"``) and raises
+:class:`~sinkproof.errors.CertificateError` naming it."""
 
 from __future__ import annotations
 
@@ -67,6 +63,11 @@ def format_rational(x: Fraction | int) -> str:
     """The file form of an exact rational: ``"p/q"`` (or ``"p"`` for integers)."""
     x = Fraction(x)
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def bound_rows(bounds: dict[tuple[int, ...], Fraction]) -> list[list[Any]]:
+    """``[[prefix], "p/q"]`` per bound, sorted: a statement's list of proved bounds."""
+    return sorted([list(k), format_rational(v)] for k, v in bounds.items())
 
 
 def check_fields(obj: Any, path: str, allowed: Sequence[str]) -> dict[str, Any]:

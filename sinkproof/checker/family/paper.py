@@ -1,17 +1,9 @@
-"""The paper setting's Family: tokens, targets and prefixes of the paper's task, rebuilt
-exactly from the certificate's description.
+"""The paper setting's Family, rebuilt exactly from a certificate's description.
 
-Token vectors ``x ∈ R^n``: coordinate 0 the BOS indicator, 1 the trigger indicator,
-``2..n-2`` content, ``n-1`` a bias channel (1 on content tokens, 0 on BOS and the
-trigger).  With the content vectors ``c_0..c_{m-1}`` listed exactly in
-``instance.content_vectors`` every token is built here: content token ``i`` (code ``i``)
-is ``(0, 0, c_i, 1)``, the trigger carrying ``c_i`` (code ``m + i``) is ``(0, 1, c_i, 0)``,
-BOS is ``e_0``.  A sequence has length ``L`` and exactly one trigger at ``j ∈ 2..L-1``;
-its targets are ``y_t = [t = j] (1/j) Σ_{k=1..j} x_k`` (whole vectors, the trigger
-included), plus ``x_t`` itself when the task is residual.  A *prefix* ``x_1..x_t``
-(``1 <= t <= L-1``) is in the family when it holds at most one trigger, not at position
-1, and, without one, ``t <= L-2`` (a trigger still fits).
-"""
+Tokens in ``R^n``: BOS ``e_0``; content ``i`` (code ``i``) ``(0, 0, c_i, 1)``; the trigger
+carrying ``c_i`` (code ``m + i``) ``(0, 1, c_i, 0)``.  Targets ``y_t = [t = j] (1/j) Σ_{k<=j}
+x_k`` (``j`` the trigger's place in ``2..L-1``), plus ``x_t`` when residual.  The family's
+prefixes and layout: ``docs/paper.md``, ``docs/certificates.md``."""
 
 from __future__ import annotations
 
@@ -124,7 +116,8 @@ class PaperFamily:
                 for trig in (None, *range(m))]
 
     def read_prefix(self, value: Any, path: str) -> Prefix:
-        """A prefix ``x_1..x_t`` of the family (codes, length, trigger place checked)."""
+        """A prefix ``x_1..x_t`` of the family: ``t <= L-1``, at most one trigger, not at
+        position 1, and ``t <= L-2`` without one."""
         items = as_list(value, path, min_length=1)
         m = self.m
         if len(items) > self.L - 1:

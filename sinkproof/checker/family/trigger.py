@@ -1,13 +1,6 @@
-"""The trigger setting's Family: a task instance recomputed exactly from the certificate's
-description — content and value vectors, input features, the target ``y_t`` and the
-family's prefixes (counted in closed form before any is built) and token sets.
-
-The signed basis is rebuilt exactly; any other content set is carried by the
-certificate as exact rationals in ``instance.content_vectors`` (a float vector
-converts exactly, ``Fraction(0.1)`` is the binary value), and the claims say
-they are about those vectors.  Values are ``U_fix`` (``"values": "fixed"``) or
-given by an exact rational ``U`` (``"values": {"U": [[...], ...]}``).
-"""
+"""The trigger setting's Family, recomputed exactly from a certificate's description:
+content (the signed basis rebuilt, other sets listed as exact rationals), values ``U_fix``
+or an exact ``U``, input features, targets ``y_t``, prefixes and token sets."""
 
 from __future__ import annotations
 

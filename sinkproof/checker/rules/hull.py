@@ -1,13 +1,8 @@
-"""Checker for Theorem 3 certificates: kinds ``hull`` (one position) and ``hull-family``.
+"""Theorem 3 certificates: ``hull`` (one position), ``hull-family`` and ``paper-hull-family``.
 
-A *situation* is the set ``S`` of distinct tokens among ``x_1..x_t``; with
-values token-only, ``conv{v_x : x ∈ S}`` is the hull of Theorem 3.  An entry
-either bounds the distance from 0 to the hull — a direction ``w ≠ 0`` and a
-rational ``d > 0`` with ``d·||w|| <= w·v_x`` for every ``x ∈ S`` (checked as
-``w·v_x >= 0`` and ``d²·(w·w) <= (w·v_x)²``) — and then ``α_t0 >= 1 - f·ε/d`` with
-``f = 1`` when ``v_b = 0`` (fixed values) and ``f = 2`` otherwise; or it shows
-``0 ∈ conv`` by exact convex weights, and then Theorem 3 gives no bound.
-"""
+Per token set ``S`` an entry gives ``w ≠ 0`` and ``d > 0`` with ``d·||w|| <= w·v_x`` on
+``S`` (so ``d <= dist(0, conv{v_x})`` and ``α_t0 >= 1 - f·ε/d``, ``f = 1`` when ``v_b = 0``,
+else 2), or exact convex weights showing ``0 ∈ conv`` (no bound)."""
 
 from __future__ import annotations
 
