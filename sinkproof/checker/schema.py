@@ -171,6 +171,15 @@ def need_rational(obj: Any, key: str, path: str) -> Fraction:
     return parse_rational(need(obj, key, path), child(path, key))
 
 
+def need_eps(obj: Any, path: str = "instance", strict: bool = True) -> Fraction:
+    """``obj.eps``: an exact rational ``> 0`` (``>= 0`` when not ``strict``)."""
+    eps = need_rational(obj, "eps", path)
+    if eps < 0 or (strict and eps == 0):
+        raise CertificateError(f"{path}.eps: must be {'>' if strict else '>='} 0, "
+                               f"got {format_rational(eps)}")
+    return eps
+
+
 def rational_vector(value: Any, path: str, length: int | None = None) -> list[Fraction]:
     """A JSON array of rationals (of exactly ``length`` entries when given)."""
     items = as_list(value, path, length)

@@ -15,7 +15,6 @@ from math import comb
 from typing import Any
 
 from ...errors import CertificateError
-from ..exact import show
 from ..limits import current, require
 from ..schema import (
     as_int,
@@ -24,9 +23,9 @@ from ..schema import (
     child,
     format_rational,
     need,
+    need_eps,
     need_int,
     need_list,
-    need_rational,
     need_str,
     rational_matrix,
     section,
@@ -177,9 +176,7 @@ class PaperInstance:
         self.content, self.n, self.L = self.family.content, self.family.n, self.family.L
         need_str(inst, "values", "instance", ("learned",))
         need_str(inst, "family", "instance", ("paper",))
-        self.eps = need_rational(inst, "eps", "instance")
-        if self.eps <= 0:
-            raise CertificateError(f"instance.eps: must be > 0, got {show(self.eps)}")
+        self.eps = need_eps(inst)
         self.m = len(self.content)
         self.p, self.k, self.T = self.n, 2 * self.m, self.L - 1
         self.tokens = list(range(2 * self.m))

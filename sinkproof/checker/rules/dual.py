@@ -13,6 +13,7 @@ from ..exact import InequalityFailed, check_leq, check_lt, common_denominator, d
 from ..family.trigger import TRIGGER, SocpInstance
 from ..limits import current, require
 from ..schema import (
+    as_int,
     as_list,
     bound_rows,
     check_envelope,
@@ -271,9 +272,8 @@ def verify(cert: dict[str, Any]) -> Verdict:
             at = child(child(where, "direction"), r)
             trip = as_list(item, at, length=3)
             tok = inst.prefix([trip[0]], at)[0]
-            if isinstance(trip[1], bool) or not isinstance(trip[1], int):
-                raise CertificateError(f"{at}[1]: expected a key position")
-            direction[(tok, trip[1])] = rational_vector([trip[2]], at)[0]
+            j = as_int(trip[1], f"{at}[1]", what="a key position")
+            direction[(tok, j)] = rational_vector([trip[2]], at)[0]
         common_denominator(direction.values(), f"{where}.direction")
         check_ray(inst, target, direction, where)
         unbounded.append(target)

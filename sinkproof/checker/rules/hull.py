@@ -27,6 +27,7 @@ from ..schema import (
     format_rational,
     need,
     need_dict,
+    need_eps,
     need_int,
     need_list,
     need_rational,
@@ -100,13 +101,6 @@ def check_situation(entry: Any, tokens: tuple[int, ...], inst: Instance, eps: Fr
     return bound
 
 
-def _eps(cert: dict[str, Any]) -> Fraction:
-    eps = need_rational(cert["instance"], "eps", "instance")
-    if eps < 0:
-        raise CertificateError(f"instance.eps: must be >= 0, got {show(eps)}")
-    return eps
-
-
 def _statement(kind: str, inst: Instance, eps: Fraction, conclusion: dict[str, Any]
                ) -> dict[str, Any]:
     """What a Theorem 3 certificate proves, as canonical data."""
@@ -132,7 +126,7 @@ def verify_position(cert: dict[str, Any]) -> Verdict:
     instance = check_fields(cert["instance"], "instance", (*INSTANCE_FIELDS, "sequence", "t"))
     check_fields(cert["claim"], "claim", ("statement", "bound"))
     inst = read_instance(instance)
-    eps = _eps(cert)
+    eps = need_eps(cert["instance"], strict=False)
     seq = read_tokens(need(instance, "sequence", "instance"), inst, "instance.sequence")
     t = need_int(instance, "t", "instance", minimum=1)
     if t > len(seq):
@@ -175,7 +169,7 @@ def verify_family(cert: dict[str, Any]) -> Verdict:
     inst = read_instance(check_fields(cert["instance"], "instance", INSTANCE_FIELDS))
     check_fields(cert["claim"], "claim", ("statement", "bounded", "min_bound"))
     check_fields(cert["data"], "data", ("situations",))
-    eps = _eps(cert)
+    eps = need_eps(cert["instance"], strict=False)
     by_tokens, needed = _cover(cert["data"], lambda e, at: _read_situation(e, inst, at),
                                lambda: situations(inst), _situation_name)
     bounds = []
@@ -250,7 +244,7 @@ def verify_paper_family(cert: dict[str, Any]) -> Verdict:
     _, fam = read_paper(instance, INSTANCE_FIELDS)
     if need_str(instance, "values", "instance", choices=("fixed",)) != "fixed":
         raise CertificateError("instance.values: only fixed values are certified")
-    eps = _eps(cert)
+    eps = need_eps(cert["instance"], strict=False)
     section(cert, "claim", ("statement", "min_bound"))
     data = section(cert, "data", ("situations",))
     by_key, needed = _cover(data, fam.read_situation, fam.situations, fam.situation_name)

@@ -14,6 +14,7 @@ from ..family.paper import PaperInstance
 from ..family.trigger import HeadsInstance, TreeInstance
 from ..limits import require
 from ..schema import (
+    as_int,
     as_list,
     bound_rows,
     check_fields,
@@ -343,9 +344,7 @@ def _entries(value: Any, where: str, width: int) -> list[list[Any]]:
 
 
 def _step_index(value: Any, where: str, before: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < before:
-        raise CertificateError(f"{where}: expected the index of an earlier step (0..{before - 1})")
-    return value
+    return as_int(value, where, 0, before, f"the index of an earlier step (0..{before - 1})")
 
 
 def check_step(inst: HeadsInstance, target: tuple[int, ...], leaf: dict[str, Any],
@@ -358,8 +357,7 @@ def check_step(inst: HeadsInstance, target: tuple[int, ...], leaf: dict[str, Any
     nu: list[list[tuple[int, Fraction]]] = [[] for _ in range(m)]
     for e, (i, k, x) in enumerate(_entries(need(leaf, "nu", where), child(where, "nu"), 3)):
         at = child(child(where, "nu"), e)
-        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < m:
-            raise CertificateError(f"{at}[0]: expected a constraint index (0..{m - 1})")
+        as_int(i, f"{at}[0]", 0, m, f"a constraint index (0..{m - 1})")
         nu[i].append((_step_index(k, child(at, 1), len(lemmas)), parse_rational(x, child(at, 2))))
     kappa = [(_step_index(k, child(child(child(where, "kappa"), e), 0), len(lemmas)),
               parse_rational(x, child(child(child(where, "kappa"), e), 1)))
