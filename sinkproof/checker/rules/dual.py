@@ -150,13 +150,7 @@ def check_ray(inst: Instance, target: tuple[int, ...], direction: dict[tuple[int
 
 def _check_symmetry(inst: Instance, pi: list[int], P: list[list[Fraction]], where: str) -> None:
     """``P`` orthogonal, ``content[π a] = P content[a]``, ``v(π a) = P v(a)``, ``P`` fixes the
-    trigger's and BOS's values.
-
-    Then relabelling tokens by ``π`` (and key positions by any permutation) maps each cone
-    constraint of the family onto one of the family with the residual multiplied by ``P``
-    (the targets ``y`` are means of content), so a bound proved for a prefix holds for
-    its image with the same value.
-    """
+    trigger's and BOS's values (why that carries bounds: ``docs/soundness.md``)."""
     p = inst.p
     for i in range(p):
         for j in range(p):

@@ -760,11 +760,11 @@ def verify_stack(cert: dict[str, Any]) -> Verdict:
     where = (w.where if isinstance(w.where, str) else
              [{"prefix": list(p), "heads": "every" if hs is None else sorted(map(list, hs))}
               for p, hs in sorted(w.where.items())])
-    vectors = [[format_rational(x) for x in c] for c in w.content]
     values = "fixed (W_O W_V = I - e_0 e_0^T)" if w.fixed else "learned"
     statement = {
         "kind": KIND, "setting": "paper",
-        "instance": {"n": w.n, "L": w.L, "content": {"scheme": "custom", "vectors": vectors}},
+        "instance": {"n": w.n, "L": w.L,
+                     "content": {"scheme": "custom", "vectors": w.family.vectors()}},
         "model_class": {"kind": w.kind, "heads": w.heads, "layers": w.layers,
                         "residual": w.residual, "values": "fixed" if w.fixed else "learned"},
         "max_error": format_rational(w.max_error),
@@ -772,8 +772,7 @@ def verify_stack(cert: dict[str, Any]) -> Verdict:
         "bos_measure": w.measure,
     }
     if w.map_params is not None:
-        statement["map_params"] = [[[format_rational(x) for x in h] for h in layer]
-                                   for layer in w.map_params]
+        statement["map_params"] = [_rationals(layer) for layer in w.map_params]
     text = (f"a {w.kind} model of {w.layers} layer(s) x {w.heads} head(s) "
             f"({'residual' if w.residual else 'no residual'}, {values} values) on the paper's "
             f"task [n={w.n}, L={w.L}, the m={w.m} content vectors listed] has error <= "
