@@ -91,12 +91,16 @@ def check_situation(entry: Any, tokens: tuple[int, ...], inst: Instance, eps: Fr
         if entry.get("bound") is not None:
             raise InequalityFailed(f"{path}: claims a bound although 0 lies in the hull of {name}")
         return None
-    w = need_vector(entry, "w", path, length=inst.p)
-    d = need_rational(entry, "d", path)
-    bound = need_rational(entry, "bound", path)
-    common_denominator([*w, d, bound], path)
-    factor = 1 if inst.bos_is_zero else 2
     named = [(f"token {_token_name(code)} of {name}", inst.values[code]) for code in tokens]
+    return _bounded(entry, path, named, 1 if inst.bos_is_zero else 2, eps)
+
+
+def _bounded(entry: Any, path: str, named: list[tuple[str, list[Fraction]]], factor: int,
+             eps: Fraction) -> Fraction:
+    """An entry's ``w``, ``d`` and ``bound``, checked against the ``named`` values."""
+    w = need_vector(entry, "w", path, length=len(named[0][1]))
+    d, bound = need_rational(entry, "d", path), need_rational(entry, "bound", path)
+    common_denominator([*w, d, bound], path)
     check_hull_bound(w, d, bound, named, factor, eps, path)
     return bound
 
@@ -254,12 +258,8 @@ def verify_paper_family(cert: dict[str, Any]) -> Verdict:
         entry, path = by_key[s]
         values = [tokens[i] for i in s[0]] + ([] if s[1] is None else [triggers[s[1]]])
         check_fields(entry, path, ("content", "trigger", "w", "d", "bound"))
-        w = need_vector(entry, "w", path, length=len(values[0]))
-        d, bound = need_rational(entry, "d", path), need_rational(entry, "bound", path)
-        common_denominator([*w, d, bound], path)
-        named = [(f"a value of {fam.situation_name(s)}", v) for v in values]
-        check_hull_bound(w, d, bound, named, 1, eps, path)
-        bounds[s] = bound
+        bounds[s] = _bounded(entry, path, [(f"a value of {fam.situation_name(s)}", v)
+                                           for v in values], 1, eps)
     claimed = parse_rational(need(cert["claim"], "min_bound", "claim"), "claim.min_bound")
     check_leq(claimed, min(bounds.values()), "claim.min_bound <= least certified situation bound")
     after = [b for s, b in bounds.items() if s[1] is not None]

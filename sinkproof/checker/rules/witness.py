@@ -75,23 +75,30 @@ CLASS_FIELDS = ("kind", "heads", "layers", "residual", "values")
 CLAIM_FIELDS = ("statement", "model_class", "max_error", "max_bos_mass", "where", "bos_measure")
 
 
-@dataclass(frozen=True)
-class Witness:
+@dataclass(frozen=True, kw_only=True)
+class Claimed:
+    """What either witness claims: its map ``kind``, ``ε = max_error``, ``b = max_bos_mass``,
+    the BOS ``measure``, the working ``digits`` and the heads' map parameters and gates."""
+
+    kind: str
+    max_error: Fraction
+    max_bos_mass: Fraction
+    measure: str = "weight"
+    digits: int = DEFAULT_DIGITS
+    map_params: list | None = None
+    gate_w: list | None = None
+    gate_c: list | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Witness(Claimed):
     """A parsed witness: the instance, the model (exact) and the claimed bounds."""
 
     inst: Instance
     positions: str
-    kind: str
     A: list[list[list[Fraction]]]
     U: list[list[list[Fraction]]] | None
-    max_error: Fraction
-    max_bos_mass: Fraction
     where: str | frozenset[tuple[int, ...]]
-    digits: int
-    measure: str = "weight"
-    map_params: list[list[Fraction]] | None = None
-    gate_w: list[list[Fraction]] | None = None
-    gate_c: list[Fraction] | None = None
 
     @property
     def heads(self) -> int:
@@ -114,19 +121,24 @@ class WitnessFigures:
 
 
 # ----------------------------------------------------------------- shared reading
-def read_bounds(claim: dict[str, Any]) -> tuple[Fraction, Fraction, str]:
-    """A witness claim's ``max_error``, ``max_bos_mass`` (both ``>= 0``) and ``bos_measure``."""
+def read_claim(cert: dict[str, Any], class_fields: tuple[str, ...], model: tuple[str, ...]
+               ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A witness's claim, its model class and data sections (``model``: the data's weight
+    fields), and the :class:`Claimed` fields: ``max_error``, ``max_bos_mass`` (``>= 0``),
+    ``bos_measure``, ``precision_digits`` (default 50, in ``[15, 1000]``)."""
+    claim = section(cert, "claim", CLAIM_FIELDS)
+    mc = section(claim, "model_class", class_fields, "claim")
+    kind = need_str(mc, "kind", "claim.model_class", KINDS)
     max_error = need_rational(claim, "max_error", "claim")
     max_bos = need_rational(claim, "max_bos_mass", "claim")
     if max_error < 0 or max_bos < 0:
         raise CertificateError("claim: max_error and max_bos_mass must be >= 0")
-    return max_error, max_bos, need_str(claim, "bos_measure", "claim", MEASURES, "weight")
-
-
-def read_digits(data: dict[str, Any]) -> int:
-    """``data.precision_digits`` (default 50): an integer in ``[15, 1000]``."""
-    digits = data.get("precision_digits", DEFAULT_DIGITS)
-    return as_int(digits, "data.precision_digits", 15, 1001, "an integer in [15, 1000]")
+    data = section(cert, "data", (*model, "precision_digits", "map_params", "gate_w", "gate_c"))
+    digits = as_int(data.get("precision_digits", DEFAULT_DIGITS), "data.precision_digits", 15,
+                    1001, "an integer in [15, 1000]")
+    return claim, mc, data, dict(
+        kind=kind, max_error=max_error, max_bos_mass=max_bos, digits=digits,
+        measure=need_str(claim, "bos_measure", "claim", MEASURES, "weight"))
 
 
 def _tensor(data: dict[str, Any], name: str, shape: tuple[int, ...]) -> list:
@@ -143,7 +155,7 @@ def _tensor(data: dict[str, Any], name: str, shape: tuple[int, ...]) -> list:
 
 
 def _extras(data: dict[str, Any], kind: str, lead: tuple[int, ...], width: int
-            ) -> tuple[Any, Any, Any]:
+            ) -> dict[str, Any]:
     """``map_params`` ``[*lead][P]`` (exactly for the maps with parameters) and the gate
     ``gate_w`` ``[*lead][width]``, ``gate_c`` ``[*lead]`` (exactly for a gated map), ``lead``
     the heads' index shape."""
@@ -155,8 +167,9 @@ def _extras(data: dict[str, Any], kind: str, lead: tuple[int, ...], width: int
         raise CertificateError(f"data.gate_w/gate_c: the {kind} map has no gate")
     params = _tensor(data, "map_params", (*lead, len(names))) if names else None
     if not gated:
-        return params, None, None
-    return params, _tensor(data, "gate_w", (*lead, width)), _tensor(data, "gate_c", lead)
+        return {"map_params": params}
+    return {"map_params": params, "gate_w": _tensor(data, "gate_w", (*lead, width)),
+            "gate_c": _tensor(data, "gate_c", lead)}
 
 
 # ----------------------------------------------------------------- the trigger witness
@@ -194,16 +207,11 @@ def read_witness(cert: dict[str, Any]) -> Witness:
     values = need_str(instance, "values", "instance", ("fixed", "learned"))
     inst = read_instance({**instance, "values": "fixed"})
     positions = inst.positions
-    claim = section(cert, "claim", CLAIM_FIELDS)
-    mc = section(claim, "model_class", ("kind", "heads", "values"), "claim")
-    kind = need_str(mc, "kind", "claim.model_class", KINDS)
+    claim, mc, data, claimed = read_claim(cert, ("kind", "heads", "values"), ("A", "U"))
+    kind, digits = claimed["kind"], claimed["digits"]
     heads = need_int(mc, "heads", "claim.model_class", minimum=1)
     if need_str(mc, "values", "claim.model_class", ("fixed", "learned")) != values:
         raise CertificateError("claim.model_class.values: differs from instance.values")
-    max_error, max_bos, measure = read_bounds(claim)
-    data = section(cert, "data", ("A", "U", "precision_digits", "map_params", "gate_w",
-                                  "gate_c"))
-    digits = read_digits(data)
     n_prefixes = count_prefixes(inst, current().prefixes)
     require("prefixes", n_prefixes, "instance: distinct prefixes of the family", partial=True)
     D = inst.p + 3 + len(position_features(positions, inst.T, 0))
@@ -211,9 +219,8 @@ def read_witness(cert: dict[str, Any]) -> Witness:
             "instance and model: exact operations to evaluate the witness")
     A, U = _read_model(data, inst, D, heads, values)
     common_denominator((x for m in (*A, *(U or ())) for row in m for x in row), "data.A and data.U")
-    map_params, gate_w, gate_c = _extras(data, kind, (heads,), D)
-    return Witness(inst, positions, kind, A, U, max_error, max_bos,
-                   _read_where(claim, inst), digits, measure, map_params, gate_w, gate_c)
+    return Witness(inst=inst, positions=positions, A=A, U=U, where=_read_where(claim, inst),
+                   **claimed, **_extras(data, kind, (heads,), D))
 
 
 def estimate_work(inst: Instance, D: int, heads: int, kind: str, n_prefixes: int,
@@ -550,25 +557,17 @@ def head_output(kind: str, head: HeadParams, query: Row, keys: list[Row], values
     return HeadOutput(out, w[0], share)
 
 
-@dataclass(frozen=True)
-class PaperWitness:
-    """A parsed witness (exact weights, the instance, the claimed bounds)."""
+@dataclass(frozen=True, kw_only=True)
+class PaperWitness(Claimed):
+    """A parsed stack witness (exact weights, the instance, the claimed bounds)."""
 
     n: int
     L: int
     content: list[list[Fraction]]
-    kind: str
     residual: bool
     fixed: bool
     W: dict[str, list]
-    max_error: Fraction
-    max_bos_mass: Fraction
     where: str | dict[Prefix, frozenset[tuple[int, int]] | None]
-    digits: int
-    measure: str = "weight"
-    map_params: list[list[list[Fraction]]] | None = None
-    gate_w: list[list[list[Fraction]]] | None = None
-    gate_c: list[list[Fraction]] | None = None
 
     @property
     def m(self) -> int:
@@ -622,9 +621,7 @@ def read_stack_witness(cert: dict[str, Any]) -> PaperWitness:
     task, family = read_paper(cert["instance"], ("task", "content_vectors"), one_layer=False)
     n, L, content = family.n, family.L, family.content
     family.count_prefixes()
-    claim = section(cert, "claim", CLAIM_FIELDS)
-    mc = section(claim, "model_class", CLASS_FIELDS, "claim")
-    kind = need_str(mc, "kind", "claim.model_class", choices=KINDS)
+    claim, mc, data, claimed = read_claim(cert, CLASS_FIELDS, ("W_Q", "W_K", "W_V", "W_O"))
     layers = need_int(mc, "layers", "claim.model_class", minimum=1)
     heads = need_int(mc, "heads", "claim.model_class", minimum=1)
     residual = need_bool(mc, "residual", "claim.model_class")
@@ -635,17 +632,12 @@ def read_stack_witness(cert: dict[str, Any]) -> PaperWitness:
     if fixed and (layers, heads) != (1, 1):
         raise CertificateError("claim.model_class.values: fixed values are defined for one "
                                "layer of one head")
-    max_error, max_bos, measure = read_bounds(claim)
-    data = section(cert, "data", ("W_Q", "W_K", "W_V", "W_O", "precision_digits",
-                                  "map_params", "gate_w", "gate_c"))
-    digits = read_digits(data)
     require("content", 4 * layers * heads * n * n, "data: weight entries")
     W = {name: _tensor(data, name, (layers, heads, n, n)) for name in ("W_Q", "W_K", "W_V")}
     W["W_O"] = _tensor(data, "W_O", (layers, n, heads * n))
-    where = _read_stack_where(claim, family, layers, heads)
-    params, gate_w, gate_c = _extras(data, kind, (layers, heads), n)
-    return PaperWitness(n, L, content, kind, residual, fixed, W, max_error, max_bos, where,
-                        digits, measure, params, gate_w, gate_c)
+    return PaperWitness(n=n, L=L, content=content, residual=residual, fixed=fixed, W=W,
+                        where=_read_stack_where(claim, family, layers, heads), **claimed,
+                        **_extras(data, claimed["kind"], (layers, heads), n))
 
 
 # ---------------------------------------------------------------- the run
