@@ -465,9 +465,11 @@ def test_the_producers_copy_of_the_format_agrees_with_the_checker():
     assert tuple(sorted(KIND_MODULES)) == certformat.KINDS
 
 
-CHECKER_LINE_BUDGET = 4361
+CHECKER_LINE_BUDGET = 4191
 """Lines of ``sinkproof/checker`` (``cat sinkproof/checker/*.py sinkproof/checker/*/*.py |
-wc -l``) not to be exceeded: 4,341 today (4,531 before the alias modules went and the rules'
+wc -l``) not to be exceeded: 4,171 today (4,345 before one integer, eps and bound-list reader
+in ``schema.py``, one tree verdict, one witness claim reader and one witness-figures type
+replaced their per-kind copies; 4,531 before the alias modules went and the rules'
 soundness arguments moved to ``docs/soundness.md``) and 20 lines of slack; the goal of
 issue 23 is under 2,500."""
 

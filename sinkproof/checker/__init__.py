@@ -1,20 +1,14 @@
 """The small trusted checker: re-verifies certificate files in exact rational arithmetic.
 
-It imports only the standard library (``fractions``, ``json``) and its own
-modules — never the code that produced a certificate (no CVXPY, no numpy in a
-decision, no ``sinkproof.convex``/``search``/``sinkmap``).  Each certificate
-*kind* has its own checker module exposing ``verify(cert) -> Verdict``; the
-read-only registry :data:`KIND_MODULES` maps kinds to modules, imported on first
-use.  Sizes are bounded by :class:`~sinkproof.checker.limits.Limits` (each check
-refuses before it starts when its estimated work is beyond them).  One service besides:
-:func:`weigh`, a head's rigorous weights from the map-rule table (maps :data:`MAP_NAMES`).
+It imports only the standard library, mpmath and its own modules, never the code that
+produced a certificate.  :data:`KIND_MODULES` maps each kind to the rule module whose
+``verify(cert) -> Verdict`` checks it; :class:`Limits` bound every check before it starts;
+:func:`weigh` gives a head's rigorous weights from the map-rule table.  The file format:
+``docs/certificates.md``.
 
 >>> from sinkproof.checker import verify_file            # doctest: +SKIP
 >>> verify_file("cert.json")                             # doctest: +SKIP
 Verdict(verified, kind='hull-family')
-  Theorem 3 family [...]
-
-The file format is documented in ``docs/certificates.md``.
 """
 
 from __future__ import annotations

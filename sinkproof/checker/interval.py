@@ -1,19 +1,7 @@
-"""The checker's one outward-rounded interval type: mpmath's ``iv`` intervals.
-
-An interval is an ``iv.mpf`` (a pair of binary floating-point end points, libmp's
-``mpi``); every operation rounds its lower end down and its upper end up at the working
-precision, set for a block by :func:`precision`.  Rationals enter by :func:`point` (the
-tightest enclosure, one rounding each way) and leave by :func:`lower` / :func:`upper`,
-which convert an end point to a :class:`fractions.Fraction` exactly, so every decision
-is taken on exact rationals.
-
-Why mpmath's ``iv`` and not python-flint's Arb balls (the dependency list is part of the
-trusted base): ``docs/certificates.md``, "The trusted base".
-
-The softmax witness sums many enclosed terms: :class:`FixedPoint` takes each term's
-enclosure from this type (:meth:`FixedPoint.exp`) and rounds it outward onto the grid
-``2^-P``, where sums are exact integer sums.
-"""
+"""The checker's one outward-rounded interval type, mpmath's ``iv`` (why not Arb:
+``docs/certificates.md``, "The trusted base"), and :class:`FixedPoint`, enclosures on the
+grid ``2^-P`` where the softmax witness's sums are exact.  End points leave as exact
+:class:`fractions.Fraction`, so every decision is taken on rationals."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
-"""Reading certificate files as strict JSON, within the limits in force.
-
-Refused, each with a one-line :class:`~sinkproof.errors.CertificateError`: a file
-larger than ``limits.file_bytes`` (before it is read), text that is not UTF-8, a
-duplicate key in an object (readers disagree on which copy counts), ``NaN`` and
-``Infinity``, a number with more than ``limits.digits`` characters, a float literal
-that is not a finite double (``1e400``) or that rounds a non-zero literal to zero
-(``1e-400``), and nesting deeper than ``limits.depth``.
-"""
+"""Reading certificate files as strict JSON within the limits in force: refused with one
+:class:`~sinkproof.errors.CertificateError` are oversized files (before reading), non-UTF-8
+text, duplicate keys, ``NaN``/``Infinity``, over-long numbers, floats that overflow or
+round a non-zero literal to zero, and nesting beyond ``limits.depth``."""
 
 from __future__ import annotations
 

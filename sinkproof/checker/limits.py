@@ -1,13 +1,7 @@
-"""Limits on what the checker reads and computes, each with the ``sinkproof verify`` flag
-that raises it.
-
-Every check estimates its work from sizes read *before* the work starts (the file's
-length, the family's prefix count from a closed form, the number of ray patterns, ...)
-and refuses beyond a limit at once, so no input makes the checker hang.  The limits
-in force are a :class:`Limits` set for the current context by :func:`using`
-(``sinkproof.checker.verify(cert, limits=...)`` does it); kind modules read them with
-:func:`current`.
-"""
+"""Limits on what the checker reads and computes, each with the ``sinkproof verify`` flag that
+raises it: every check estimates its work from sizes read before the work starts and refuses
+beyond a limit at once.  The limits in force are set for the context by :func:`using` and
+read by the rules with :func:`current`."""
 
 from __future__ import annotations
 

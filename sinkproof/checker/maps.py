@@ -1,12 +1,6 @@
-"""Attention weights for the checker: exact rationals where the map is rational, else intervals.
-
-Each map is one row of :data:`RULES`: its parameters, its exact weights at rational scores
-(relu, relu/length, sparsemax; entmax-1.5 where rational), else their outward-rounded
-mpmath enclosure, its null's mass (maps under the simplex) and its enclosure on interval
-scores (:func:`row_weights`).  The checker looks a map up by name and never branches on
-it; the formulas of every row: ``docs/soundness.md``.  Written independently of the
-producer's float code; it imports nothing of it.
-"""
+"""The map-rule table: attention weights for the checker, exact rationals where the map is
+rational, else mpmath's outward-rounded intervals; one row of :data:`RULES` per map, looked
+up by name.  The formulas of every row: ``docs/soundness.md``."""
 
 from __future__ import annotations
 

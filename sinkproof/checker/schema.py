@@ -1,10 +1,6 @@
-"""Schema checks for certificate files: exact rationals and typed fields.
-
-Every helper takes the *path* of the value inside the file (for example
-``"data.situations[3].w[1]"``) and raises :class:`~sinkproof.errors.CertificateError`
-naming that path on the first thing that is wrong.  Only the standard library
-is used: the trusted checker must not depend on the code that wrote the file.
-"""
+"""Schema checks for certificate files: exact rationals and typed fields.  Every helper takes
+the path of the value in the file (``"data.situations[3].w[1]"``) and raises
+:class:`~sinkproof.errors.CertificateError` naming it."""
 
 from __future__ import annotations
 
@@ -67,6 +63,11 @@ def format_rational(x: Fraction | int) -> str:
     """The file form of an exact rational: ``"p/q"`` (or ``"p"`` for integers)."""
     x = Fraction(x)
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def bound_rows(bounds: dict[tuple[int, ...], Fraction]) -> list[list[Any]]:
+    """``[[prefix], "p/q"]`` per bound, sorted: a statement's list of proved bounds."""
+    return sorted([list(k), format_rational(v)] for k, v in bounds.items())
 
 
 def check_fields(obj: Any, path: str, allowed: Sequence[str]) -> dict[str, Any]:
@@ -147,6 +148,15 @@ def need_int(obj: Any, key: str, path: str, minimum: int | None = None) -> int:
     return value
 
 
+def as_int(value: Any, path: str, lo: int | None = None, hi: int | None = None,
+           what: str = "an integer in range") -> int:
+    """``value``: a JSON integer (not a boolean) with ``lo <= value < hi`` where given."""
+    if (isinstance(value, bool) or not isinstance(value, int) or (lo is not None and value < lo)
+            or (hi is not None and value >= hi)):
+        raise CertificateError(f"{path}: {value!r} is not {what}")
+    return value
+
+
 def need_bool(obj: Any, key: str, path: str) -> bool:
     """A boolean field."""
     value = need(obj, key, path)
@@ -159,6 +169,15 @@ def need_bool(obj: Any, key: str, path: str) -> bool:
 def need_rational(obj: Any, key: str, path: str) -> Fraction:
     """A rational field (string ``"p/q"`` or integer)."""
     return parse_rational(need(obj, key, path), child(path, key))
+
+
+def need_eps(obj: Any, path: str = "instance", strict: bool = True) -> Fraction:
+    """``obj.eps``: an exact rational ``> 0`` (``>= 0`` when not ``strict``)."""
+    eps = need_rational(obj, "eps", path)
+    if eps < 0 or (strict and eps == 0):
+        raise CertificateError(f"{path}.eps: must be {'>' if strict else '>='} 0, "
+                               f"got {format_rational(eps)}")
+    return eps
 
 
 def rational_vector(value: Any, path: str, length: int | None = None) -> list[Fraction]:

@@ -1,11 +1,6 @@
-"""One Family reader per setting: what a certificate's instance states, rebuilt exactly.
-
-A Family is the checker's view of a task: its tokens (with their exact feature or token
-vectors), its exact targets, its prefixes (counted in closed form before any is built)
-and the token sets of its positions.  :mod:`.trigger` reads our setting (``TriggerTask``),
-:mod:`.paper` the paper's (``PaperTask``); the proof rules take either.  This is the only
-setting-specific code of the checker.
-"""
+"""One Family reader per setting (the checker's only setting-specific code): a task's tokens,
+exact targets, prefixes (counted in closed form first) and token sets, rebuilt from a
+certificate's instance; :mod:`.trigger` reads ``TriggerTask``, :mod:`.paper` ``PaperTask``."""
 
 from .paper import PaperFamily, read_paper
 from .trigger import BOS, TRIGGER, Instance, read_instance, read_tokens

@@ -1,17 +1,9 @@
-"""The paper setting's Family: tokens, targets and prefixes of the paper's task, rebuilt
-exactly from the certificate's description.
+"""The paper setting's Family, rebuilt exactly from a certificate's description.
 
-Token vectors ``x ∈ R^n``: coordinate 0 the BOS indicator, 1 the trigger indicator,
-``2..n-2`` content, ``n-1`` a bias channel (1 on content tokens, 0 on BOS and the
-trigger).  With the content vectors ``c_0..c_{m-1}`` listed exactly in
-``instance.content_vectors`` every token is built here: content token ``i`` (code ``i``)
-is ``(0, 0, c_i, 1)``, the trigger carrying ``c_i`` (code ``m + i``) is ``(0, 1, c_i, 0)``,
-BOS is ``e_0``.  A sequence has length ``L`` and exactly one trigger at ``j ∈ 2..L-1``;
-its targets are ``y_t = [t = j] (1/j) Σ_{k=1..j} x_k`` (whole vectors, the trigger
-included), plus ``x_t`` itself when the task is residual.  A *prefix* ``x_1..x_t``
-(``1 <= t <= L-1``) is in the family when it holds at most one trigger, not at position
-1, and, without one, ``t <= L-2`` (a trigger still fits).
-"""
+Tokens in ``R^n``: BOS ``e_0``; content ``i`` (code ``i``) ``(0, 0, c_i, 1)``; the trigger
+carrying ``c_i`` (code ``m + i``) ``(0, 1, c_i, 0)``.  Targets ``y_t = [t = j] (1/j) Σ_{k<=j}
+x_k`` (``j`` the trigger's place in ``2..L-1``), plus ``x_t`` when residual.  The family's
+prefixes and layout: ``docs/paper.md``, ``docs/certificates.md``."""
 
 from __future__ import annotations
 
@@ -23,16 +15,17 @@ from math import comb
 from typing import Any
 
 from ...errors import CertificateError
-from ..exact import show
 from ..limits import current, require
 from ..schema import (
+    as_int,
     as_list,
     check_fields,
+    child,
     format_rational,
     need,
+    need_eps,
     need_int,
     need_list,
-    need_rational,
     need_str,
     rational_matrix,
     section,
@@ -122,14 +115,14 @@ class PaperFamily:
                 for trig in (None, *range(m))]
 
     def read_prefix(self, value: Any, path: str) -> Prefix:
-        """A prefix ``x_1..x_t`` of the family (codes, length, trigger place checked)."""
+        """A prefix ``x_1..x_t`` of the family: ``t <= L-1``, at most one trigger, not at
+        position 1, and ``t <= L-2`` without one."""
         items = as_list(value, path, min_length=1)
         m = self.m
         if len(items) > self.L - 1:
             raise CertificateError(f"{path}: longer than L-1 = {self.L - 1}")
         for i, c in enumerate(items):
-            if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < 2 * m:
-                raise CertificateError(f"{path}[{i}]: {c!r} is not a token code < {2 * m}")
+            as_int(c, child(path, i), 0, 2 * m, f"a token code < {2 * m}")
         where = [i for i, c in enumerate(items) if c >= m]
         if len(where) > 1:
             raise CertificateError(f"{path}: more than one trigger")
@@ -140,24 +133,21 @@ class PaperFamily:
                                    "trigger is not in the family")
         return tuple(items)
 
+    def read_content(self, entry: Any, path: str) -> list[int]:
+        """``entry.content``: one or more content indices ``< m``."""
+        return [as_int(c, f"{path}.content[{i}]", 0, self.m, f"a content index < {self.m}")
+                for i, c in enumerate(need_list(entry, "content", path, min_length=1))]
+
     def read_situation(self, entry: Any, path: str) -> Situation:
         """The token set an entry names: ``content`` indices (each once) and ``trigger``
         (``null`` or the trigger's content index)."""
-        if not isinstance(entry, dict):
-            raise CertificateError(f"{path}: must be an object")
-        content = need_list(entry, "content", path, min_length=1)
-        for i, c in enumerate(content):
-            if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < self.m:
-                raise CertificateError(f"{path}.content[{i}]: {c!r} is not a content index "
-                                       f"< {self.m}")
+        content = self.read_content(entry, path)
         key = tuple(sorted(set(content)))
         if len(key) != len(content):
             raise CertificateError(f"{path}.content: repeated index")
         trig = need(entry, "trigger", path)
-        if trig is not None and (isinstance(trig, bool) or not isinstance(trig, int)
-                                 or not 0 <= trig < self.m):
-            raise CertificateError(f"{path}.trigger: {trig!r} is neither null nor an index "
-                                   f"< {self.m}")
+        if trig is not None:
+            as_int(trig, f"{path}.trigger", 0, self.m, f"null or an index < {self.m}")
         return key, trig
 
     @staticmethod
@@ -186,9 +176,7 @@ class PaperInstance:
         self.content, self.n, self.L = self.family.content, self.family.n, self.family.L
         need_str(inst, "values", "instance", ("learned",))
         need_str(inst, "family", "instance", ("paper",))
-        self.eps = need_rational(inst, "eps", "instance")
-        if self.eps <= 0:
-            raise CertificateError(f"instance.eps: must be > 0, got {show(self.eps)}")
+        self.eps = need_eps(inst)
         self.m = len(self.content)
         self.p, self.k, self.T = self.n, 2 * self.m, self.L - 1
         self.tokens = list(range(2 * self.m))

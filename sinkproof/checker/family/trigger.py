@@ -1,13 +1,6 @@
-"""The trigger setting's Family: a task instance recomputed exactly from the certificate's
-description — content and value vectors, input features, the target ``y_t`` and the
-family's prefixes (counted in closed form before any is built) and token sets.
-
-The signed basis is rebuilt exactly; any other content set is carried by the
-certificate as exact rationals in ``instance.content_vectors`` (a float vector
-converts exactly, ``Fraction(0.1)`` is the binary value), and the claims say
-they are about those vectors.  Values are ``U_fix`` (``"values": "fixed"``) or
-given by an exact rational ``U`` (``"values": {"U": [[...], ...]}``).
-"""
+"""The trigger setting's Family, recomputed exactly from a certificate's description:
+content (the signed basis rebuilt, other sets listed as exact rationals), values ``U_fix``
+or an exact ``U``, input features, targets ``y_t``, prefixes and token sets."""
 
 from __future__ import annotations
 
@@ -19,16 +12,17 @@ from itertools import combinations
 from typing import Any
 
 from ...errors import CertificateError
-from ..exact import common_denominator, dot, show
+from ..exact import common_denominator, dot
 from ..limits import current, require
 from ..schema import (
+    as_int,
     check_fields,
     child,
     format_rational,
     need,
     need_dict,
+    need_eps,
     need_int,
-    need_rational,
     need_str,
     rational_matrix,
 )
@@ -235,9 +229,7 @@ def read_tokens(value: Any, inst: Instance, path: str) -> list[int]:
     if len(value) > inst.T:
         raise CertificateError(f"{path}: length {len(value)} exceeds T={inst.T}")
     for i, tok in enumerate(value):
-        if isinstance(tok, bool) or not isinstance(tok, int) or not -1 <= tok < inst.k:
-            raise CertificateError(f"{path}[{i}]: {tok!r} is neither a content index in "
-                                   f"[0, {inst.k}) nor the trigger -1")
+        as_int(tok, child(path, i), -1, inst.k, f"a content index < {inst.k} or the trigger -1")
     if inst.triggers == "single" and value.count(TRIGGER) > 1:
         raise CertificateError(f"{path}: more than one trigger in a single-trigger family")
     return list(value)
@@ -315,14 +307,6 @@ def situations(inst: Instance) -> list[tuple[int, ...]]:
             if any(c != TRIGGER for c in combo)]
 
 
-def read_eps(inst: dict[str, Any]) -> Fraction:
-    """``instance.eps``, an exact rational ``> 0``."""
-    eps = need_rational(inst, "eps", "instance")
-    if eps <= 0:
-        raise CertificateError(f"instance.eps: must be > 0, got {show(eps)}")
-    return eps
-
-
 class View:
     """A rule's view of the trigger Family: the instance read exactly (``base``), ``ε > 0``,
     prefixes of the family checked, and the one target code."""
@@ -350,7 +334,7 @@ class SocpInstance(View):
         self.triggers, self.content = self.base.triggers, self.base.content
         self.value, self.v_bos = self.base.values, self.base.bos
         self.family = need_str(inst, "family", "instance", ("S_T", "listed"))
-        self.eps = read_eps(inst)
+        self.eps = need_eps(inst)
 
 
 class TreeInstance(View):
@@ -369,7 +353,7 @@ class TreeInstance(View):
         self.positions = self.base.description.get("positions", "inverse")
         self._pi: dict[int, tuple[Fraction, ...]] = {}
         self.family = need_str(inst, "family", "instance", ("S_T",))
-        self.eps = read_eps(inst)
+        self.eps = need_eps(inst)
         self.tokens = [*range(self.k), TRIGGER]
 
     def pi(self, t: int) -> tuple[Fraction, ...]:

@@ -1,14 +1,6 @@
-"""Logit sharing, exact rationals only: ``sinkmap-socp`` certificates (Theorem 6) and the
-``sinkmap-gated`` split of a gated head over its gate.
-
-One softmax head (or one with a zero-valued slot, ``claim.map``) with known values and any
-scores: the ratios ``u = exp(s_j - s_0)`` are shared by the prefixes of a block, and
-"error <= eps" is a cone constraint on them.  A *bound* entry's multipliers give, by weak
-conic duality, BOS (null) mass ``>= 1/(1 + c0)`` at its target; a *ray* shows no bound
-exists there; a *derived* entry carries a bound along a symmetry of the family; the gated
-kind combines ``sinkmap-socp`` levels at ``eps / g_k`` with a hull certificate.  The
-argument in full: ``docs/soundness.md``; the layouts: ``docs/certificates.md``.
-"""
+"""Logit sharing in exact rationals: ``sinkmap-socp`` (Theorem 6: bound, ray and derived
+entries for one head with known values and any scores) and the ``sinkmap-gated`` split of a
+gated head over its gate.  Why it is sound: ``docs/soundness.md``."""
 
 from __future__ import annotations
 
@@ -21,7 +13,9 @@ from ..exact import InequalityFailed, check_leq, check_lt, common_denominator, d
 from ..family.trigger import TRIGGER, SocpInstance
 from ..limits import current, require
 from ..schema import (
+    as_int,
     as_list,
+    bound_rows,
     check_envelope,
     check_fields,
     child,
@@ -40,7 +34,6 @@ from ..schema import (
 from ..verdict import Verdict
 from . import hull
 
-TRIG_TOKEN = TRIGGER
 BOUND_FIELDS = ("target", "constraints", "z", "w", "bound")
 DERIVED_FIELDS = ("from", "target", "positions", "tokens", "matrix", "bound")
 RAY_FIELDS = ("target", "direction")
@@ -48,7 +41,6 @@ CLAIM_FIELDS = ("statement", "bounds", "no_bound", "map")
 SLOT_MAPS = {"sink_logit": "a zero-valued virtual slot of any logit b",
              "softmax1": "a zero-valued virtual slot of logit 0"}
 """The maps whose null mass (slot plus BOS) the program bounds, and their slot in words."""
-
 
 Instance = SocpInstance
 
@@ -120,7 +112,7 @@ def check_ray(inst: Instance, target: tuple[int, ...], direction: dict[tuple[int
               where: str) -> None:
     """Verify a ray ``d`` of the block of a content query: ``u = λd`` is accurate for all ``λ``."""
     t, q = len(target), target[-1]
-    if q == TRIG_TOKEN and t >= 2:
+    if q == TRIGGER and t >= 2:
         raise CertificateError(f"{where}: ray certificates need target y = 0 in the whole block "
                                "(a content query, or the trigger at position 1)")
     check_leq(dot(inst.v_bos, inst.v_bos), inst.eps * inst.eps,
@@ -158,13 +150,7 @@ def check_ray(inst: Instance, target: tuple[int, ...], direction: dict[tuple[int
 
 def _check_symmetry(inst: Instance, pi: list[int], P: list[list[Fraction]], where: str) -> None:
     """``P`` orthogonal, ``content[π a] = P content[a]``, ``v(π a) = P v(a)``, ``P`` fixes the
-    trigger's and BOS's values.
-
-    Then relabelling tokens by ``π`` (and key positions by any permutation) maps each cone
-    constraint of the family onto one of the family with the residual multiplied by ``P``
-    (the targets ``y`` are means of content), so a bound proved for a prefix holds for
-    its image with the same value.
-    """
+    trigger's and BOS's values (why that carries bounds: ``docs/soundness.md``)."""
     p = inst.p
     for i in range(p):
         for j in range(p):
@@ -181,7 +167,7 @@ def _check_symmetry(inst: Instance, pi: list[int], P: list[list[Fraction]], wher
             raise InequalityFailed(f"{where}: P·content[{a}] != content[{pi[a]}]")
         if apply(inst.value[a]) != inst.value[pi[a]]:
             raise InequalityFailed(f"{where}: P·v({a}) != v({pi[a]})")
-    if apply(inst.value[TRIG_TOKEN]) != inst.value[TRIG_TOKEN] or apply(inst.v_bos) != inst.v_bos:
+    if apply(inst.value[TRIGGER]) != inst.value[TRIGGER] or apply(inst.v_bos) != inst.v_bos:
         raise InequalityFailed(f"{where}: P does not fix the values of TRIG and BOS")
 
 
@@ -209,7 +195,7 @@ def _check_derived(inst: Instance, base: dict[str, Any], entry: dict[str, Any],
         checked.add(key)
 
     def tok(x: int) -> int:
-        return TRIG_TOKEN if x == TRIG_TOKEN else pi[x]
+        return TRIGGER if x == TRIGGER else pi[x]
 
     image = [0] * t
     for j in range(1, t):
@@ -280,9 +266,8 @@ def verify(cert: dict[str, Any]) -> Verdict:
             at = child(child(where, "direction"), r)
             trip = as_list(item, at, length=3)
             tok = inst.prefix([trip[0]], at)[0]
-            if isinstance(trip[1], bool) or not isinstance(trip[1], int):
-                raise CertificateError(f"{at}[1]: expected a key position")
-            direction[(tok, trip[1])] = rational_vector([trip[2]], at)[0]
+            j = as_int(trip[1], f"{at}[1]", what="a key position")
+            direction[(tok, j)] = rational_vector([trip[2]], at)[0]
         common_denominator(direction.values(), f"{where}.direction")
         check_ray(inst, target, direction, where)
         unbounded.append(target)
@@ -338,8 +323,7 @@ def _statement(inst: Instance, proved: dict[tuple[int, ...], Fraction],
             "hypothesis": ("error <= eps at every position of every sequence of the family"
                            if inst.family == "S_T" else
                            "error <= eps at the last position of every listed prefix"),
-            "conclusion": {"bounds": sorted([list(k), format_rational(v)]
-                                            for k, v in proved.items()),
+            "conclusion": {"bounds": bound_rows(proved),
                            "no_bound": sorted(list(x) for x in unbounded)}}
 
 
@@ -357,7 +341,7 @@ def _verdict(inst: Instance, claim: dict[str, Any], proved: dict[tuple[int, ...]
     hypothesis = (f"error <= {format_rational(inst.eps)} on S_T (p={inst.p}, T={inst.T}, "
                   f"{inst.triggers} trigger)" if inst.family == "S_T"
                   else f"error <= {format_rational(inst.eps)} at each listed prefix")
-    lowest = min(proved.values()) if proved else None
+    lowest, details = _lowest(proved, inst, no_bound=len(unbounded))
     if amap == "softmax":
         model, mass = "softmax model", "BOS mass"
     else:
@@ -367,14 +351,21 @@ def _verdict(inst: Instance, claim: dict[str, Any], proved: dict[tuple[int, ...]
                  f"every single-head {model} with the stated values, any score function "
                  f"s(x_t,t,x_j,j), and {hypothesis} has {mass} >= the stated bound at the last "
                  f"position of each of {len(proved)} prefixes"
-                 + (f" (lowest {show(lowest)})" if lowest is not None else "")
+                 + lowest
                  + (f"; at {len(unbounded)} prefixes logit sharing forces no sink (verified rays)"
                     if unbounded else ""))
-    details = {"bounds": len(proved), "no_bound": len(unbounded), "eps": format_rational(inst.eps)}
-    if lowest is not None:
-        details["lowest_bound"] = format_rational(lowest)
     return Verdict(ok=True, kind="sinkmap-socp", claim=statement, details=details,
                    statement=_statement(inst, proved, unbounded, listed, amap))
+
+
+def _lowest(proved: dict[tuple[int, ...], Fraction], inst: Instance, **counts: int
+            ) -> tuple[str, dict[str, Any]]:
+    """The claim's note on the least proved bound, and the verdict's details."""
+    details: dict[str, Any] = {"bounds": len(proved), **counts, "eps": format_rational(inst.eps)}
+    if not proved:
+        return "", details
+    details["lowest_bound"] = format_rational(min(proved.values()))
+    return f" (lowest {show(min(proved.values()))})", details
 
 
 # ------------------------------------------------------------------ the gated sink map
@@ -407,7 +398,7 @@ def _targets(inst: Instance, data: dict[str, Any]) -> list[tuple[tuple[int, ...]
         where = child("data.targets", i)
         check_fields(item, where, ("target", "bound"))
         target = inst.prefix(need(item, "target", where), child(where, "target"))
-        if target[-1] == TRIG_TOKEN:
+        if target[-1] == TRIGGER:
             raise CertificateError(f"{where}.target: ends in the trigger (a trigger position)")
         if target in seen:
             raise CertificateError(f"{where}.target: listed twice")
@@ -487,7 +478,7 @@ def verify_gated(cert: dict[str, Any]) -> Verdict:
     if n != len(proved):
         raise CertificateError(f"claim.bounds: states {n} prefixes, the data certify "
                                f"{len(proved)}")
-    lowest = min(proved.values()) if proved else None
+    lowest, details = _lowest(proved, inst, levels=len(gates))
     statement = {
         "kind": "sinkmap-gated", "theorem": "logit sharing split over the gate, and Theorem 3",
         "instance": inst.base.statement(), "eps": format_rational(inst.eps), "family": "S_T",
@@ -495,17 +486,12 @@ def verify_gated(cert: dict[str, Any]) -> Verdict:
                         "values": inst.base.statement()["values"], "positions": "any",
                         "gate": "any function of the query token and position, in (0, 1]"},
         "hypothesis": "error <= eps at every position of every sequence of the family",
-        "conclusion": {"null_mass_bounds": sorted([list(k), format_rational(v)]
-                                                  for k, v in proved.items()),
+        "conclusion": {"null_mass_bounds": bound_rows(proved),
                        "gates": [format_rational(g) for g in gates]}}
     text = (f"[{inst.base.describe()}] every single-head gated softmax model with the stated "
             f"values, any score function, any query gate and error <= {show(inst.eps)} on "
             f"S_T has null mass (1 - g_t) + g_t α_t0 >= the stated bound at the last "
             f"position of each of {len(proved)} prefixes"
-            + (f" (lowest {show(lowest)})" if lowest is not None else "")
-            + f"; {len(gates)} gate levels")
-    details = {"bounds": len(proved), "levels": len(gates), "eps": format_rational(inst.eps)}
-    if lowest is not None:
-        details["lowest_bound"] = format_rational(lowest)
+            + lowest + f"; {len(gates)} gate levels")
     return Verdict(ok=True, kind="sinkmap-gated", claim=text, details=details,
                    statement=statement)

@@ -1,13 +1,8 @@
-"""Checker for Theorem 3 certificates: kinds ``hull`` (one position) and ``hull-family``.
+"""Theorem 3 certificates: ``hull`` (one position), ``hull-family`` and ``paper-hull-family``.
 
-A *situation* is the set ``S`` of distinct tokens among ``x_1..x_t``; with
-values token-only, ``conv{v_x : x ∈ S}`` is the hull of Theorem 3.  An entry
-either bounds the distance from 0 to the hull — a direction ``w ≠ 0`` and a
-rational ``d > 0`` with ``d·||w|| <= w·v_x`` for every ``x ∈ S`` (checked as
-``w·v_x >= 0`` and ``d²·(w·w) <= (w·v_x)²``) — and then ``α_t0 >= 1 - f·ε/d`` with
-``f = 1`` when ``v_b = 0`` (fixed values) and ``f = 2`` otherwise; or it shows
-``0 ∈ conv`` by exact convex weights, and then Theorem 3 gives no bound.
-"""
+Per token set ``S`` an entry gives ``w ≠ 0`` and ``d > 0`` with ``d·||w|| <= w·v_x`` on
+``S`` (so ``d <= dist(0, conv{v_x})`` and ``α_t0 >= 1 - f·ε/d``, ``f = 1`` when ``v_b = 0``,
+else 2), or exact convex weights showing ``0 ∈ conv`` (no bound)."""
 
 from __future__ import annotations
 
@@ -32,6 +27,7 @@ from ..schema import (
     format_rational,
     need,
     need_dict,
+    need_eps,
     need_int,
     need_list,
     need_rational,
@@ -95,21 +91,18 @@ def check_situation(entry: Any, tokens: tuple[int, ...], inst: Instance, eps: Fr
         if entry.get("bound") is not None:
             raise InequalityFailed(f"{path}: claims a bound although 0 lies in the hull of {name}")
         return None
-    w = need_vector(entry, "w", path, length=inst.p)
-    d = need_rational(entry, "d", path)
-    bound = need_rational(entry, "bound", path)
-    common_denominator([*w, d, bound], path)
-    factor = 1 if inst.bos_is_zero else 2
     named = [(f"token {_token_name(code)} of {name}", inst.values[code]) for code in tokens]
+    return _bounded(entry, path, named, 1 if inst.bos_is_zero else 2, eps)
+
+
+def _bounded(entry: Any, path: str, named: list[tuple[str, list[Fraction]]], factor: int,
+             eps: Fraction) -> Fraction:
+    """An entry's ``w``, ``d`` and ``bound``, checked against the ``named`` values."""
+    w = need_vector(entry, "w", path, length=len(named[0][1]))
+    d, bound = need_rational(entry, "d", path), need_rational(entry, "bound", path)
+    common_denominator([*w, d, bound], path)
     check_hull_bound(w, d, bound, named, factor, eps, path)
     return bound
-
-
-def _eps(cert: dict[str, Any]) -> Fraction:
-    eps = need_rational(cert["instance"], "eps", "instance")
-    if eps < 0:
-        raise CertificateError(f"instance.eps: must be >= 0, got {show(eps)}")
-    return eps
 
 
 def _statement(kind: str, inst: Instance, eps: Fraction, conclusion: dict[str, Any]
@@ -137,7 +130,7 @@ def verify_position(cert: dict[str, Any]) -> Verdict:
     instance = check_fields(cert["instance"], "instance", (*INSTANCE_FIELDS, "sequence", "t"))
     check_fields(cert["claim"], "claim", ("statement", "bound"))
     inst = read_instance(instance)
-    eps = _eps(cert)
+    eps = need_eps(cert["instance"], strict=False)
     seq = read_tokens(need(instance, "sequence", "instance"), inst, "instance.sequence")
     t = need_int(instance, "t", "instance", minimum=1)
     if t > len(seq):
@@ -180,7 +173,7 @@ def verify_family(cert: dict[str, Any]) -> Verdict:
     inst = read_instance(check_fields(cert["instance"], "instance", INSTANCE_FIELDS))
     check_fields(cert["claim"], "claim", ("statement", "bounded", "min_bound"))
     check_fields(cert["data"], "data", ("situations",))
-    eps = _eps(cert)
+    eps = need_eps(cert["instance"], strict=False)
     by_tokens, needed = _cover(cert["data"], lambda e, at: _read_situation(e, inst, at),
                                lambda: situations(inst), _situation_name)
     bounds = []
@@ -255,7 +248,7 @@ def verify_paper_family(cert: dict[str, Any]) -> Verdict:
     _, fam = read_paper(instance, INSTANCE_FIELDS)
     if need_str(instance, "values", "instance", choices=("fixed",)) != "fixed":
         raise CertificateError("instance.values: only fixed values are certified")
-    eps = _eps(cert)
+    eps = need_eps(cert["instance"], strict=False)
     section(cert, "claim", ("statement", "min_bound"))
     data = section(cert, "data", ("situations",))
     by_key, needed = _cover(data, fam.read_situation, fam.situations, fam.situation_name)
@@ -265,12 +258,8 @@ def verify_paper_family(cert: dict[str, Any]) -> Verdict:
         entry, path = by_key[s]
         values = [tokens[i] for i in s[0]] + ([] if s[1] is None else [triggers[s[1]]])
         check_fields(entry, path, ("content", "trigger", "w", "d", "bound"))
-        w = need_vector(entry, "w", path, length=len(values[0]))
-        d, bound = need_rational(entry, "d", path), need_rational(entry, "bound", path)
-        common_denominator([*w, d, bound], path)
-        named = [(f"a value of {fam.situation_name(s)}", v) for v in values]
-        check_hull_bound(w, d, bound, named, 1, eps, path)
-        bounds[s] = bound
+        bounds[s] = _bounded(entry, path, [(f"a value of {fam.situation_name(s)}", v)
+                                           for v in values], 1, eps)
     claimed = parse_rational(need(cert["claim"], "min_bound", "claim"), "claim.min_bound")
     check_leq(claimed, min(bounds.values()), "claim.min_bound <= least certified situation bound")
     after = [b for s, b in bounds.items() if s[1] is not None]

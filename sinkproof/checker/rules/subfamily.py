@@ -34,7 +34,7 @@ from ..schema import (
 )
 from ..schema import parse_rational as rational
 from ..verdict import Verdict
-from .tree import check_trees
+from .tree import check_trees, tree_verdict
 
 KIND = "paper-subfamily-bnb"
 
@@ -124,15 +124,12 @@ def verify(cert: dict[str, Any]) -> Verdict:
             f"({n_leaves} leaves, {n_empty} empty); no norm bound assumed")
     content = ({"scheme": "uniform", "box": f"[-1, 1]^{n - 3}", "symbols": m} if uniform
                else {"scheme": "custom", "vectors": inst.family.vectors()})
-    statement = {
-        "kind": KIND, "setting": "paper", "content_domain": "box" if uniform else "finite",
-        "every_nontrigger_position": every, "eps": eps,
+    return tree_verdict(KIND, inst, text, proved, stated, {
+        "setting": "paper", "content_domain": "box" if uniform else "finite",
+        "every_nontrigger_position": every,
         "instance": {"n": n, "L": L, "content": content},
         "subfamily": {"prefixes": len(members), "classes": len(classes)},
         "model_class": {"attention": "softmax", "heads": 1, "layers": 1, "norm_bound": None,
                         "values": "any vector per token", "scores": "any f(query, key)"},
-        "hypothesis": "error (Euclidean) <= eps at position 0 and at every listed prefix",
-        "conclusion": {"bounds": sorted([list(k), format_rational(v)] for k, v in proved.items())}}
-    details = {"targets": len(proved), "leaves": n_leaves, "empty_leaves": n_empty,
-               "subfamily": len(members), "min_bos_mass": format_rational(stated), "eps": eps}
-    return Verdict(ok=True, kind=KIND, claim=text, details=details, statement=statement)
+        "hypothesis": "error (Euclidean) <= eps at position 0 and at every listed prefix"},
+        leaves=n_leaves, empty_leaves=n_empty, subfamily=len(members))

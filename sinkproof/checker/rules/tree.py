@@ -1,14 +1,7 @@
-"""Branch-and-bound certificates, exact rationals only: ``bnb-learned-values`` (and
-``paper-bnb-learned-values`` on the paper Family) and ``bnb-heads`` (one head is ``H = 1``).
-
-One softmax head with any scores and values in a box (or ``H`` heads with ``U_fix``): the
-ratios ``u_l = exp(s - s_0)`` are one variable per class of (query, key) pairs.  A *leaf*
-(a box with cone multipliers) or a *step* (multipliers, earlier steps as lemmas) proves
-BOS mass ``>= 1/(1 + c0)`` at its target by weak duality, or that no accurate model has
-values in its box; the tree's splits must cover the root exactly, and the stated bound is
-accepted only when ``<=`` every leaf's.  The checker derives every class, multiplicity,
-value and target from the instance.  The argument in full: ``docs/soundness.md``.
-"""
+"""Branch-and-bound certificates in exact rationals: ``bnb-learned-values`` (and
+``paper-bnb-learned-values`` on the paper Family), trees of value boxes whose leaves bound
+BOS mass ``>= 1/(1 + c0)`` by weak duality, and ``bnb-heads``, steps that use earlier steps
+as lemmas.  Why it is sound: ``docs/soundness.md``."""
 
 from __future__ import annotations
 
@@ -21,7 +14,9 @@ from ..family.paper import PaperInstance
 from ..family.trigger import HeadsInstance, TreeInstance
 from ..limits import require
 from ..schema import (
+    as_int,
     as_list,
+    bound_rows,
     check_fields,
     child,
     format_rational,
@@ -280,7 +275,6 @@ def verify_paper(cert: dict[str, Any]) -> Verdict:
         if target[-1] >= inst.m:
             raise CertificateError(f"data.trees: target {list(target)} ends at the trigger; "
                                    "the bound is for non-trigger positions")
-    vectors = [[format_rational(x) for x in c] for c in inst.content]
     text = (f"paper setting [n={inst.n}, L={inst.L}, the m={inst.m} content vectors listed]: "
             f"every one-layer single-head softmax model (learned W_Q, W_K, W_V, W_O, no "
             f"positional encoding; proved for logits any function of the (query, key) "
@@ -289,22 +283,29 @@ def verify_paper(cert: dict[str, Any]) -> Verdict:
             f"weight >= {show(stated)} at the last position of each of {len(proved)} "
             f"non-trigger target prefixes ({n_leaves} leaves, {n_empty} of them empty "
             f"boxes); no norm bound assumed")
-    statement = {
-        "kind": PAPER_KIND, "setting": "paper",
+    return tree_verdict(PAPER_KIND, inst, text, proved, stated, {
+        "setting": "paper",
         "theorem": "logit sharing by token pair, branch and bound on per-token values",
         "instance": {"n": inst.n, "L": inst.L,
-                     "content": {"scheme": "custom", "vectors": vectors}},
-        "eps": format_rational(inst.eps),
+                     "content": {"scheme": "custom", "vectors": inst.family.vectors()}},
         "model_class": {"attention": "softmax", "heads": 1, "layers": 1,
                         "values": "learned (any vector per token: every W_O W_V)",
                         "scores": "any function of (query token, key token)",
                         "norm_bound": None},
-        "hypothesis": "error (Euclidean) <= eps at every position of every sequence",
-        "conclusion": {"bounds": sorted([list(k), format_rational(v)]
-                                        for k, v in proved.items())}}
-    details = {"targets": len(proved), "leaves": n_leaves, "empty_leaves": n_empty,
-               "min_bos_mass": format_rational(stated), "eps": format_rational(inst.eps)}
-    return Verdict(ok=True, kind=PAPER_KIND, claim=text, details=details, statement=statement)
+        "hypothesis": "error (Euclidean) <= eps at every position of every sequence"},
+        leaves=n_leaves, empty_leaves=n_empty)
+
+
+def tree_verdict(kind: str, inst: Any, text: str, proved: dict[tuple[int, ...], Fraction],
+                 stated: Fraction, statement: dict[str, Any], conclusion: Any = (),
+                 **details: Any) -> Verdict:
+    """A verified tree kind's verdict: ``statement`` and ``details`` completed with the
+    instance's ``eps``, the proved bounds and the stated least bound."""
+    eps = format_rational(inst.eps)
+    return Verdict(ok=True, kind=kind, claim=text, details={
+        "targets": len(proved), **details, "min_bos_mass": format_rational(stated), "eps": eps},
+        statement={"kind": kind, **statement, "eps": eps,
+                   "conclusion": {**dict(conclusion), "bounds": bound_rows(proved)}})
 
 
 def verify(cert: dict[str, Any]) -> Verdict:
@@ -325,21 +326,17 @@ def verify(cert: dict[str, Any]) -> Verdict:
             f"{inst.base.triggers} trigger) has BOS mass >= {show(stated)} at the last "
             f"position of each of {len(trees)} target prefixes "
             f"({n_leaves} leaves, {n_empty} of them empty boxes); no norm bound assumed")
-    details = {"targets": len(trees), "leaves": n_leaves, "empty_leaves": n_empty,
-               "min_bos_mass": format_rational(stated), "eps": format_rational(inst.eps)}
-    statement = {
-        "kind": KIND, "theorem": "logit sharing by input features, branch and bound on values",
+    return tree_verdict(KIND, inst, text, proved, stated, {
+        "theorem": "logit sharing by input features, branch and bound on values",
         "instance": {**inst.base.statement(), "values": inst.values,
                      "positions": inst.positions},
-        "eps": format_rational(inst.eps), "family": "S_T",
+        "family": "S_T",
         "model_class": {"attention": "softmax", "heads": 1, "values": inst.values,
                         "positions": inst.positions, "value_features": "token",
                         "scores": "any function of (query features, key features)",
                         "norm_bound": None},
-        "hypothesis": "error <= eps at every position of every sequence of the family",
-        "conclusion": {"bounds": sorted([list(k), format_rational(v)]
-                                        for k, v in proved.items())}}
-    return Verdict(ok=True, kind=KIND, claim=text, details=details, statement=statement)
+        "hypothesis": "error <= eps at every position of every sequence of the family"},
+        leaves=n_leaves, empty_leaves=n_empty)
 
 
 def _entries(value: Any, where: str, width: int) -> list[list[Any]]:
@@ -347,9 +344,7 @@ def _entries(value: Any, where: str, width: int) -> list[list[Any]]:
 
 
 def _step_index(value: Any, where: str, before: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < before:
-        raise CertificateError(f"{where}: expected the index of an earlier step (0..{before - 1})")
-    return value
+    return as_int(value, where, 0, before, f"the index of an earlier step (0..{before - 1})")
 
 
 def check_step(inst: HeadsInstance, target: tuple[int, ...], leaf: dict[str, Any],
@@ -362,8 +357,7 @@ def check_step(inst: HeadsInstance, target: tuple[int, ...], leaf: dict[str, Any
     nu: list[list[tuple[int, Fraction]]] = [[] for _ in range(m)]
     for e, (i, k, x) in enumerate(_entries(need(leaf, "nu", where), child(where, "nu"), 3)):
         at = child(child(where, "nu"), e)
-        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < m:
-            raise CertificateError(f"{at}[0]: expected a constraint index (0..{m - 1})")
+        as_int(i, f"{at}[0]", 0, m, f"a constraint index (0..{m - 1})")
         nu[i].append((_step_index(k, child(at, 1), len(lemmas)), parse_rational(x, child(at, 2))))
     kappa = [(_step_index(k, child(child(child(where, "kappa"), e), 0), len(lemmas)),
               parse_rational(x, child(child(child(where, "kappa"), e), 1)))
@@ -453,19 +447,14 @@ def verify_heads(cert: dict[str, Any]) -> Verdict:
             f"EVERY head at the last position of each of {len(proved)} target prefixes "
             f"({len(steps)} steps, {len(steps) - len(proved)} of them lemmas); "
             f"no norm bound assumed")
-    details = {"targets": len(proved), "steps": len(steps), "heads": inst.heads,
-               "min_bos_mass": format_rational(stated), "eps": format_rational(inst.eps)}
-    statement = {
-        "kind": HEADS_KIND, "theorem": "logit sharing in every head, the other heads' weight "
-                                 "bounded by earlier steps",
+    return tree_verdict(HEADS_KIND, inst, text, proved, stated, {
+        "theorem": "logit sharing in every head, the other heads' weight bounded by earlier "
+                   "steps",
         "instance": {**inst.base.statement(), "values": "fixed", "positions": inst.positions},
-        "eps": format_rational(inst.eps), "family": "S_T",
+        "family": "S_T",
         "model_class": {"attention": "softmax", "heads": inst.heads, "values": "fixed",
                         "positions": inst.positions, "value_features": "token",
                         "scores": "any function of (query features, key features)",
                         "combine": "sum of the heads' outputs", "norm_bound": None},
-        "hypothesis": "error <= eps at every position of every sequence of the family",
-        "conclusion": {"heads": "every",
-                       "bounds": sorted([list(k), format_rational(v)]
-                                        for k, v in proved.items())}}
-    return Verdict(ok=True, kind=HEADS_KIND, claim=text, details=details, statement=statement)
+        "hypothesis": "error <= eps at every position of every sequence of the family"},
+        {"heads": "every"}, steps=len(steps), heads=inst.heads)

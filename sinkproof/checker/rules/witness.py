@@ -1,12 +1,6 @@
-"""Witness rules: one explicit model, re-run on every prefix of its finite family, has error
-``<= ε`` at every position (position 0 included) and BOS measure ``<= b`` at the positions
-``where`` names.  Kind ``witness`` (the trigger Family): ``H`` heads on the features
-``φ = [e(x); π(t)]`` whose outputs add; kind ``paper-witness`` (the paper Family): a stack
-of layers of heads, residual or not.  The weights come from the map-rule table
-(:mod:`sinkproof.checker.maps`), exact or outward-rounded, and every decision compares
-interval end points, converted exactly to rationals, with the claimed bounds.  More:
-``docs/soundness.md``; the layouts: ``docs/certificates.md``.
-"""
+"""Witness rules (``witness`` on the trigger Family, ``paper-witness`` on the paper Family): one
+explicit model, re-run on every prefix of its family, has error ``<= ε`` at every position and
+BOS measure ``<= b`` where ``where`` says.  Why it is sound: ``docs/soundness.md``."""
 
 from __future__ import annotations
 
@@ -16,11 +10,11 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
-from mpmath import iv
+from mpmath import iv, libmp
 
 from ...errors import CertificateError
 from ..exact import InequalityFailed, approx, common_denominator, dot, show
-from ..family.paper import PaperFamily, read_paper
+from ..family.paper import PaperFamily, Prefix, read_paper
 from ..family.trigger import (
     BOS,
     TRIGGER,
@@ -34,7 +28,7 @@ from ..family.trigger import (
     token_features,
 )
 from ..interval import FixedPoint as _Intervals
-from ..interval import as_iv, ivq, lower, upper
+from ..interval import as_iv, ivq, lower, precision, upper
 from ..limits import current, require
 from ..maps import (
     MAP_NAMES,
@@ -46,6 +40,7 @@ from ..maps import (
     row_weights,
 )
 from ..schema import (
+    as_int,
     as_list,
     check_fields,
     child,
@@ -53,7 +48,6 @@ from ..schema import (
     need,
     need_bool,
     need_int,
-    need_list,
     need_rational,
     need_str,
     rational_matrix,
@@ -69,79 +63,82 @@ SIMPLEX_MAPS = ("softmax", "sparsemax", "entmax15")
 """Maps whose weights sum to 1 (their BOS weight is their BOS share)."""
 WHERE = ("nontrigger", "trigger", "all")
 MEASURES = ("weight", "share")
-"""``claim.bos_measure``: the BOS weight ``α_0`` (default) or the BOS share ``α_0 / Σ_j α_j``
-(0 when every weight is 0).  Softmax weights sum to 1, so the two coincide there."""
+"""``claim.bos_measure``: the BOS weight ``α_0`` (default) or share ``α_0 / Σ_j α_j``."""
 DEFAULT_DIGITS = 50
 EXP_COST = 50
 """Exact operations one interval exponential is counted as, in the work estimate."""
 PREFIX_COST = 4
-"""Operations per key and output coordinate of a prefix, in the work estimate (measured by
-``benchmarks/bench_checker_limits.py``: rational additions, products and bookkeeping)."""
+"""Operations per key and output coordinate of a prefix (``benchmarks/bench_checker_limits.py``)."""
 MAX_LOGIT_GAP = 100_000
 """Largest ``s_j - s_0`` accepted: ``exp`` of it is held as an integer of ~1.44·gap bits."""
 CLASS_FIELDS = ("kind", "heads", "layers", "residual", "values")
 CLAIM_FIELDS = ("statement", "model_class", "max_error", "max_bos_mass", "where", "bos_measure")
-Prefix = tuple[int, ...]
-"""Paper token codes ``x_1..x_t``: content ``i`` is ``i``, the trigger carrying ``c_i`` is
-``m + i``."""
 
 
-@dataclass(frozen=True)
-class Witness:
+@dataclass(frozen=True, kw_only=True)
+class Claimed:
+    """What either witness claims: its map ``kind``, ``ε = max_error``, ``b = max_bos_mass``,
+    the BOS ``measure``, the working ``digits`` and the heads' map parameters and gates."""
+
+    kind: str
+    max_error: Fraction
+    max_bos_mass: Fraction
+    measure: str = "weight"
+    digits: int = DEFAULT_DIGITS
+    map_params: list | None = None
+    gate_w: list | None = None
+    gate_c: list | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Witness(Claimed):
     """A parsed witness: the instance, the model (exact) and the claimed bounds."""
 
     inst: Instance
     positions: str
-    kind: str
     A: list[list[list[Fraction]]]
     U: list[list[list[Fraction]]] | None
-    max_error: Fraction
-    max_bos_mass: Fraction
     where: str | frozenset[tuple[int, ...]]
-    digits: int
-    measure: str = "weight"
-    map_params: list[list[Fraction]] | None = None
-    gate_w: list[list[Fraction]] | None = None
-    gate_c: list[Fraction] | None = None
 
     @property
     def heads(self) -> int:
         return len(self.A)
 
 
-@dataclass(frozen=True)
+@dataclass
 class WitnessFigures:
-    """What the checker measured: rigorous upper bounds and where they occur.
-
-    ``error_sq``: upper bound on ``max ||f_t - y_t||²`` over every position;
-    ``bos``: upper bound on the largest BOS mass over heads at the ``where`` positions
-    (``None`` when there are none); ``*_at``: ``(sequence, position)`` of the maximum.
-    """
+    """Rigorous upper bounds on ``max ||f_t - y_t||²`` and on the largest BOS measure at the
+    constrained positions (``None``: none), where each maximum occurs (``bos_at`` of a stack
+    names the layer and head too), and ``exact``: every output was a rational."""
 
     error_sq: Fraction
     error_at: tuple[tuple[int, ...], int]
     bos: Fraction | None
-    bos_at: tuple[tuple[int, ...], int] | None
+    bos_at: tuple[Any, ...] | None
     n_prefixes: int
     n_constrained: int
+    exact: bool = True
 
 
 # ----------------------------------------------------------------- shared reading
-def read_bounds(claim: dict[str, Any]) -> tuple[Fraction, Fraction, str]:
-    """A witness claim's ``max_error``, ``max_bos_mass`` (both ``>= 0``) and ``bos_measure``."""
+def read_claim(cert: dict[str, Any], class_fields: tuple[str, ...], model: tuple[str, ...]
+               ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A witness's claim, its model class and data sections (``model``: the data's weight
+    fields), and the :class:`Claimed` fields: ``max_error``, ``max_bos_mass`` (``>= 0``),
+    ``bos_measure``, ``precision_digits`` (default 50, in ``[15, 1000]``)."""
+    claim = section(cert, "claim", CLAIM_FIELDS)
+    mc = section(claim, "model_class", class_fields, "claim")
+    kind = need_str(mc, "kind", "claim.model_class", KINDS)
     max_error = need_rational(claim, "max_error", "claim")
     max_bos = need_rational(claim, "max_bos_mass", "claim")
     if max_error < 0 or max_bos < 0:
         raise CertificateError("claim: max_error and max_bos_mass must be >= 0")
-    return max_error, max_bos, need_str(claim, "bos_measure", "claim", MEASURES, "weight")
-
-
-def read_digits(data: dict[str, Any]) -> int:
-    """``data.precision_digits`` (default 50): an integer in ``[15, 1000]``."""
-    digits = data.get("precision_digits", DEFAULT_DIGITS)
-    if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 1000:
-        raise CertificateError("data.precision_digits: expected an integer in [15, 1000]")
-    return digits
+    data = section(cert, "data", (*model, "precision_digits", "map_params", "gate_w", "gate_c"))
+    digits = as_int(data.get("precision_digits", DEFAULT_DIGITS), "data.precision_digits", 15,
+                    1001, "an integer in [15, 1000]")
+    return claim, mc, data, dict(
+        kind=kind, max_error=max_error, max_bos_mass=max_bos, digits=digits,
+        measure=need_str(claim, "bos_measure", "claim", MEASURES, "weight"))
 
 
 def _tensor(data: dict[str, Any], name: str, shape: tuple[int, ...]) -> list:
@@ -158,7 +155,7 @@ def _tensor(data: dict[str, Any], name: str, shape: tuple[int, ...]) -> list:
 
 
 def _extras(data: dict[str, Any], kind: str, lead: tuple[int, ...], width: int
-            ) -> tuple[Any, Any, Any]:
+            ) -> dict[str, Any]:
     """``map_params`` ``[*lead][P]`` (exactly for the maps with parameters) and the gate
     ``gate_w`` ``[*lead][width]``, ``gate_c`` ``[*lead]`` (exactly for a gated map), ``lead``
     the heads' index shape."""
@@ -170,20 +167,17 @@ def _extras(data: dict[str, Any], kind: str, lead: tuple[int, ...], width: int
         raise CertificateError(f"data.gate_w/gate_c: the {kind} map has no gate")
     params = _tensor(data, "map_params", (*lead, len(names))) if names else None
     if not gated:
-        return params, None, None
-    return params, _tensor(data, "gate_w", (*lead, width)), _tensor(data, "gate_c", lead)
+        return {"map_params": params}
+    return {"map_params": params, "gate_w": _tensor(data, "gate_w", (*lead, width)),
+            "gate_c": _tensor(data, "gate_c", lead)}
 
 
 # ----------------------------------------------------------------- the trigger witness
 def _read_where(claim: dict[str, Any], inst: Instance) -> str | frozenset[tuple[int, ...]]:
-    where = need(claim, "where", "claim")
-    if isinstance(where, list):
-        require("prefixes", len(where), "claim.where: named positions")
-    if isinstance(where, str):
-        if where not in WHERE:
-            raise CertificateError(f"claim.where: {where!r} is not one of {', '.join(WHERE)}")
-        return where
-    items = as_list(where, "claim.where", min_length=1)
+    if isinstance(need(claim, "where", "claim"), str):
+        return need_str(claim, "where", "claim", WHERE)
+    items = as_list(claim["where"], "claim.where", min_length=1)
+    require("prefixes", len(items), "claim.where: named positions")
     prefixes = set()
     for i, item in enumerate(items):
         path = child("claim.where", i)
@@ -213,16 +207,11 @@ def read_witness(cert: dict[str, Any]) -> Witness:
     values = need_str(instance, "values", "instance", ("fixed", "learned"))
     inst = read_instance({**instance, "values": "fixed"})
     positions = inst.positions
-    claim = section(cert, "claim", CLAIM_FIELDS)
-    mc = section(claim, "model_class", ("kind", "heads", "values"), "claim")
-    kind = need_str(mc, "kind", "claim.model_class", KINDS)
+    claim, mc, data, claimed = read_claim(cert, ("kind", "heads", "values"), ("A", "U"))
+    kind, digits = claimed["kind"], claimed["digits"]
     heads = need_int(mc, "heads", "claim.model_class", minimum=1)
     if need_str(mc, "values", "claim.model_class", ("fixed", "learned")) != values:
         raise CertificateError("claim.model_class.values: differs from instance.values")
-    max_error, max_bos, measure = read_bounds(claim)
-    data = section(cert, "data", ("A", "U", "precision_digits", "map_params", "gate_w",
-                                  "gate_c"))
-    digits = read_digits(data)
     n_prefixes = count_prefixes(inst, current().prefixes)
     require("prefixes", n_prefixes, "instance: distinct prefixes of the family", partial=True)
     D = inst.p + 3 + len(position_features(positions, inst.T, 0))
@@ -230,9 +219,8 @@ def read_witness(cert: dict[str, Any]) -> Witness:
             "instance and model: exact operations to evaluate the witness")
     A, U = _read_model(data, inst, D, heads, values)
     common_denominator((x for m in (*A, *(U or ())) for row in m for x in row), "data.A and data.U")
-    map_params, gate_w, gate_c = _extras(data, kind, (heads,), D)
-    return Witness(inst, positions, kind, A, U, max_error, max_bos,
-                   _read_where(claim, inst), digits, measure, map_params, gate_w, gate_c)
+    return Witness(inst=inst, positions=positions, A=A, U=U, where=_read_where(claim, inst),
+                   **claimed, **_extras(data, kind, (heads,), D))
 
 
 def estimate_work(inst: Instance, D: int, heads: int, kind: str, n_prefixes: int,
@@ -395,24 +383,21 @@ def measure(w: Witness) -> WitnessFigures:
     """Run the witness's model on every prefix of the family; rigorous upper bounds."""
     model = _Model(w)
     out0, _ = model.output([])
-    worst_err, err_at = model.error_sq(out0, [Fraction(0)] * w.inst.p), ((), 0)
-    worst_bos: Fraction | None = None
-    bos_at = None
-    n_prefixes, n_constrained = 1, 0
+    fig = WitnessFigures(model.error_sq(out0, [Fraction(0)] * w.inst.p), ((), 0), None, None,
+                         1, 0)
     for prefix, target in prefixes(w.inst):
-        n_prefixes += 1
+        fig.n_prefixes += 1
         out, masses = model.output(prefix)
         e = model.error_sq(out, target)
-        if e > worst_err:
-            worst_err, err_at = e, (tuple(prefix), len(prefix))
+        if e > fig.error_sq:
+            fig.error_sq, fig.error_at = e, (tuple(prefix), len(prefix))
         if _constrained(w.where, prefix):
-            n_constrained += 1
-            m = max(masses)
-            if worst_bos is None or m > worst_bos:
-                worst_bos, bos_at = m, (tuple(prefix), len(prefix))
-    if not isinstance(w.where, str) and n_constrained < len(w.where):
+            fig.n_constrained += 1
+            if fig.bos is None or max(masses) > fig.bos:
+                fig.bos, fig.bos_at = max(masses), (tuple(prefix), len(prefix))
+    if not isinstance(w.where, str) and fig.n_constrained < len(w.where):
         raise CertificateError("claim.where: some named positions are not in the family")
-    return WitnessFigures(worst_err, err_at, worst_bos, bos_at, n_prefixes, n_constrained)
+    return fig
 
 
 def _where_text(where: str | frozenset[tuple[int, ...]]) -> str:
@@ -420,11 +405,6 @@ def _where_text(where: str | frozenset[tuple[int, ...]]) -> str:
         return {"all": "every position t >= 1", "trigger": "every trigger position",
                 "nontrigger": "every non-trigger position t >= 1"}[where]
     return f"the {len(where)} named position(s)"
-
-
-def _instance_text(w: Witness) -> str:
-    return (f"p={w.inst.p}, T={w.inst.T}, {w.inst.describe_content()}, "
-            f"{w.inst.triggers}-trigger family")
 
 
 def _measure_text(w: Witness) -> str:
@@ -491,7 +471,8 @@ def decide(w: Witness, fig: WitnessFigures) -> Verdict:
               else f"{w.digits}-digit interval arithmetic")
     claim = (f"a {w.heads}-head {w.kind} model with {values} values ({w.positions} positions) "
              f"has error <= {show(w.max_error)} at all {fig.n_prefixes} distinct prefixes of "
-             f"the family ({_instance_text(w)}) and {measure} <= {show(w.max_bos_mass)} in "
+             f"the family (p={w.inst.p}, T={w.inst.T}, {w.inst.describe_content()}, "
+             f"{w.inst.triggers}-trigger family) and {measure} <= {show(w.max_bos_mass)} in "
              f"every head at {_where_text(w.where)} ({fig.n_constrained} prefixes); checked "
              f"with {method}")
     details = {"max error² (upper bound)": show(fig.error_sq),
@@ -576,25 +557,17 @@ def head_output(kind: str, head: HeadParams, query: Row, keys: list[Row], values
     return HeadOutput(out, w[0], share)
 
 
-@dataclass(frozen=True)
-class PaperWitness:
-    """A parsed witness (exact weights, the instance, the claimed bounds)."""
+@dataclass(frozen=True, kw_only=True)
+class PaperWitness(Claimed):
+    """A parsed stack witness (exact weights, the instance, the claimed bounds)."""
 
     n: int
     L: int
     content: list[list[Fraction]]
-    kind: str
     residual: bool
     fixed: bool
     W: dict[str, list]
-    max_error: Fraction
-    max_bos_mass: Fraction
     where: str | dict[Prefix, frozenset[tuple[int, int]] | None]
-    digits: int
-    measure: str = "weight"
-    map_params: list[list[list[Fraction]]] | None = None
-    gate_w: list[list[list[Fraction]]] | None = None
-    gate_c: list[list[Fraction]] | None = None
 
     @property
     def m(self) -> int:
@@ -622,31 +595,20 @@ def _read_stack_where(claim: dict[str, Any], family: PaperFamily, layers: int, h
     out: dict[Prefix, frozenset[tuple[int, int]] | None] = {}
     for i, item in enumerate(items):
         path = child("claim.where", i)
-        if not isinstance(item, dict):
-            raise CertificateError(f"{path}: must be an object")
         check_fields(item, path, ("content", "trigger_at", "heads"))
-        content = need_list(item, "content", path, min_length=1)
-        for k, c in enumerate(content):
-            if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < m:
-                raise CertificateError(f"{path}.content[{k}]: {c!r} is not a content index < {m}")
+        content = family.read_content(item, path)
         j, t = need(item, "trigger_at", path), len(content)
-        if j is not None and (isinstance(j, bool) or not isinstance(j, int) or not 2 <= j < t):
-            raise CertificateError(f"{path}.trigger_at: must be null or an integer in "
-                                   f"2..{t - 1} (before the non-trigger position {t})")
+        if j is not None:
+            as_int(j, f"{path}.trigger_at", 2, t, f"null or in 2..{t - 1} (before position {t})")
         prefix = family.read_prefix([c + m if k + 1 == j else c for k, c in enumerate(content)],
                                     f"{path}.content")
         hs = need(item, "heads", path)
-        if hs == "every":
-            chosen = None
-        else:
-            pairs = as_list(hs, f"{path}.heads", min_length=1)
-            chosen = frozenset()
-            for q, pair in enumerate(pairs):
-                lh = as_list(pair, child(f"{path}.heads", q), length=2)
-                if not all(isinstance(v, int) and not isinstance(v, bool) for v in lh) or not (
-                        0 <= lh[0] < layers and 0 <= lh[1] < heads):
-                    raise CertificateError(f"{path}.heads[{q}]: not a [layer, head] of the model")
-                chosen = chosen | {(lh[0], lh[1])}
+        chosen: frozenset[tuple[int, int]] | None = None if hs == "every" else frozenset()
+        for q, pair in enumerate([] if chosen is None else as_list(hs, f"{path}.heads", 1)):
+            at = child(f"{path}.heads", q)
+            layer, head = as_list(pair, at, length=2)
+            chosen |= {(as_int(layer, at, 0, layers, "a layer of the model"),
+                        as_int(head, at, 0, heads, "a head of the model"))}
         if prefix in out:
             raise CertificateError(f"{path}: prefix listed twice")
         out[prefix] = chosen
@@ -659,9 +621,7 @@ def read_stack_witness(cert: dict[str, Any]) -> PaperWitness:
     task, family = read_paper(cert["instance"], ("task", "content_vectors"), one_layer=False)
     n, L, content = family.n, family.L, family.content
     family.count_prefixes()
-    claim = section(cert, "claim", CLAIM_FIELDS)
-    mc = section(claim, "model_class", CLASS_FIELDS, "claim")
-    kind = need_str(mc, "kind", "claim.model_class", choices=KINDS)
+    claim, mc, data, claimed = read_claim(cert, CLASS_FIELDS, ("W_Q", "W_K", "W_V", "W_O"))
     layers = need_int(mc, "layers", "claim.model_class", minimum=1)
     heads = need_int(mc, "heads", "claim.model_class", minimum=1)
     residual = need_bool(mc, "residual", "claim.model_class")
@@ -672,47 +632,21 @@ def read_stack_witness(cert: dict[str, Any]) -> PaperWitness:
     if fixed and (layers, heads) != (1, 1):
         raise CertificateError("claim.model_class.values: fixed values are defined for one "
                                "layer of one head")
-    max_error, max_bos, measure = read_bounds(claim)
-    data = section(cert, "data", ("W_Q", "W_K", "W_V", "W_O", "precision_digits",
-                                  "map_params", "gate_w", "gate_c"))
-    digits = read_digits(data)
     require("content", 4 * layers * heads * n * n, "data: weight entries")
     W = {name: _tensor(data, name, (layers, heads, n, n)) for name in ("W_Q", "W_K", "W_V")}
     W["W_O"] = _tensor(data, "W_O", (layers, n, heads * n))
-    where = _read_stack_where(claim, family, layers, heads)
-    params, gate_w, gate_c = _extras(data, kind, (layers, heads), n)
-    return PaperWitness(n, L, content, kind, residual, fixed, W, max_error, max_bos, where,
-                        digits, measure, params, gate_w, gate_c)
+    return PaperWitness(n=n, L=L, content=content, residual=residual, fixed=fixed, W=W,
+                        where=_read_stack_where(claim, family, layers, heads), **claimed,
+                        **_extras(data, claimed["kind"], (layers, heads), n))
 
 
 # ---------------------------------------------------------------- the run
-@dataclass
-class _Figures:
-    error_sq: Fraction
-    error_at: tuple[Prefix, int]
-    bos: Fraction
-    bos_at: tuple[Prefix, int, int] | None
-    n_prefixes: int
-    n_constrained: int
-    exact: bool = True
-
-
-def _heads(w: PaperWitness) -> list[list[HeadParams]]:
-    out = []
-    for layer in range(w.layers):
-        row = []
-        for h in range(w.heads):
-            params = [] if w.map_params is None else w.map_params[layer][h]
-            gw = None if w.gate_w is None else w.gate_w[layer][h]
-            gc = Fraction(0) if w.gate_c is None else w.gate_c[layer][h]
-            row.append(HeadParams(w.W["W_Q"][layer][h], w.W["W_K"][layer][h],
-                                  w.W["W_V"][layer][h], params, gw, gc))
-        out.append(row)
-    return out
-
-
-def _bos_measure(w: PaperWitness, o: HeadOutput) -> Fraction:
-    return o.share_upper if w.measure == "share" else upper(o.bos)
+def _head(w: PaperWitness, layer: int, h: int) -> HeadParams:
+    """Head ``h`` of layer ``layer``: its weights, map parameters and gate."""
+    return HeadParams(*(w.W[name][layer][h] for name in ("W_Q", "W_K", "W_V")),
+                      [] if w.map_params is None else w.map_params[layer][h],
+                      None if w.gate_w is None else w.gate_w[layer][h],
+                      Fraction(0) if w.gate_c is None else w.gate_c[layer][h])
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -721,10 +655,10 @@ def _add(a: Any, b: Any) -> Any:
     return as_iv(a) + as_iv(b)
 
 
-def _run(w: PaperWitness) -> _Figures:
+def _run(w: PaperWitness) -> WitnessFigures:
     """Every prefix once (depth-first): the largest error² and constrained BOS measure."""
-    heads = _heads(w)
-    fig = _Figures(Fraction(0), ((), 0), Fraction(0), None, 0, 0)
+    heads = [[_head(w, layer, h) for h in range(w.heads)] for layer in range(w.layers)]
+    fig = WitnessFigures(Fraction(0), ((), 0), Fraction(0), None, 0, 0)
     # per layer: keys[h], values[h] of the rows so far (a stack for the DFS)
     keys: list[list[list[Row]]] = [[[] for _ in range(w.heads)] for _ in range(w.layers)]
     vals: list[list[list[Row]]] = [[[] for _ in range(w.heads)] for _ in range(w.layers)]
@@ -755,16 +689,17 @@ def _run(w: PaperWitness) -> _Figures:
                              iv.mpf(0)))
         if e_up > fig.error_sq:
             fig.error_sq, fig.error_at = e_up, (prefix, t)
-        if t >= 1 and (w.where == "all" or not (code is not None and code >= w.m)):
-            chosen = _stack_constrained(w, prefix)
-            if chosen is not False:
-                fig.n_constrained += 1
-                for layer in range(w.layers):
-                    for h in range(w.heads):
-                        if chosen is None or (layer, h) in chosen:
-                            b = _bos_measure(w, bos_row[layer][h])
-                            if fig.bos_at is None or b > fig.bos:
-                                fig.bos, fig.bos_at = b, (prefix, layer, h)
+        # where "all": every head at every t >= 1, the trigger row included
+        chosen = None if isinstance(w.where, str) else w.where.get(prefix, False)
+        if t >= 1 and (w.where == "all" or code < w.m) and chosen is not False:
+            fig.n_constrained += 1
+            for layer in range(w.layers):
+                for h in range(w.heads):
+                    if chosen is None or (layer, h) in chosen:
+                        o = bos_row[layer][h]
+                        b = o.share_upper if w.measure == "share" else upper(o.bos)
+                        if fig.bos_at is None or b > fig.bos:
+                            fig.bos, fig.bos_at = b, (prefix, layer, h)
         fig.n_prefixes += 1
 
     def pop() -> None:
@@ -782,15 +717,6 @@ def _run(w: PaperWitness) -> _Figures:
     add((), None)
     visit(())
     return fig
-
-
-def _stack_constrained(w: PaperWitness, prefix: Prefix) -> frozenset[tuple[int, int]] | None | bool:
-    """Heads constrained at the prefix's last position (``None`` = every head), or False;
-    ``where = "all"`` constrains every head at every position ``t >= 1``, the trigger row
-    included."""
-    if w.where in ("nontrigger", "all"):
-        return None
-    return w.where.get(prefix, False)
 
 
 def _fixed_values_ok(w: PaperWitness) -> None:
@@ -826,11 +752,11 @@ def verify_stack(cert: dict[str, Any]) -> Verdict:
     where = (w.where if isinstance(w.where, str) else
              [{"prefix": list(p), "heads": "every" if hs is None else sorted(map(list, hs))}
               for p, hs in sorted(w.where.items())])
-    vectors = [[format_rational(x) for x in c] for c in w.content]
     values = "fixed (W_O W_V = I - e_0 e_0^T)" if w.fixed else "learned"
     statement = {
         "kind": KIND, "setting": "paper",
-        "instance": {"n": w.n, "L": w.L, "content": {"scheme": "custom", "vectors": vectors}},
+        "instance": {"n": w.n, "L": w.L,
+                     "content": {"scheme": "custom", "vectors": w.family.vectors()}},
         "model_class": {"kind": w.kind, "heads": w.heads, "layers": w.layers,
                         "residual": w.residual, "values": "fixed" if w.fixed else "learned"},
         "max_error": format_rational(w.max_error),
@@ -838,8 +764,7 @@ def verify_stack(cert: dict[str, Any]) -> Verdict:
         "bos_measure": w.measure,
     }
     if w.map_params is not None:
-        statement["map_params"] = [[[format_rational(x) for x in h] for h in layer]
-                                   for layer in w.map_params]
+        statement["map_params"] = [_rationals(layer) for layer in w.map_params]
     text = (f"a {w.kind} model of {w.layers} layer(s) x {w.heads} head(s) "
             f"({'residual' if w.residual else 'no residual'}, {values} values) on the paper's "
             f"task [n={w.n}, L={w.L}, the m={w.m} content vectors listed] has error <= "
@@ -856,17 +781,11 @@ def verify_stack(cert: dict[str, Any]) -> Verdict:
         statement=statement)
 
 
-def measure_stack(w: PaperWitness) -> _Figures:
-    """The checker's figures on a parsed witness: upper bounds on the largest error² over
-    the family and on the BOS measure at the constrained positions (``exact``: every
-    output was computed in rationals, so the error² bound is the exact value)."""
+def measure_stack(w: PaperWitness) -> WitnessFigures:
+    """The checker's figures on a parsed stack witness, at its working precision."""
     _require_row_digits(w)
-    saved = iv.prec
-    try:
-        iv.dps = w.digits
+    with precision(libmp.dps_to_prec(w.digits)):
         return _run(w)
-    finally:
-        iv.prec = saved
 
 
 EXACT_ROW_MAPS = tuple(m for m, r in RULES.items() if r.exact or r.partial)
