@@ -13,10 +13,18 @@ trees in 1, 2 and 4 worker processes against the machine's ceiling, all in one r
       Clarabel's standard form, the relaxation by constraint generation over the
       prefixes, the leaf's dual over the few prefixes its own solve leaned on
       (``sinkproof/bnb/conic.py``; ``prove(..., reuse=False)``);
-    - ``direct, own multipliers first`` (now): the same trees; each leaf first rounds the
-      multipliers its own relaxation solve returned (its dual point, or its certificate
-      of infeasibility) and checks them exactly, solving a dual program only where they
-      fail.  Both direct routes run the exact check in integers over one denominator.
+    - ``direct, own multipliers first, unshared`` (round two's start): the same trees;
+      each leaf first rounds the multipliers its own relaxation solve returned (its dual
+      point, or its certificate of infeasibility) and checks them exactly, solving a dual
+      program only where they fail (``share=False``).  Both direct routes run the exact
+      check in integers over one denominator;
+    - ``direct, shared trees`` (round two's engine, ``symmetry=False``): a target whose
+      program equals an earlier one's takes its tree, a box certified empty is certified
+      once (``sinkproof.bnb.api.Shared``);
+    - ``direct, shared trees and symmetries`` (now, the default): a target that a
+      symmetry of the task maps an earlier grown target to (content tokens permuted with
+      a signed permutation of the coordinates) takes that tree mapped exactly
+      (``sinkproof/bnb/symmetry.py``; p=2, T=3: 3 trees grown for 12 targets).
 
     Claims: the paper's (P1) at every non-trigger position
     (``examples/claims/paper_p1_one_head_every.toml``, n=4, L=5) and the homogeneous
@@ -27,8 +35,9 @@ trees in 1, 2 and 4 worker processes against the machine's ceiling, all in one r
     start-up is measured apart), against the machine's ceiling: the same number of
     pure-Python CPU jobs (an integer loop) sized like one tree, in the same pools.
 
-(e) Where one proof's time goes (the paper claim, both direct routes): Clarabel calls
-    of the trees and of the certification, rounding and exact checks, the checker.
+(e) Where one proof's time goes (the paper claim by two direct routes, the p=2, T=3
+    claim by three): Clarabel calls of the trees and of the certification, rounding and
+    exact checks, the checker, the rest.
 
 (d) ``--claims``: every claim of ``bench_bnb.py`` by the direct programs and by the CVXPY
     programs of before: outcome, nodes, seconds, bound (the same trees: the same outcome
@@ -75,10 +84,18 @@ ROUTES = {"plain CVXPY (baseline)": dict(backend="cvxpy", parametrised=False),
           "CVXPY, compiled once": dict(backend="cvxpy", parametrised=True),
           "direct, a dual program per leaf (before)": dict(backend="clarabel", reuse=False,
                                                             share=False),
-          "direct, own multipliers first (now)": dict(backend="clarabel")}
-NOW = "direct, own multipliers first (now)"
-TREE_ROUTES = [name for name in ROUTES if "reuse" not in ROUTES[name]]
-"""(b) grows trees only: ``reuse`` touches the certification, so one direct route."""
+          "direct, own multipliers first, unshared (round-two start)":
+              dict(backend="clarabel", share=False),
+          "direct, shared trees (round-two engine)": dict(backend="clarabel", symmetry=False),
+          "direct, shared trees and symmetries (now)": dict(backend="clarabel")}
+NOW = "direct, shared trees and symmetries (now)"
+TREE_ROUTES = [name for name in ROUTES if set(ROUTES[name]) <= {"backend", "parametrised"}]
+"""(b) grows trees only: ``reuse``, ``share`` and ``symmetry`` touch the certification
+and the choice of trees, so one direct route."""
+SPLIT_ROUTES = {PAPER: ("direct, a dual program per leaf (before)", NOW),
+                TRIGGER: ("direct, own multipliers first, unshared (round-two start)",
+                          "direct, shared trees (round-two engine)", NOW)}
+"""(e): the routes whose time is split, per claim."""
 
 
 def load() -> str:
@@ -221,13 +238,13 @@ def breakdown(claim: str) -> None:
     print("| route | total s | tree solves (s) | certification solves (s) | "
           "rounding + exact check s | checker s | rest s |")
     print("|---|---|---|---|---|---|---|")
-    for name in ("direct, a dual program per leaf (before)", NOW):
+    for name in SPLIT_ROUTES[claim]:
         t = time_spent(subject, kw, name)
         total = t["total"][1]
         rest = total - sum(v[1] for k, v in t.items() if k != "total")
-        print(f"| {name} | {total:.2f} | {t['tree'][0]} ({t['tree'][1]:.2f}) | "
-              f"{t['certify'][0]} ({t['certify'][1]:.2f}) | {t['exact'][1]:.2f} | "
-              f"{t['checker'][1]:.2f} | {rest:.2f} |")
+        print(f"| {name} | {total:.3f} | {t['tree'][0]} ({t['tree'][1]:.3f}) | "
+              f"{t['certify'][0]} ({t['certify'][1]:.3f}) | {t['exact'][1]:.3f} | "
+              f"{t['checker'][1]:.3f} | {rest:.3f} |")
 
 
 def spin(n: int) -> int:
@@ -414,6 +431,7 @@ def main() -> None:
                 print(f"RATIO bnb nodes/s {label}: {rates[now] / rates[base]:.2f}x "
                       f"(vs {base}, same run)")
     breakdown(PAPER)
+    breakdown(TRIGGER)
     workers_run([int(x) for x in args.workers.split(",")])
 
 

@@ -314,7 +314,8 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
         return finish(task, eps_q, values, goal_q, exc.partial, len(wanted),  # type: ignore
                       some, time.perf_counter() - start, inst, kind, head, stopped=True)
     if task.has_positions and not any(o.tree.status == "interrupted" for o in outcomes):
-        outcomes = [transferred(task, o, outcomes) for o in outcomes]
+        classes: dict[tuple[int, ...], dict] = {}  # each target's classes read once
+        outcomes = [transferred(task, o, outcomes, classes) for o in outcomes]
     return finish(task, eps_q, values, goal_q, outcomes, len(wanted), some,
                   time.perf_counter() - start, inst, kind, head, save=save)
 

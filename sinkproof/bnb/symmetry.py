@@ -28,6 +28,7 @@ from typing import Any
 
 from ..task import TRIG
 from .box import ValueBox
+from .exact import _integer_targets as integer_targets
 from .result import TargetOutcome
 from .tree import Node, TreeResult
 
@@ -48,19 +49,27 @@ class Symmetry:
     perm: tuple[int, ...]
     signs: tuple[int, ...]
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_sigma", dict(self.tokens))
+
     def token(self, tok: int) -> int:
         """``σ(tok)`` (the trigger and any token outside the content: itself)."""
-        return dict(self.tokens).get(int(tok), int(tok))
+        return self._sigma.get(int(tok), int(tok))  # type: ignore[attr-defined]
 
     def prefix(self, prefix: Any) -> tuple[int, ...]:
         """The image of a prefix (user tokens, TRIG = -1)."""
-        return tuple(self.token(t) for t in prefix)
+        sigma = self._sigma  # type: ignore[attr-defined]
+        return tuple(sigma.get(t, t) for t in prefix)
 
     def vector(self, v: Any) -> list[Fraction]:
-        """``Q v`` exactly."""
-        out = [Fraction(0)] * len(self.perm)
+        """``Q v`` exactly (entries read as rationals)."""
+        return self.moved([Fraction(x) for x in v])
+
+    def moved(self, v: list[Any]) -> list[Any]:
+        """``Q v`` for entries that negate exactly (integers, rationals)."""
+        out = list(v)
         for c, x in enumerate(v):
-            out[self.perm[c]] = self.signs[c] * Fraction(x)
+            out[self.perm[c]] = -x if self.signs[c] < 0 else x
         return out
 
     def inverse(self) -> Symmetry:
@@ -134,12 +143,12 @@ def symmetries_of(relax: Any, root: ValueBox) -> list[Symmetry]:
     if not found:
         return []
     where = {pre: i for i, pre in enumerate(relax.prefixes)}
-    targets = [list(relax.exact_target(i)) for i in range(relax.m)]
+    targets, _ = integer_targets(relax)  # numerators over one denominator, exact
 
     def holds(g: Symmetry) -> bool:
         for i, pre in enumerate(relax.prefixes):
             j = where.get(g.prefix(pre))
-            if j is None or targets[j] != g.vector(targets[i]):
+            if j is None or targets[j] != g.moved(targets[i]):
                 return False
         return g.token(TRIG) == TRIG and g.box(root) == root
 
