@@ -13,27 +13,25 @@ model with values ``v_t`` is accurate exactly when the model with values
 ``c0`` is unchanged, exactly (signs and a permutation only).  The mapped tree is verified
 by the trusted checker like any other.
 
-Found for tasks with positional features and at most :data:`MAX_DIM` value coordinates
-(``2^p p!`` candidates); every candidate is checked exactly on the relaxation's prefixes,
-their targets and the root box before it is used.
+Found for tasks with positional features and at most four value coordinates (the task's
+``content_symmetries``: ``2^p p!`` candidates); every candidate is checked exactly on the
+relaxation's prefixes, their targets and the root box before it is used.
 """
 
 from __future__ import annotations
 
-import itertools
 import time
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
+
+import numpy as np
 
 from ..task import TRIG
 from .box import ValueBox
 from .exact import _integer_targets as integer_targets
 from .result import TargetOutcome
 from .tree import Node, TreeResult
-
-MAX_DIM = 4
-"""The most value coordinates whose ``2^p p!`` signed permutations are tried (384)."""
 
 
 def _fmt(x: Fraction) -> str:
@@ -109,26 +107,17 @@ class Symmetry:
 
 
 def candidates(task: Any) -> list[Symmetry]:
-    """Every symmetry of ``task``'s content set but the identity, in a fixed order
-    (none for a task without positional features or with more than :data:`MAX_DIM`
-    coordinates)."""
-    if not getattr(task, "has_positions", False) or task.p > MAX_DIM:
+    """Every symmetry of ``task``'s content set but the identity
+    (:meth:`~sinkproof.tasks.trigger.TriggerTask.content_symmetries`, in its order; none
+    for a task without positional features)."""
+    if not getattr(task, "has_positions", False):
         return []
-    vectors = [tuple(Fraction(float(x)) for x in row) for row in task.content]
-    index = {v: i for i, v in enumerate(vectors)}
-    if len(index) != len(vectors):
-        return []  # repeated content vectors: σ would not be determined
     out = []
-    p = task.p
-    for perm in itertools.permutations(range(p)):
-        for signs in itertools.product((1, -1), repeat=p):
-            if perm == tuple(range(p)) and all(s > 0 for s in signs):
-                continue
-            g = Symmetry((), perm, signs)
-            images = [index.get(tuple(g.vector(v))) for v in vectors]
-            if None in images:
-                continue
-            out.append(Symmetry(tuple(enumerate(images)), perm, signs))  # type: ignore[arg-type]
+    for codes, P in task.content_symmetries():
+        perm, signs = [0] * task.p, [1] * task.p
+        for row, col in zip(*np.nonzero(P)):  # (P v)_row = P[row, col] v_col
+            perm[col], signs[col] = int(row), int(P[row, col])
+        out.append(Symmetry(tuple(enumerate(codes)), tuple(perm), tuple(signs)))
     return out
 
 
