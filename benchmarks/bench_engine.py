@@ -54,7 +54,8 @@ trees in 1, 2 and 4 worker processes against the machine's ceiling, all in one r
     The printed verdicts must agree, timings aside.
 
 Run: ``python benchmarks/bench_engine.py`` (``--quick``: skips the plain-CVXPY run of the
-paper claim, the slowest; ``--workers 1,2,4``; ``--claims``: only part (d); ``--cli
+paper claim, the slowest; ``--repeat N``: (a) as the median of N interleaved rounds, for a
+loaded machine; ``--workers 1,2,4``; ``--claims``: only part (d); ``--cli
 [--root DIR]``: only part (f)).
 """
 
@@ -115,17 +116,24 @@ def claim_arguments(claim: str) -> tuple[object, dict]:
                         max_nodes=200)
 
 
-def settle(claim: str, routes: list[str]) -> dict[str, float]:
-    """Prove ``claim`` by each route; print a row each; return nodes/s per route."""
-    print(f"\n{claim} ({load()}):")
+def settle(claim: str, routes: list[str], repeat: int = 1) -> dict[str, float]:
+    """Prove ``claim`` by each route (``repeat`` rounds, the routes interleaved in each:
+    the median seconds); print a row each; return nodes/s per route."""
+    rounds = f", median of {repeat} interleaved rounds" if repeat > 1 else ""
+    print(f"\n{claim} ({load()}{rounds}):")
     subject, kw = claim_arguments(claim)
     print("| route | outcome | nodes | seconds | nodes/s | certified least BOS mass | check |")
     print("|---|---|---|---|---|---|---|")
-    rates = {}
+    rates: dict[str, float] = {}
+    times: dict[str, list[float]] = {name: [] for name in routes}
+    results = {}
+    for _ in range(repeat):
+        for name in routes:
+            t0 = time.perf_counter()
+            results[name] = prove(subject, **kw, **ROUTES[name])
+            times[name].append(time.perf_counter() - t0)
     for name in routes:
-        t0 = time.perf_counter()
-        result = prove(subject, **kw, **ROUTES[name])
-        seconds = time.perf_counter() - t0
+        result, seconds = results[name], statistics.median(times[name])
         ok = result.certificate is not None and verify(result.certificate).ok
         bound = "none" if result.bound is None else f"{float(result.bound):.6f}"
         rates[name] = result.nodes / seconds
@@ -405,6 +413,8 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=None,
                         help="--cli: another checkout to time against this one")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="(a): rounds of every route, interleaved (median seconds)")
     parser.add_argument("--no-bytecode", action="store_true",
                         help="--cli: every run compiles sinkproof from source")
     args = parser.parse_args()
@@ -419,8 +429,8 @@ def main() -> None:
         return
     names = list(ROUTES)
     print(f"the proof engine, before and after ({load()}, {os.cpu_count()} cores)")
-    paper = settle(PAPER, names[1:] if args.quick else names)
-    trig = settle(TRIGGER, names)
+    paper = settle(PAPER, names[1:] if args.quick else names, args.repeat)
+    trig = settle(TRIGGER, names, args.repeat)
     tree = one_tree(args.nodes)
     direct = TREE_ROUTES[-1]
     for label, rates, now in (("paper P1 every position, certified", paper, NOW),
