@@ -13,10 +13,18 @@ trees in 1, 2 and 4 worker processes against the machine's ceiling, all in one r
       Clarabel's standard form, the relaxation by constraint generation over the
       prefixes, the leaf's dual over the few prefixes its own solve leaned on
       (``sinkproof/bnb/conic.py``; ``prove(..., reuse=False)``);
-    - ``direct, own multipliers first`` (now): the same trees; each leaf first rounds the
-      multipliers its own relaxation solve returned (its dual point, or its certificate
-      of infeasibility) and checks them exactly, solving a dual program only where they
-      fail.  Both direct routes run the exact check in integers over one denominator.
+    - ``direct, own multipliers first, unshared`` (round two's start): the same trees;
+      each leaf first rounds the multipliers its own relaxation solve returned (its dual
+      point, or its certificate of infeasibility) and checks them exactly, solving a dual
+      program only where they fail (``share=False``).  Both direct routes run the exact
+      check in integers over one denominator;
+    - ``direct, shared trees`` (round two's engine, ``symmetry=False``): a target whose
+      program equals an earlier one's takes its tree, a box certified empty is certified
+      once (``sinkproof.bnb.api.Shared``);
+    - ``direct, shared trees and symmetries`` (now, the default): a target that a
+      symmetry of the task maps an earlier grown target to (content tokens permuted with
+      a signed permutation of the coordinates) takes that tree mapped exactly
+      (``sinkproof/bnb/symmetry.py``; p=2, T=3: 3 trees grown for 12 targets).
 
     Claims: the paper's (P1) at every non-trigger position
     (``examples/claims/paper_p1_one_head_every.toml``, n=4, L=5) and the homogeneous
@@ -27,8 +35,9 @@ trees in 1, 2 and 4 worker processes against the machine's ceiling, all in one r
     start-up is measured apart), against the machine's ceiling: the same number of
     pure-Python CPU jobs (an integer loop) sized like one tree, in the same pools.
 
-(e) Where one proof's time goes (the paper claim, both direct routes): Clarabel calls
-    of the trees and of the certification, rounding and exact checks, the checker.
+(e) Where one proof's time goes (the paper claim by two direct routes, the p=2, T=3
+    claim by three): Clarabel calls of the trees and of the certification, rounding and
+    exact checks, the checker, the rest.
 
 (d) ``--claims``: every claim of ``bench_bnb.py`` by the direct programs and by the CVXPY
     programs of before: outcome, nodes, seconds, bound (the same trees: the same outcome
@@ -45,7 +54,8 @@ trees in 1, 2 and 4 worker processes against the machine's ceiling, all in one r
     The printed verdicts must agree, timings aside.
 
 Run: ``python benchmarks/bench_engine.py`` (``--quick``: skips the plain-CVXPY run of the
-paper claim, the slowest; ``--workers 1,2,4``; ``--claims``: only part (d); ``--cli
+paper claim, the slowest; ``--repeat N``: (a) as the median of N interleaved rounds, for a
+loaded machine; ``--workers 1,2,4``; ``--claims``: only part (d); ``--cli
 [--root DIR]``: only part (f)).
 """
 
@@ -75,10 +85,18 @@ ROUTES = {"plain CVXPY (baseline)": dict(backend="cvxpy", parametrised=False),
           "CVXPY, compiled once": dict(backend="cvxpy", parametrised=True),
           "direct, a dual program per leaf (before)": dict(backend="clarabel", reuse=False,
                                                             share=False),
-          "direct, own multipliers first (now)": dict(backend="clarabel")}
-NOW = "direct, own multipliers first (now)"
-TREE_ROUTES = [name for name in ROUTES if "reuse" not in ROUTES[name]]
-"""(b) grows trees only: ``reuse`` touches the certification, so one direct route."""
+          "direct, own multipliers first, unshared (round-two start)":
+              dict(backend="clarabel", share=False),
+          "direct, shared trees (round-two engine)": dict(backend="clarabel", symmetry=False),
+          "direct, shared trees and symmetries (now)": dict(backend="clarabel")}
+NOW = "direct, shared trees and symmetries (now)"
+TREE_ROUTES = [name for name in ROUTES if set(ROUTES[name]) <= {"backend", "parametrised"}]
+"""(b) grows trees only: ``reuse``, ``share`` and ``symmetry`` touch the certification
+and the choice of trees, so one direct route."""
+SPLIT_ROUTES = {PAPER: ("direct, a dual program per leaf (before)", NOW),
+                TRIGGER: ("direct, own multipliers first, unshared (round-two start)",
+                          "direct, shared trees (round-two engine)", NOW)}
+"""(e): the routes whose time is split, per claim."""
 
 
 def load() -> str:
@@ -98,17 +116,24 @@ def claim_arguments(claim: str) -> tuple[object, dict]:
                         max_nodes=200)
 
 
-def settle(claim: str, routes: list[str]) -> dict[str, float]:
-    """Prove ``claim`` by each route; print a row each; return nodes/s per route."""
-    print(f"\n{claim} ({load()}):")
+def settle(claim: str, routes: list[str], repeat: int = 1) -> dict[str, float]:
+    """Prove ``claim`` by each route (``repeat`` rounds, the routes interleaved in each:
+    the median seconds); print a row each; return nodes/s per route."""
+    rounds = f", median of {repeat} interleaved rounds" if repeat > 1 else ""
+    print(f"\n{claim} ({load()}{rounds}):")
     subject, kw = claim_arguments(claim)
     print("| route | outcome | nodes | seconds | nodes/s | certified least BOS mass | check |")
     print("|---|---|---|---|---|---|---|")
-    rates = {}
+    rates: dict[str, float] = {}
+    times: dict[str, list[float]] = {name: [] for name in routes}
+    results = {}
+    for _ in range(repeat):
+        for name in routes:
+            t0 = time.perf_counter()
+            results[name] = prove(subject, **kw, **ROUTES[name])
+            times[name].append(time.perf_counter() - t0)
     for name in routes:
-        t0 = time.perf_counter()
-        result = prove(subject, **kw, **ROUTES[name])
-        seconds = time.perf_counter() - t0
+        result, seconds = results[name], statistics.median(times[name])
         ok = result.certificate is not None and verify(result.certificate).ok
         bound = "none" if result.bound is None else f"{float(result.bound):.6f}"
         rates[name] = result.nodes / seconds
@@ -221,13 +246,13 @@ def breakdown(claim: str) -> None:
     print("| route | total s | tree solves (s) | certification solves (s) | "
           "rounding + exact check s | checker s | rest s |")
     print("|---|---|---|---|---|---|---|")
-    for name in ("direct, a dual program per leaf (before)", NOW):
+    for name in SPLIT_ROUTES[claim]:
         t = time_spent(subject, kw, name)
         total = t["total"][1]
         rest = total - sum(v[1] for k, v in t.items() if k != "total")
-        print(f"| {name} | {total:.2f} | {t['tree'][0]} ({t['tree'][1]:.2f}) | "
-              f"{t['certify'][0]} ({t['certify'][1]:.2f}) | {t['exact'][1]:.2f} | "
-              f"{t['checker'][1]:.2f} | {rest:.2f} |")
+        print(f"| {name} | {total:.3f} | {t['tree'][0]} ({t['tree'][1]:.3f}) | "
+              f"{t['certify'][0]} ({t['certify'][1]:.3f}) | {t['exact'][1]:.3f} | "
+              f"{t['checker'][1]:.3f} | {rest:.3f} |")
 
 
 def spin(n: int) -> int:
@@ -388,6 +413,8 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=None,
                         help="--cli: another checkout to time against this one")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="(a): rounds of every route, interleaved (median seconds)")
     parser.add_argument("--no-bytecode", action="store_true",
                         help="--cli: every run compiles sinkproof from source")
     args = parser.parse_args()
@@ -402,8 +429,8 @@ def main() -> None:
         return
     names = list(ROUTES)
     print(f"the proof engine, before and after ({load()}, {os.cpu_count()} cores)")
-    paper = settle(PAPER, names[1:] if args.quick else names)
-    trig = settle(TRIGGER, names)
+    paper = settle(PAPER, names[1:] if args.quick else names, args.repeat)
+    trig = settle(TRIGGER, names, args.repeat)
     tree = one_tree(args.nodes)
     direct = TREE_ROUTES[-1]
     for label, rates, now in (("paper P1 every position, certified", paper, NOW),
@@ -414,6 +441,7 @@ def main() -> None:
                 print(f"RATIO bnb nodes/s {label}: {rates[now] / rates[base]:.2f}x "
                       f"(vs {base}, same run)")
     breakdown(PAPER)
+    breakdown(TRIGGER)
     workers_run([int(x) for x in args.workers.split(",")])
 
 

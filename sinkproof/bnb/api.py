@@ -24,6 +24,7 @@ from .multihead import HeadsResult, prove_heads
 from .primal import BACKENDS, PrimalSolver
 from .relaxation import build_relaxation, family_prefixes, retarget, value_tokens
 from .result import BnbResult, TargetOutcome, certificate_dict, round_down, verified
+from .symmetry import Symmetry, mapped, symmetries_of
 from .targets import is_trigger_token, nontrigger_targets, target_prefixes
 from .transfer import transferred
 from .tree import branch_and_bound
@@ -117,14 +118,43 @@ class Shared:
     - a box certified empty (``c0 < 0`` and every ``h_l <= 0``: no accurate model has
       values in it, whatever the target) is not certified again: its certificate serves
       every later leaf with that box over the same prefixes (the trees stay what they
-      were: a box is still solved in each tree, so trees do not depend on their order).
+      were: a box is still solved in each tree, so trees do not depend on their order);
+    - with ``root`` (``prove(..., symmetry=True)``), a target that a symmetry of the task
+      maps an earlier grown target to (:mod:`sinkproof.bnb.symmetry`: content tokens
+      permuted with a signed permutation of the coordinates, checked exactly on the
+      program) takes that target's certified tree, mapped: the same bounds.
 
     Per process: worker processes keep their own (trees are deduplicated before they are
     sent)."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: ValueBox | None = None) -> None:
         self.trees: dict[bytes, TargetOutcome] = {}
         self._empties: dict[tuple, dict[ValueBox, tuple[dict[str, Any], Fraction]]] = {}
+        self.grown: dict[tuple[int, ...], TargetOutcome] = {}
+        """Target -> its grown (not shared, not mapped) outcome."""
+        self._root = root
+        self._symmetries: dict[tuple, list[Symmetry]] = {}
+
+    def symmetries(self, relax: Any) -> list[Symmetry]:
+        """The task's symmetries that hold on ``relax``'s prefixes and the root box
+        (none without ``root``)."""
+        if self._root is None:
+            return []
+        got = self._symmetries.get(relax.prefixes)
+        if got is None:
+            got = self._symmetries[relax.prefixes] = symmetries_of(relax, self._root)
+        return got
+
+    def source(self, relax: Any, target: tuple[int, ...], grown: Any
+               ) -> tuple[tuple[int, ...], Symmetry] | None:
+        """The first symmetry ``g`` (in :func:`~sinkproof.bnb.symmetry.candidates`'
+        order) whose preimage of ``target`` is among the targets ``grown``, with that
+        preimage."""
+        for g in self.symmetries(relax):
+            src = g.inverse().prefix(target)
+            if src != target and src in grown:
+                return src, g
+        return None
 
     @staticmethod
     def key(relax: Any) -> bytes:
@@ -153,7 +183,8 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
           certify_misses: bool = True,
           max_work: int | None = None, backend: str = "clarabel",
           workers: int = 1, reuse: bool = True,
-          save: str | Path | None = None, share: bool = True) -> BnbResult | HeadsResult:
+          save: str | Path | None = None, share: bool = True,
+          symmetry: bool = True) -> BnbResult | HeadsResult:
     """Bound the least BOS mass of every accurate softmax model at each target.
 
     ``claim_or_task``: a claim file's path, its data (``task``/``model``/``hypothesis``/
@@ -193,7 +224,9 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
     ``share`` (direct programs): the target trees share what they found
     (:class:`Shared`: a target whose program equals an earlier one's takes its tree, a
     box certified empty is not certified again; the same trees either way); ``False``:
-    every tree on its own (the engine before).
+    every tree on its own (the engine before).  ``symmetry`` (with ``share``): a target
+    that a symmetry of the task maps an earlier grown target to takes that target's
+    tree, mapped exactly (:mod:`sinkproof.bnb.symmetry`); ``False``: it grows its own.
     ``save``: where to write the certificate; the trusted checker then verifies the
     written file (its exact bytes, once) instead of the document in memory, and the file
     is kept only when it verifies (:func:`~sinkproof.convex.certfile.save_verified`; the
@@ -276,12 +309,13 @@ def prove(claim_or_task: Any, *, eps: Any = None, at: str | None = None,
                               root, values, goal_q, some, max_nodes, time_limit, budget,
                               progress, parametrised, certify_misses=certify_misses,
                               backend=backend, workers=workers, reuse=reuse,
-                              share=share)
+                              share=share, symmetry=symmetry)
     except Interrupted as exc:  # Ctrl-C outside a tree's own handler: what was certified
         return finish(task, eps_q, values, goal_q, exc.partial, len(wanted),  # type: ignore
                       some, time.perf_counter() - start, inst, kind, head, stopped=True)
     if task.has_positions and not any(o.tree.status == "interrupted" for o in outcomes):
-        outcomes = [transferred(task, o, outcomes) for o in outcomes]
+        classes: dict[tuple[int, ...], dict] = {}  # each target's classes read once
+        outcomes = [transferred(task, o, outcomes, classes) for o in outcomes]
     return finish(task, eps_q, values, goal_q, outcomes, len(wanted), some,
                   time.perf_counter() - start, inst, kind, head, save=save)
 
@@ -323,16 +357,17 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
                progress: bool | None, parametrised: bool = True,
                instance: Any = None, certify_misses: bool = True,
                backend: str = "clarabel", workers: int = 1,
-               reuse: bool = True, share: bool = True) -> list[TargetOutcome]:
+               reuse: bool = True, share: bool = True,
+               symmetry: bool = False) -> list[TargetOutcome]:
     """One certified tree per target of ``wanted`` (in order), ``relaxation(target)`` its
     program and ``root`` its box; stops at the first target that meets ``goal_q`` when
     ``some``, at the first that misses it otherwise, at Ctrl-C, or when ``budget``
     seconds are spent (the trees and their exact certification together: a tree the
     budget leaves uncertified proves nothing and says so in ``skipped``).  ``instance``
-    is unused; ``reuse``, ``share``: as in :func:`prove`; ``workers > 1``: the trees grow in that
-    many processes (``relaxation`` must then be picklable, as :class:`RelaxationOf`
-    is); ``certify_misses=False`` skips
-    certifying a tree that did not reach ``goal_q`` (its certified bound would be below
+    is unused; ``reuse``, ``share``, ``symmetry``: as in :func:`prove`; ``workers > 1``:
+    the trees grow in that many processes (``relaxation`` must then be picklable, as
+    :class:`RelaxationOf` is); ``certify_misses=False`` skips certifying a tree that did
+    not reach ``goal_q`` (its certified bound would be below
     it: only its figure is lost, never a decision).
     A Ctrl-C inside a tree ends that tree (status ``"interrupted"``); one outside it (a
     root solve, a tree's certification) raises :class:`~sinkproof.errors.Interrupted`
@@ -342,7 +377,7 @@ def grow_trees(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, .
     try:
         return _grow(wanted, relaxation, root, values, goal_q, some, max_nodes, time_limit,
                      budget, progress, parametrised, backend, certify_misses, outcomes,
-                     workers, reuse, share)
+                     workers, reuse, share, root if symmetry else None)
     except KeyboardInterrupt:
         raise Interrupted(outcomes, f"{len(outcomes)} of {len(wanted)} target trees "
                           "grown") from None
@@ -353,11 +388,12 @@ def _grow(wanted: list[tuple[int, ...]], relaxation: Callable[[tuple[int, ...]],
           time_limit: float, budget: float | None, progress: bool | None,
           parametrised: bool, backend: str, certify_misses: bool,
           outcomes: list[TargetOutcome], workers: int = 1,
-          reuse: bool = True, share: bool = True) -> list[TargetOutcome]:
+          reuse: bool = True, share: bool = True,
+          symmetric_root: ValueBox | None = None) -> list[TargetOutcome]:
     deadline = None if budget is None else _clock() + budget
     settings = (root, values, goal_q, max_nodes, parametrised, backend, certify_misses,
                 reuse)
-    shared = Shared() if share and backend == "clarabel" else None
+    shared = Shared(symmetric_root) if share and backend == "clarabel" else None
     if workers > 1 and len(wanted) > 1:
         return _grow_parallel(wanted, relaxation, settings, some, time_limit, deadline,
                               workers, outcomes, shared)
@@ -395,8 +431,11 @@ def one_tree(relaxation: Callable[[tuple[int, ...]], Any], target: tuple[int, ..
     relax = relaxation(target)
     key = None if shared is None else Shared.key(relax)
     same = None if shared is None else shared.trees.get(key)
-    if same is not None:
-        outcome = TargetOutcome(target, same.tree, same.leaves, same.certified, same.skipped)
+    found = None if shared is None or same is not None else \
+        shared.source(relax, target, shared.grown)
+    if same is not None or found is not None:
+        outcome = mapped(shared.grown[found[0]], found[1], target) if found else \
+            TargetOutcome(target, same.tree, same.leaves, same.certified, same.skipped)
         if grown is not None:
             grown(outcome)
         return outcome
@@ -415,7 +454,7 @@ def one_tree(relaxation: Callable[[tuple[int, ...]], Any], target: tuple[int, ..
             else:
                 certify_tree(relax, outcome, values, None, deadline, backend, reuse, empties)
     if shared is not None and tree.status != "interrupted" and not outcome.skipped:
-        shared.trees[key] = outcome
+        shared.trees[key] = shared.grown[target] = outcome
     return outcome
 
 
@@ -466,20 +505,18 @@ def _grow_parallel(wanted: list[tuple[int, ...]], relaxation: Callable, settings
     :func:`sinkproof.executor.shared_processes`), read back in target order with the same
     stopping rule; the jobs not yet read are stopped.  A tree the ``deadline`` passes
     before it is read is left out, as the serial loop would not have started it.  With
-    ``shared``, a target whose relaxation equals an earlier one's is not sent: it takes
-    that target's tree (:class:`Shared`)."""
+    ``shared``, a target whose relaxation equals an earlier grown one's, or that a
+    symmetry maps an earlier grown one to, is not sent: it takes that target's tree
+    (:class:`Shared`; the serial loop's rule, decided before any tree grows)."""
     limit = time_limit if deadline is None else min(time_limit, deadline - _clock())
-    keys = [None if shared is None else Shared.key(relaxation(t)) for t in wanted]
-    first: dict[Any, int] = {}
-    for i, k in enumerate(keys):
-        first.setdefault(i if k is None else k, i)
-    sent = sorted(first.values())
+    plan = _plan(wanted, relaxation, shared)
+    sent = [i for i, (rep, _) in enumerate(plan) if rep == i]
     jobs = [(relaxation, wanted[i], settings, limit, shared is not None) for i in sent]
     results = shared_processes(workers).map(_tree_job, jobs)
     done: dict[int, TargetOutcome] = {}
     try:
         for i, target in enumerate(wanted):
-            rep = first[i if keys[i] is None else keys[i]]
+            rep, g = plan[i]
             if rep == i:
                 job = next(results)
                 if not job.ok:
@@ -492,6 +529,8 @@ def _grow_parallel(wanted: list[tuple[int, ...]], relaxation: Callable, settings
                         _certifies(tree, settings[2], settings[6]):
                     _recertify(relaxation(target), outcome, settings, deadline, shared)
                 done[i] = outcome
+            elif g is not None:
+                outcome = mapped(done[rep], g, target)
             else:
                 same = done[rep]
                 outcome = TargetOutcome(target, same.tree, same.leaves, same.certified,
@@ -503,6 +542,31 @@ def _grow_parallel(wanted: list[tuple[int, ...]], relaxation: Callable, settings
     finally:
         results.close()
     return outcomes
+
+
+def _plan(wanted: list[tuple[int, ...]], relaxation: Callable, shared: Shared | None
+          ) -> list[tuple[int, Symmetry | None]]:
+    """Per target, ``(i, None)`` where it grows its own tree, ``(j, None)`` where it
+    takes grown target ``j``'s (the same program), ``(j, g)`` where it takes ``j``'s
+    mapped by the symmetry ``g``: :func:`one_tree`'s rule with :class:`Shared`."""
+    plan: list[tuple[int, Symmetry | None]] = []
+    by_key: dict[bytes, int] = {}
+    by_target: dict[tuple[int, ...], int] = {}
+    for i, target in enumerate(wanted):
+        if shared is None:
+            plan.append((i, None))
+            continue
+        relax = relaxation(target)
+        key = Shared.key(relax)
+        found = None if key in by_key else shared.source(relax, target, by_target)
+        if key in by_key:
+            plan.append((by_key[key], None))
+        elif found is not None:
+            plan.append((by_target[found[0]], found[1]))
+        else:
+            plan.append((i, None))
+            by_key[key], by_target[target] = i, i
+    return plan
 
 
 def _recertify(relax: Any, outcome: TargetOutcome, settings: tuple,

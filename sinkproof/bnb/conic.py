@@ -86,6 +86,34 @@ class Rows:
         return out
 
 
+_EMPTY_P: dict[int, Any] = {}
+_CONES: dict[tuple, list] = {}
+"""Clarabel's inputs that recur from solve to solve: the zero ``P`` per size, the cone
+lists per layout (a few hundred layouts per proof)."""
+_KEEP = 4096
+
+
+def _cones(layout: list[tuple[str, int]]) -> list:
+    """Clarabel's cone objects for ``layout`` (kept for the next solve with it)."""
+    import clarabel
+
+    key = tuple(layout)
+    got = _CONES.get(key)
+    if got is None:
+        got = []
+        for kind, size in _merged(layout):
+            if kind == "zero":
+                got.append(clarabel.ZeroConeT(size))
+            elif kind == "nonneg":
+                got.append(clarabel.NonnegativeConeT(size))
+            else:
+                got.append(clarabel.SecondOrderConeT(size))
+        if len(_CONES) >= _KEEP:
+            _CONES.clear()
+        _CONES[key] = got
+    return got
+
+
 def solve(q: np.ndarray, rows: Rows, tol: float | None = None) -> Any:
     """Clarabel's solution of ``min q·x`` over ``rows`` (``x`` of ``len(q)`` entries)."""
     import clarabel
@@ -95,15 +123,10 @@ def solve(q: np.ndarray, rows: Rows, tol: float | None = None) -> Any:
     A = sp_sparse.csc_matrix((np.concatenate(rows.v), (np.concatenate(rows.r),
                                                        np.concatenate(rows.c))),
                              shape=(rows.count, n))
-    P = sp_sparse.csc_matrix((n, n))
-    cones = []
-    for kind, size in _merged(rows.cones):
-        if kind == "zero":
-            cones.append(clarabel.ZeroConeT(size))
-        elif kind == "nonneg":
-            cones.append(clarabel.NonnegativeConeT(size))
-        else:
-            cones.append(clarabel.SecondOrderConeT(size))
+    P = _EMPTY_P.get(n)
+    if P is None:
+        P = _EMPTY_P[n] = sp_sparse.csc_matrix((n, n))
+    cones = _cones(rows.cones)
     settings = clarabel.DefaultSettings()
     settings.verbose = False
     if tol is not None:
@@ -205,6 +228,7 @@ class PrimalProgram:
         self.q[:n] = -relax.a
         self._u, self._W, self._vb = u, W, vb
         self._M = relax.M
+        self._last_box: tuple[np.ndarray, np.ndarray, Rows] | None = None
 
     def box_rows(self, lo: np.ndarray, hi: np.ndarray) -> Rows:
         """``lo u_l - W_lc <= 0`` and ``W_lc - hi u_l <= 0`` on the finite ends."""
@@ -245,7 +269,10 @@ class PrimalProgram:
         ``inaccurate``: take the last iterate of a solve that stalled as its answer."""
         n, p = self.relax.n, self.relax.dim
         rows = np.asarray(rows, dtype=np.int64)
-        program = self.fixed.extend(self.box_rows(lo, hi))
+        last = self._last_box
+        if last is None or last[0] is not lo or last[1] is not hi:
+            last = self._last_box = (lo, hi, self.fixed.extend(self.box_rows(lo, hi)))
+        program = last[2]  # a leaf's rounds share its box's rows
         head = program.count
         program = program.extend(self.cone_rows(rows))
         q = self.q if margin is None else np.r_[self.q[:n] - margin, self.q[n:]]

@@ -18,9 +18,15 @@ from .relaxation import prefix_classes
 from .result import TargetOutcome
 
 
-def dominance(task: TriggerTask, target: tuple[int, ...], other: tuple[int, ...]) -> Fraction:
-    """The largest ``λ`` with ``a_other >= λ a_target`` on every class (0 if none)."""
-    mine, theirs = prefix_classes(task, target), prefix_classes(task, other)
+def dominance(task: TriggerTask, target: tuple[int, ...], other: tuple[int, ...],
+              classes: dict[tuple[int, ...], dict] | None = None) -> Fraction:
+    """The largest ``λ`` with ``a_other >= λ a_target`` on every class (0 if none);
+    ``classes``: the targets' class counts already read (filled as they are)."""
+    table = {} if classes is None else classes
+    for row in (target, other):
+        if row not in table:
+            table[row] = prefix_classes(task, row)
+    mine, theirs = table[target], table[other]
     if not set(mine) <= set(theirs):
         return Fraction(0)
     return min(Fraction(theirs[c], m) for c, m in mine.items())
@@ -37,13 +43,15 @@ def _scale(leaf: dict[str, Any], factor: Fraction) -> dict[str, Any]:
 
 
 def transferred(task: TriggerTask, outcome: TargetOutcome,
-                donors: list[TargetOutcome]) -> TargetOutcome:
-    """``outcome``, or a donor's tree carried to its target when that certifies more."""
+                donors: list[TargetOutcome],
+                classes: dict[tuple[int, ...], dict] | None = None) -> TargetOutcome:
+    """``outcome``, or a donor's tree carried to its target when that certifies more
+    (``classes``: as in :func:`dominance`, shared by the calls of one proof)."""
     best = outcome
     for donor in donors:
         if donor is outcome or donor.certified is None:
             continue
-        lam = dominance(task, outcome.target, donor.target)
+        lam = dominance(task, outcome.target, donor.target, classes)
         if lam <= 1 and not (lam == 1 and best.certified is None):
             continue
         leaves = {key: (_scale(leaf, 1 / lam), c0 / lam)

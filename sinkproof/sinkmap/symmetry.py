@@ -11,14 +11,11 @@ re-verifies every transported certificate from scratch, so nothing here is trust
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..task import TriggerTask
-
-MAX_SIGNED_PERMUTATION_DIM = 4
 
 
 @dataclass(frozen=True)
@@ -49,28 +46,11 @@ def token_symmetries(task: TriggerTask, values: np.ndarray) -> list[TokenSymmetr
 
     Only searched for ``p <= 4`` (``2^p p!`` candidates); otherwise only the identity.
     """
-    p, k = task.p, task.k
-    identity = identity_symmetry(task)
-    if p > MAX_SIGNED_PERMUTATION_DIM:
-        return [identity]
-    content = task.content
-    lookup = {tuple(c): a for a, c in enumerate(content)}
-    if len(lookup) < k:  # repeated content vectors: keep it simple
-        return [identity]
-    found = [identity]
-    for perm in itertools.permutations(range(p)):
-        for signs in itertools.product((1.0, -1.0), repeat=p):
-            P = np.zeros((p, p))
-            P[np.arange(p), perm] = signs
-            if np.array_equal(P, np.eye(p)):
-                continue
-            image = content @ P.T
-            codes = [lookup.get(tuple(row)) for row in image]
-            if any(c is None for c in codes):
-                continue
-            mapped = np.array([*codes, task.trig_code, task.bos_code])
-            if np.array_equal(values @ P.T, values[mapped]):  # v(π a) = P v(a) for every code
-                found.append(TokenSymmetry(tuple(int(c) for c in codes), P))
+    found = [identity_symmetry(task)]
+    for codes, P in task.content_symmetries():
+        mapped = np.array([*codes, task.trig_code, task.bos_code])
+        if np.array_equal(values @ P.T, values[mapped]):  # v(π a) = P v(a) for every code
+            found.append(TokenSymmetry(codes, P))
     return found
 
 

@@ -77,6 +77,11 @@ def _gaussian_content(p: int, k: int, seed: int) -> np.ndarray:
     return rng.standard_normal((k, p)) / np.sqrt(p)
 
 
+MAX_SYMMETRY_DIM = 4
+"""The largest ``p`` whose ``2^p p!`` signed permutations
+:meth:`TriggerTask.content_symmetries` tries (384)."""
+
+
 @dataclass(frozen=True, eq=False)
 class TriggerTask(Task):
     """The trigger-conditional averaging task with content dimension ``p`` and length ``T``.
@@ -262,6 +267,30 @@ class TriggerTask(Task):
     def position_features(self, t: int) -> np.ndarray:
         """``π(t)`` as floats."""
         return np.array([float(v) for v in self.position_features_exact(t)])
+
+    def content_symmetries(self) -> list[tuple[tuple[int, ...], np.ndarray]]:
+        """Every signed permutation matrix ``P`` but the identity that maps the content
+        set onto itself, with the content permutation ``codes`` (``P c_a = c_{codes[a]}``,
+        in floats): permutations, then signs ``+`` before ``-``.  Searched for
+        ``p <= 4`` only (``2^p p!`` candidates) and for distinct content vectors; else
+        none."""
+        import itertools
+
+        p, content = self.p, self.content
+        lookup = {tuple(c): a for a, c in enumerate(content)}
+        if p > MAX_SYMMETRY_DIM or len(lookup) < self.k:
+            return []
+        found = []
+        for perm in itertools.permutations(range(p)):
+            for signs in itertools.product((1.0, -1.0), repeat=p):
+                P = np.zeros((p, p))
+                P[np.arange(p), perm] = signs
+                if np.array_equal(P, np.eye(p)):
+                    continue
+                codes = [lookup.get(tuple(row)) for row in content @ P.T]
+                if all(c is not None for c in codes):
+                    found.append((tuple(int(c) for c in codes), P))  # type: ignore[arg-type]
+        return found
 
     def position_features_exact(self, t: int) -> list[Fraction]:
         """``π(t)`` as exact rationals."""
