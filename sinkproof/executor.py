@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .interrupts import ignore_in_worker
+from .interrupts import blocked_while_spawning, ignore_in_worker
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                     "BLIS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
@@ -303,6 +303,19 @@ def _start_worker() -> None:
     limit_threads()
 
 
+@contextlib.contextmanager
+def _spawning() -> Iterator[None]:
+    """Ctrl-C held back while loky starts worker processes (they inherit it blocked, then
+    ignore it).  The standard library's resource tracker, which loky's semaphores start on
+    first use, unblocks SIGINT outright after starting its own process instead of
+    restoring the mask: it is started first, outside the block."""
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    with blocked_while_spawning():
+        yield
+
+
 class ProcessExecutor(Executor):
     """Local worker processes (:mod:`loky`), each limited to one BLAS and XLA thread.
 
@@ -350,7 +363,9 @@ class ProcessExecutor(Executor):
         return f"local worker processes (loky): {self.workers} workers"
 
     def run(self, fn: Callable[[Any], Any], args: Sequence[Any]) -> Iterator[tuple[int, JobResult]]:
-        if self._ensure_pool() is None:
+        with _spawning():
+            started = self._ensure_pool()
+        if started is None:
             _say_once("sinkproof: loky is not installed (pip install loky): "
                       f"running {len(args)} jobs in this process")
             yield from SerialExecutor().run(fn, args)
@@ -361,9 +376,10 @@ class ProcessExecutor(Executor):
         try:
             while todo:
                 batch = [next(iter(todo))] if alone else list(todo)
-                pool = self._ensure_pool()
-                futures: dict[Future[JobResult], int] = {
-                    pool.submit(call_job, fn, args[i], token): i for i in batch}
+                with _spawning():  # loky starts its workers in submit
+                    pool = self._ensure_pool()
+                    futures: dict[Future[JobResult], int] = {
+                        pool.submit(call_job, fn, args[i], token): i for i in batch}
                 pending = set(futures)
                 died: BaseException | None = None
                 while pending and died is None:

@@ -174,6 +174,26 @@ def abandonable(fn: Callable[[], T]) -> T:
     return box["value"]  # type: ignore[return-value]
 
 
+@contextlib.contextmanager
+def blocked_while_spawning() -> Iterator[None]:
+    """Ctrl-C held back (blocked, not lost) in this thread while it starts worker processes.
+
+    A process started meanwhile inherits the blocked signal through ``exec``, so a terminal's
+    Ctrl-C, which reaches the whole process group, cannot interrupt a worker still importing
+    its modules (it printed a ``KeyboardInterrupt`` traceback from loky's start-up on the
+    user's terminal).  Threads started meanwhile (loky's manager, which restarts workers)
+    inherit it too.  This process still sees the signal: the kernel hands it to a thread
+    that does not block it, or delivers it here the moment the block ends."""
+    if not (_in_main_thread() and hasattr(signal, "pthread_sigmask")):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def ignore_in_worker() -> None:
     """A worker process leaves Ctrl-C to its parent (which stops it): a terminal's Ctrl-C
     reaches the whole process group, and a worker waiting for its next job would otherwise

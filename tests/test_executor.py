@@ -102,6 +102,27 @@ def test_a_dead_worker_and_a_raising_job_are_recorded_and_the_others_finish():
         assert [r.value for r in ex.map(_job, [0, 0])] == [0, 0]
 
 
+def _blocked_signals(_):
+    """The signals this worker process had blocked when it started (its main thread's
+    mask, inherited through exec): a set of signal numbers."""
+    import signal
+
+    return set(signal.pthread_sigmask(signal.SIG_BLOCK, []))
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "pthread_sigmask"), reason="POSIX only")
+def test_workers_start_with_ctrl_c_blocked_and_the_caller_keeps_it():
+    """A terminal's Ctrl-C reaches the workers too: one still importing its modules printed
+    a KeyboardInterrupt traceback, so workers are started with SIGINT blocked (the standard
+    library's resource tracker, which unblocks it outright, is started before the block)."""
+    import signal
+
+    with ProcessExecutor(2) as ex:
+        masks = [r.value for r in ex.map(_blocked_signals, [0, 1, 2])]
+    assert all(signal.SIGINT in m for m in masks), masks
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
 def test_kept_pools_of_different_sizes_each_run_with_their_own_count(tmp_path):
     """Every kept executor shares loky's one reusable pool: a run of the two-worker
     executor after a run of the one-worker one still runs two jobs at once."""
