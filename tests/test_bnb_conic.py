@@ -144,13 +144,16 @@ def test_producer_exact_check_agrees_with_the_trusted_checker(which):
         z = [[Fraction(x) for x in row] for row in leaf["z"]]
         s = [Fraction(x) for x in leaf["s"]]
         i, c = rng.integers(len(z)), rng.integers(len(z[0]))
-        z[i][c] += Fraction(int(rng.integers(-3, 4)), 10 ** int(rng.integers(2, 12)))
+        s0 = Fraction(leaf["s0"])
+        if trial % 4 == 1:  # a larger multiplier on the objective: valid, with a larger c0
+            s0 *= 1 + Fraction(int(rng.integers(1, 10)), 10)
+        else:
+            z[i][c] += Fraction(int(rng.integers(-3, 4)), 10 ** int(rng.integers(2, 12)))
         if trial % 3 == 0:
             s[i] = s[i] * Fraction(9, 10)
         fmt = bnb_dual._fmt
         tampered = {**leaf, "z": [[fmt(x) for x in row] for row in z],
-                    "s": [fmt(x) for x in s]}
-        s0 = Fraction(leaf["s0"])
+                    "s": [fmt(x) for x in s], "s0": fmt(s0)}
         mine = leaf_c0(relax, box, rows, z, s, s0, learned=True)
         theirs = _trusted_c0(inst, relax, tampered)
         assert mine == theirs

@@ -73,13 +73,7 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
     certificate a worker process already checked for that leaf on its own (taken
     instead of solving it again, so a tree grown in a worker is certified exactly as the
     serial loop certifies it)."""
-    least = Fraction(1)
-    for leaf in outcome.tree.root.leaves():
-        if deadline is not None and _clock() >= deadline:
-            outcome.skipped = "the budget ran out during its exact certification"
-            return
-        if math.isinf(leaf.bound) and leaf.bound > 0:
-            return
+    def one(leaf: Any) -> tuple[dict[str, Any], Fraction] | None:
         got = None if empties is None else empties.get(leaf.box)
         if got is None:
             got = own.get(id(leaf)) if own else None
@@ -87,24 +81,67 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
                 got = _leaf(relax, leaf, values, backend, reuse)
             if got is not None and got[1] < 0 and empties is not None:
                 empties[leaf.box] = got
-        if got is None:
-            return
-        outcome.leaves[id(leaf)] = got
-        if got[1] >= 0:
-            least = min(least, 1 / (1 + got[1]))
-    outcome.certified = least
+        if got is not None:
+            outcome.leaves[id(leaf)] = got
+        return got
+
+    def certify(node: Any) -> bool:
+        """Certify the leaves below ``node``; where one fails, undo the split above it:
+        ``node``'s own box, certified as one leaf from its own solve (its box holds its
+        children's, so the tree stays a cover of the root, with a weaker bound there)."""
+        if deadline is not None and _clock() >= deadline:
+            outcome.skipped = "the budget ran out during its exact certification"
+            return False
+        if node.children is None:
+            return not (math.isinf(node.bound) and node.bound > 0) and one(node) is not None
+        if all([certify(kid) for kid in node.children]):
+            return True
+        if outcome.skipped or node.solution is None or (
+                math.isinf(node.bound) and node.bound > 0):
+            return False
+        below = node.leaves()
+        node_split, node_children = node.split, node.children
+        node.split = node.children = None
+        if one(node) is None:
+            node.split, node.children = node_split, node_children
+            return False
+        for leaf in below:
+            outcome.leaves.pop(id(leaf), None)
+        return True
+
+    if certify(outcome.tree.root):
+        outcome.certified = min([Fraction(1), *(1 / (1 + c0) for _, c0 in
+                                                  outcome.leaves.values() if c0 >= 0)])
 
 
 def _leaf(relax: Any, leaf: Any, values: str, backend: str, reuse: bool
           ) -> tuple[dict[str, Any], Fraction] | None:
     """One leaf's checked certificate (:func:`~sinkproof.bnb.dual.leaf_certificate`): of
-    emptiness first where its relaxation was infeasible, else of its bound."""
+    emptiness first where its relaxation was infeasible, else of its bound; where the
+    direct programs find none, from a fresh solve of the whole program, then through
+    CVXPY (``None``: the caller undoes the split above the leaf)."""
     empty = leaf.bound == -math.inf
     got = leaf_certificate(relax, leaf.box, empty, values, -1.0 if empty else leaf.bound,
                            solution=leaf.solution, backend=backend, reuse=reuse)
     if got is None and empty:
         got = leaf_certificate(relax, leaf.box, False, values, solution=leaf.solution,
                                backend=backend, reuse=reuse)
+    if got is None and backend == "clarabel":
+        # the tree's solve may have been a near-infeasible box's inaccurate one (seen:
+        # "infeasible" warm-started, 0.107 fresh, infeasible through CVXPY): certify from
+        # a fresh solve of the whole program before the caller undoes the split
+        fresh = PrimalSolver(relax, bos_zero=values == "fixed").solve(
+            leaf.box, whole=True)
+        if fresh.bound < math.inf:
+            hint = -1.0 if fresh.bound == -math.inf else fresh.bound
+            got = leaf_certificate(relax, leaf.box, fresh.bound == -math.inf, values, hint,
+                                   solution=fresh, backend=backend, reuse=reuse)
+            if got is None and fresh.bound == -math.inf:
+                got = leaf_certificate(relax, leaf.box, False, values, solution=fresh,
+                                       backend=backend, reuse=reuse)
+        if got is None:  # last: CVXPY's three stages over every prefix (seen to succeed)
+            got = leaf_certificate(relax, leaf.box, False, values, solution=leaf.solution,
+                                   backend="cvxpy")
     return got
 
 

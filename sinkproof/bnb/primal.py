@@ -66,6 +66,8 @@ class PrimalSolver:
         self.relax, self.cap, self.parametrised = relax, float(cap), parametrised
         self.bos_zero, self.backend = bos_zero, backend
         self._start: np.ndarray | None = None
+        self._check: PrimalSolver | None = None
+        self.through_cvxpy = True
         n, p = relax.n, relax.dim
         if backend == "clarabel":
             self._program = PrimalProgram(relax, self.cap, bos_zero)
@@ -111,13 +113,33 @@ class PrimalSolver:
         parent's working set; direct backend only)."""
         self._start = rows
 
-    def solve(self, box: ValueBox) -> LeafSolution:
-        """Solve the relaxation on ``box``."""
+    def solve(self, box: ValueBox, whole: bool = False) -> LeafSolution:
+        """Solve the relaxation on ``box`` (``whole``: over every prefix from the outset,
+        no constraint generation)."""
         lo, hi = box.arrays(self.relax.key)
         if self.backend == "clarabel":
             start, self._start = self._start, None
+            if whole:
+                start = np.arange(self.relax.m)
             return self._solve_direct(lo, hi, start)
         return self._solve_cvxpy(lo, hi)
+
+    def resolve(self, box: ValueBox, above: float = -np.inf) -> LeafSolution:
+        """Solve the relaxation on ``box`` again: for a leaf whose first bound came out
+        doubtful (above ``above``, its parent's bound, on a smaller box).  The direct
+        backend's restricted programs can end "optimal" at a maximum that a prefix more
+        raised (seen: -0.22, then 0.50 on a box whose whole program is infeasible), and
+        its working set then looks complete.  First the whole program (direct backend),
+        then, where that is no lower than ``above`` either, CVXPY's (a problem built for
+        this box)."""
+        if self.backend == "clarabel":
+            lo, hi = box.arrays(self.relax.key)
+            got = self._solve_direct(lo, hi, np.arange(self.relax.m))
+            if got.bound <= above or not self.through_cvxpy:
+                return got
+        if self._check is None:
+            self._check = PrimalSolver(self.relax, self.cap, False, self.bos_zero, "cvxpy")
+        return self._check.solve(box)
 
     def _solve_cvxpy(self, lo: np.ndarray, hi: np.ndarray) -> LeafSolution:
         flo, alo, fhi, bhi = self._box_data(lo, hi)

@@ -25,7 +25,12 @@ from .box import ValueBox
 from .primal import LeafSolution, PrimalSolver
 
 U_TOL = 1e-4
-"""Classes with ``u`` below this carry no trustworthy ``w/u`` for branching."""
+"""Classes with ``u`` below this (relative to the largest) carry no trustworthy ``w/u`` for
+branching."""
+TARGET_U_TOL = 1e-7
+"""The same for the target's own classes (``a > 0``), whose ``u`` is the bound: at the
+paper's ε = 1/50 the target class weighed 0.0128 beside classes at 450, and with the
+threshold above the tree never split on it and stalled at 0.98737 (0.98998 with it)."""
 
 
 @dataclass
@@ -87,13 +92,30 @@ def choose_split(box: ValueBox, sol: LeafSolution, key: np.ndarray, tokens: list
     (``w/u``, ``a > 0``) and the value another class of the same token implies, split half
     way; then the largest disagreement between any two classes of one token.
     """
+    ranked = split_candidates(box, sol, key, tokens, a, 1)
+    return ranked[0] if ranked else None
+
+
+def split_candidates(box: ValueBox, sol: LeafSolution, key: np.ndarray, tokens: list[int],
+                     a: np.ndarray | None = None, most: int = 1
+                     ) -> list[tuple[int, int, Fraction]]:
+    """Up to ``most`` (token, coordinate, point) splits, best first by
+    :func:`choose_split`'s rule, one per (token, coordinate): the target classes'
+    disagreements first, then any two classes' (for strong branching, where the target's
+    splits alone may all leave the worse child's bound where it was); empty when nothing
+    can be split."""
     u, W = sol.u, sol.W
+    ranked: list[tuple[int, int, Fraction]] = []
     if u is not None:
-        live = u > U_TOL * max(1.0, float(u.max()))
+        scale = max(1.0, float(u.max()))
+        live = u > U_TOL * scale
+        if a is not None and math.isfinite(sol.bound):  # the target's own classes steer
+            # a finite bound itself (an unbounded leaf's point sits at the cap: the rule above)
+            live |= (a > 0) & (u > TARGET_U_TOL * scale)
         for focus in ((a is not None) and (a > 0), None):
             if focus is None or focus is False:
                 focus = None
-            best: tuple[float, int, int, Fraction] | None = None
+            found: list[tuple[float, int, int, Fraction]] = []
             for tok in tokens:
                 rows = np.flatnonzero((key == tok) & live)
                 if rows.size < 2:
@@ -113,10 +135,14 @@ def choose_split(box: ValueBox, sol: LeafSolution, key: np.ndarray, tokens: list
                         spread = float(v[:, c].max() - v[:, c].min())
                         mid = 0.5 * float(v[:, c].max() + v[:, c].min())
                     at = _nice_split(mid, lo, hi)
-                    if at is not None and spread > 1e-6 and (best is None or spread > best[0]):
-                        best = (spread, tok, c, at)
-            if best is not None:
-                return best[1], best[2], best[3]
+                    if at is not None and spread > 1e-6:
+                        found.append((spread, tok, c, at))
+            found.sort(key=lambda f: -f[0])  # stable: ties keep (token, coordinate) order
+            for _, tok, c, at in found:
+                if len(ranked) < most and all((tok, c) != r[:2] for r in ranked):
+                    ranked.append((tok, c, at))
+        if ranked:
+            return ranked
     # No disagreement to cut: open infinite ends at 0, then bisect the widest finite interval.
     widest: tuple[float, int, int, Fraction] | None = None
     for tok in tokens:
@@ -127,12 +153,12 @@ def choose_split(box: ValueBox, sol: LeafSolution, key: np.ndarray, tokens: list
                     float(hi) - 1.0 if lo is None else float(lo) + 1.0)
                 at = _nice_split(point, lo, hi)
                 if at is not None:
-                    return tok, c, at
+                    return [(tok, c, at)]
             elif hi > lo and (widest is None or float(hi - lo) > widest[0]):
                 widest = (float(hi - lo), tok, c, (lo + hi) / 2)
     if widest is not None:
-        return widest[1], widest[2], widest[3]
-    return None
+        return [(widest[1], widest[2], widest[3])]
+    return []
 
 
 def _solve(solver: PrimalSolver, box: ValueBox, parent: LeafSolution | None) -> LeafSolution:
@@ -141,16 +167,32 @@ def _solve(solver: PrimalSolver, box: ValueBox, parent: LeafSolution | None) -> 
     warm = getattr(solver, "warm", None)
     if warm is not None:
         warm(None if parent is None else parent.rows)
-    return solver.solve(box)
+    got = solver.solve(box)
+    resolve = getattr(solver, "resolve", None)
+    if parent is not None and resolve is not None and _doubtful(got.bound, parent.bound):
+        again = resolve(box, parent.bound + 1e-6 * (1 + abs(parent.bound)))
+        if again.bound < got.bound:
+            return again
+    return got
+
+
+def _doubtful(bound: float, parent: float) -> bool:
+    """A child's float bound above its parent's beyond the solvers' accuracy (its box is a
+    subset: its exact maximum is at most the parent's)."""
+    return math.isfinite(parent) and bound > parent + 1e-6 * (1 + abs(parent))
 
 
 def branch_and_bound(solver: PrimalSolver, root_box: ValueBox, goal: float | None = None,
                      max_nodes: int = 200, time_limit: float = 60.0,
-                     progress: bool | None = None, margin: float = 1e-6) -> TreeResult:
+                     progress: bool | None = None, margin: float = 1e-6,
+                     strong: int = 1) -> TreeResult:
     """Best-first branch and bound on ``Z* - 1`` (to prove ``<= goal`` when given).
 
     A leaf is closed when its float bound is ``<= goal - margin·(1 + goal)`` (or its
     relaxation is infeasible); the margin leaves room for the rounded certificate.
+    ``strong > 1``: strong branching — the leaf's ``strong`` best-ranked splits
+    (:func:`split_candidates`) are each solved, and the split whose worse child bound is
+    least is kept; every solve counts as a node of ``max_nodes``.
     """
     start = time.perf_counter()
     tokens = solver.relax.tokens
@@ -188,17 +230,24 @@ def branch_and_bound(solver: PrimalSolver, root_box: ValueBox, goal: float | Non
                 status = "time"
                 break
             _, _, node = heapq.heappop(heap)
-            split = choose_split(node.box, node.solution, key, tokens, solver.relax.a)
-            if split is None:
+            splits = split_candidates(node.box, node.solution, key, tokens, solver.relax.a,
+                                      strong)
+            if not splits:
                 stuck.append(node)
                 continue
-            node.split = split
-            below, above = node.box.split(*split)
-            kids = []
-            for box in (below, above):
-                s = _solve(solver, box, node.solution)
-                kids.append(Node(box, min(s.bound, node.bound), node.depth + 1, s))
-                nodes += 1
+            solved_before = nodes
+            best: tuple[float, tuple[int, int, Fraction], list[Node]] | None = None
+            for split in splits:  # strong branching: keep the split whose worse child is best
+                kids = []
+                for box in node.box.split(*split):
+                    s = _solve(solver, box, node.solution)
+                    kids.append(Node(box, min(s.bound, node.bound), node.depth + 1, s))
+                    nodes += 1
+                worse = max(kid.bound for kid in kids)
+                if best is None or worse < best[0]:
+                    best = (worse, split, kids)
+            assert best is not None
+            node.split, kids = best[1], best[2]
             node.children = (kids[0], kids[1])
             before = history[-1][2]
             for kid in kids:
@@ -206,7 +255,7 @@ def branch_and_bound(solver: PrimalSolver, root_box: ValueBox, goal: float | Non
             now = max(current(), *(n.bound for n in stuck)) if stuck else current()
             if now < before and (math.isinf(before) or now < before - 1e-9 * (1 + abs(before))):
                 history.append((time.perf_counter() - start, nodes, now))
-            bar.update(2, f"nodes {nodes} bound {now:.4g}")
+            bar.update(nodes - solved_before, f"nodes {nodes} bound {now:.4g}")
     except KeyboardInterrupt:
         status = "interrupted"
     finally:
