@@ -134,12 +134,19 @@ def test_a_leaf_that_cannot_be_certified_undoes_its_split_and_the_tree_still_ver
     victim = next(leaf for leaf in grown.root.leaves() if leaf.depth >= 2)
     real = api._leaf
 
+    def inside(box):  # the victim's box or a part of it (splitting it further fails too)
+        lo, hi = box.arrays(np.array(relax.tokens))
+        vlo, vhi = victim.box.arrays(np.array(relax.tokens))
+        return bool(np.all(lo >= vlo) and np.all(hi <= vhi))
+
+    relax = _paper_relaxation(eps)
+
     def failing(relax, leaf, *args):
-        return None if leaf.box == victim.box else real(relax, leaf, *args)
+        return None if inside(leaf.box) else real(relax, leaf, *args)
 
     monkeypatch.setattr(api, "_leaf", failing)
     outcome = TargetOutcome((0,), grown)
-    api.certify_tree(_paper_relaxation(eps), outcome, "learned")
+    api.certify_tree(relax, outcome, "learned")
     assert outcome.certified is not None
     boxes = [leaf.box for leaf in grown.root.leaves()]
     assert victim.box not in boxes  # its parent is a leaf now
@@ -158,3 +165,43 @@ def test_the_engine_certifies_the_paper_headline_below_the_former_plateau():
                             progress=False)
     assert proof.certificate is not None and verify(proof.certificate).ok
     assert 0.9895 < float(proof.targets[0].certified) <= 0.990091
+
+
+def test_a_leaf_without_a_certificate_is_split_further_before_any_split_is_undone(
+        monkeypatch):
+    """A near-infeasible box that no program certifies whole can split into boxes that are
+    each certified (the paper's ε = 1/10000 tree): the leaf gets children, their solves
+    count as nodes, and the checker verifies the larger tree."""
+    eps = Fraction(1, 50)
+    grown = api.prove_paper(PAPER, eps, targets=[(0,)], max_nodes=12,
+                            progress=False).targets[0].tree
+    victim = max(grown.root.leaves(), key=lambda leaf: leaf.bound)
+    nodes = grown.nodes
+    real = api._leaf
+    monkeypatch.setattr(api, "_leaf", lambda relax, leaf, *args: None
+                        if leaf.box == victim.box else real(relax, leaf, *args))
+    outcome = TargetOutcome((0,), grown)
+    api.certify_tree(_paper_relaxation(eps), outcome, "learned")
+    assert outcome.certified is not None
+    assert victim.children is not None and grown.nodes >= nodes + 2
+    assert set(id(leaf) for leaf in grown.root.leaves()) == set(outcome.leaves)
+    inst, kind, head = api.certificate_format(PAPER, eps, "learned")
+    result = api.finish(PAPER, eps, "learned", None, [outcome], 1, False, 0.0, inst, kind,
+                        head)
+    assert result.certificate is not None and verify(result.certificate).ok
+
+
+def test_the_deepest_tree_writes_a_certificate_the_checker_reads_by_default():
+    """The tree stops splitting at MAX_DEPTH (and certification at EXTRA_DEPTH below it) so
+    that its certificate stays within the checker's default nesting limit: the overhead
+    of the certificate over the tree's depth, measured on a real one, leaves room."""
+    from sinkproof.bnb.tree import MAX_DEPTH
+    from sinkproof.checker.jsonfile import depth
+    from sinkproof.checker.limits import DEFAULT
+
+    proof = api.prove_paper(PAPER, Fraction(1, 50), targets=[(0,)], max_nodes=60,
+                            progress=False)
+    tree_depth = max(leaf.depth for leaf in proof.targets[0].tree.root.leaves())
+    overhead = depth(proof.certificate) - tree_depth
+    assert 0 < overhead <= 12
+    assert MAX_DEPTH + api.EXTRA_DEPTH + overhead <= DEFAULT.depth

@@ -27,7 +27,8 @@ from .result import BnbResult, TargetOutcome, certificate_dict, round_down, veri
 from .symmetry import Symmetry, mapped, symmetries_of
 from .targets import is_trigger_token, nontrigger_targets, target_prefixes
 from .transfer import transferred
-from .tree import branch_and_bound
+from .tree import MAX_DEPTH, Node, branch_and_bound, choose_split
+from .tree import _solve as solve_child
 
 TASK_KEYS = ("p", "T", "content", "positions", "triggers", "k", "seed")
 _clock = time.perf_counter
@@ -55,6 +56,10 @@ def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
     return dict(task=task, eps=hyp.get("max_error"), at=at,
                 min_bos_mass=concl.get("min_bos_mass"), values=model.get("values", "learned"),
                 some=concl.get("positions", "every") == "some", heads=heads)
+
+
+EXTRA_DEPTH = 2
+"""Most levels a leaf without a certificate is split further during certification."""
 
 
 def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
@@ -85,16 +90,43 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
             outcome.leaves[id(leaf)] = got
         return got
 
-    def certify(node: Any) -> bool:
-        """Certify the leaves below ``node``; where one fails, undo the split above it:
-        ``node``'s own box, certified as one leaf from its own solve (its box holds its
-        children's, so the tree stays a cover of the root, with a weaker bound there)."""
+    solver: list[PrimalSolver] = []
+
+    def deepen(leaf: Any, extra: int) -> bool:
+        """Split a leaf that has no certificate once more and certify its children (at
+        most ``extra`` levels): a near-infeasible box that no program certifies as a whole
+        can split into boxes that are each certified.  Their solves count as nodes."""
+        split = choose_split(leaf.box, leaf.solution, relax.key, relax.tokens, relax.a)
+        if split is None or leaf.depth >= MAX_DEPTH + EXTRA_DEPTH:
+            return False
+        if not solver:
+            solver.append(PrimalSolver(relax, bos_zero=values == "fixed", backend=backend))
+        kids = []
+        for box in leaf.box.split(*split):
+            got = solve_child(solver[0], box, leaf.solution)
+            kids.append(Node(box, min(got.bound, leaf.bound), leaf.depth + 1, got))
+        outcome.tree.nodes += len(kids)
+        leaf.split, leaf.children = split, (kids[0], kids[1])
+        if all([certify(kid, extra - 1) for kid in kids]):
+            return True
+        for gone in leaf.leaves():
+            outcome.leaves.pop(id(gone), None)
+        leaf.split = leaf.children = None
+        return False
+
+    def certify(node: Any, extra: int = EXTRA_DEPTH) -> bool:
+        """Certify the leaves below ``node``; a leaf that fails is split further
+        (:func:`deepen`); where that fails too, undo the split above it: ``node``'s own
+        box, certified as one leaf from its own solve (its box holds its children's, so
+        the tree stays a cover of the root, with a weaker bound there)."""
         if deadline is not None and _clock() >= deadline:
             outcome.skipped = "the budget ran out during its exact certification"
             return False
         if node.children is None:
-            return not (math.isinf(node.bound) and node.bound > 0) and one(node) is not None
-        if all([certify(kid) for kid in node.children]):
+            if math.isinf(node.bound) and node.bound > 0:
+                return False
+            return one(node) is not None or (extra > 0 and deepen(node, extra))
+        if all([certify(kid, extra) for kid in node.children]):
             return True
         if outcome.skipped or node.solution is None or (
                 math.isinf(node.bound) and node.bound > 0):

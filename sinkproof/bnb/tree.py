@@ -27,6 +27,11 @@ from .primal import LeafSolution, PrimalSolver
 U_TOL = 1e-4
 """Classes with ``u`` below this (relative to the largest) carry no trustworthy ``w/u`` for
 branching."""
+MAX_DEPTH = 48
+"""Deepest node the tree splits: its certificate nests about ten levels more than the tree
+(a 21-deep tree wrote 31), and the trusted checker refuses, by default, a document nested
+deeper than 64 (a 400-node tree at the paper's ε = 1/10000 went past it).  A node this
+deep stays a leaf."""
 TARGET_U_TOL = 1e-7
 """The same for the target's own classes (``a > 0``), whose ``u`` is the bound: at the
 paper's ε = 1/50 the target class weighed 0.0128 beside classes at 450, and with the
@@ -230,6 +235,9 @@ def branch_and_bound(solver: PrimalSolver, root_box: ValueBox, goal: float | Non
                 status = "time"
                 break
             _, _, node = heapq.heappop(heap)
+            if node.depth >= MAX_DEPTH:
+                stuck.append(node)
+                continue
             splits = split_candidates(node.box, node.solution, key, tokens, solver.relax.a,
                                       strong)
             if not splits:
