@@ -112,7 +112,7 @@ def figure(rows: list[dict], path: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--nodes", type=int, nargs="*", default=[40],
+    parser.add_argument("--nodes", type=int, nargs="*", default=[400],
                         help="tree sizes to try (the largest verified bound is kept)")
     parser.add_argument("--eps", nargs="*", default=list(EPS))
     parser.add_argument("--json", default=None)
