@@ -12,8 +12,10 @@ Usage: python benchmarks/run.py [--only evaluate,sweep] [--timeout 600]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -45,11 +47,17 @@ def main(argv: list[str] | None = None) -> int:
         cmd = [sys.executable, str(path), *QUICK.get(path.stem, [])]
         print(f"\n$ python benchmarks/{path.name} {' '.join(QUICK.get(path.stem, []))}", flush=True)
         start = time.perf_counter()
+        # its own process group, so that a timeout stops the processes it started too (a
+        # timed-out bench_scaling left its measuring child computing for 50 minutes)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=env, cwd=HERE.parent, start_new_session=True)
         try:
-            out = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                                 timeout=args.timeout, cwd=HERE.parent)
-        except subprocess.TimeoutExpired as exc:
-            partial = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout
+            stdout, stderr = proc.communicate(timeout=args.timeout)
+            out = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            partial, _ = proc.communicate()
             print(partial or "", end="")
             print(f"  timed out after {args.timeout:g} s (raise it with --timeout)")
             silent.append(f"{path.stem} (timed out)")
