@@ -110,6 +110,7 @@ def _blocked_signals(_):
     return set(signal.pthread_sigmask(signal.SIG_BLOCK, []))
 
 
+@pytest.mark.slow  # a fresh 2-worker pool, about 9 s: CI runs it
 @pytest.mark.skipif(not hasattr(__import__("signal"), "pthread_sigmask"), reason="POSIX only")
 def test_workers_start_with_ctrl_c_blocked_and_the_caller_keeps_it():
     """A terminal's Ctrl-C reaches the workers too: one still importing its modules printed
