@@ -15,7 +15,7 @@ from sinkproof.bnb import api
 from sinkproof.bnb.box import ValueBox
 from sinkproof.bnb.primal import LeafSolution, PrimalSolver
 from sinkproof.bnb.result import TargetOutcome
-from sinkproof.bnb.tree import _solve, branch_and_bound, choose_split, split_candidates
+from sinkproof.bnb.tree import branch_and_bound, choose_split, solve_child, split_candidates
 from sinkproof.checker import verify
 
 PAPER = sp.PaperTask(n=4, L=5, content=[[-1.0], [1.0]])
@@ -43,14 +43,14 @@ def test_a_child_bound_above_its_parents_is_solved_again_and_the_lower_one_kept(
     box = ValueBox.free([0], 1)
     parent = LeafSolution(0.1, None, None, "optimal")
     doubtful = Scripted(0.5, 0.05)  # a subset box cannot have the larger maximum
-    assert _solve(doubtful, box, parent).bound == 0.05 and doubtful.resolved == 1
+    assert solve_child(doubtful, box, parent).bound == 0.05 and doubtful.resolved == 1
     worse = Scripted(0.5, 0.7)  # the re-solve is no better: the first stays (capped later)
-    assert _solve(worse, box, parent).bound == 0.5 and worse.resolved == 1
+    assert solve_child(worse, box, parent).bound == 0.5 and worse.resolved == 1
     plain = Scripted(0.1 + 1e-8, 0.0)  # within the solvers' accuracy: not solved again
-    assert _solve(plain, box, parent).bound == 0.1 + 1e-8 and plain.resolved == 0
+    assert solve_child(plain, box, parent).bound == 0.1 + 1e-8 and plain.resolved == 0
     root = Scripted(0.5, 0.0)  # no parent, or an unbounded one: nothing to compare with
-    assert _solve(root, box, None).bound == 0.5
-    assert _solve(root, box, LeafSolution(math.inf, None, None, "optimal")).bound == 0.5
+    assert solve_child(root, box, None).bound == 0.5
+    assert solve_child(root, box, LeafSolution(math.inf, None, None, "optimal")).bound == 0.5
     assert root.resolved == 0
 
 
@@ -82,7 +82,7 @@ def test_split_candidates_rank_target_splits_first_then_any_other_one_per_coordi
     assert choose_split(box, sol, key, [0, 1], a) == ranked[0]
 
 
-def test_strong_branching_keeps_the_split_whose_worse_child_is_best_and_counts_every_solve():
+def test_strong_branching_keeps_the_split_whose_worse_child_is_best_and_counts_everysolve_child():
     relax = _paper_relaxation()
     root = ValueBox.free(list(relax.tokens), PAPER.out_dim)
     solves = []

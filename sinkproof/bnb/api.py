@@ -27,8 +27,7 @@ from .result import BnbResult, TargetOutcome, certificate_dict, round_down, veri
 from .symmetry import Symmetry, mapped, symmetries_of
 from .targets import is_trigger_token, nontrigger_targets, target_prefixes
 from .transfer import transferred
-from .tree import MAX_DEPTH, Node, branch_and_bound, choose_split
-from .tree import _solve as solve_child
+from .tree import MAX_DEPTH, Node, branch_and_bound, choose_split, solve_child
 
 TASK_KEYS = ("p", "T", "content", "positions", "triggers", "k", "seed")
 _clock = time.perf_counter
@@ -78,19 +77,26 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
     certificate a worker process already checked for that leaf on its own (taken
     instead of solving it again, so a tree grown in a worker is certified exactly as the
     serial loop certifies it)."""
+    solver: PrimalSolver | None = None
+
+    def fresh() -> PrimalSolver:
+        """The solver of the solves certification adds (made on first need)."""
+        nonlocal solver
+        if solver is None:
+            solver = PrimalSolver(relax, bos_zero=values == "fixed", backend=backend)
+        return solver
+
     def one(leaf: Any) -> tuple[dict[str, Any], Fraction] | None:
         got = None if empties is None else empties.get(leaf.box)
         if got is None:
             got = own.get(id(leaf)) if own else None
             if got is None:
-                got = _leaf(relax, leaf, values, backend, reuse)
+                got = _leaf(relax, leaf, values, backend, reuse, fresh)
             if got is not None and got[1] < 0 and empties is not None:
                 empties[leaf.box] = got
         if got is not None:
             outcome.leaves[id(leaf)] = got
         return got
-
-    solver: list[PrimalSolver] = []
 
     def deepen(leaf: Any, extra: int) -> bool:
         """Split a leaf that has no certificate once more and certify its children (at
@@ -99,11 +105,9 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
         split = choose_split(leaf.box, leaf.solution, relax.key, relax.tokens, relax.a)
         if split is None or leaf.depth >= MAX_DEPTH + EXTRA_DEPTH:
             return False
-        if not solver:
-            solver.append(PrimalSolver(relax, bos_zero=values == "fixed", backend=backend))
         kids = []
         for box in leaf.box.split(*split):
-            got = solve_child(solver[0], box, leaf.solution)
+            got = solve_child(fresh(), box, leaf.solution)
             kids.append(Node(box, min(got.bound, leaf.bound), leaf.depth + 1, got))
         outcome.tree.nodes += len(kids)
         leaf.split, leaf.children = split, (kids[0], kids[1])
@@ -146,34 +150,39 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
                                                   outcome.leaves.values() if c0 >= 0)])
 
 
-def _leaf(relax: Any, leaf: Any, values: str, backend: str, reuse: bool
+def _leaf(relax: Any, leaf: Any, values: str, backend: str, reuse: bool,
+          fresh: Callable[[], PrimalSolver] | None = None
           ) -> tuple[dict[str, Any], Fraction] | None:
     """One leaf's checked certificate (:func:`~sinkproof.bnb.dual.leaf_certificate`): of
     emptiness first where its relaxation was infeasible, else of its bound; where the
-    direct programs find none, from a fresh solve of the whole program, then through
-    CVXPY (``None``: the caller undoes the split above the leaf)."""
-    empty = leaf.bound == -math.inf
-    got = leaf_certificate(relax, leaf.box, empty, values, -1.0 if empty else leaf.bound,
-                           solution=leaf.solution, backend=backend, reuse=reuse)
-    if got is None and empty:
-        got = leaf_certificate(relax, leaf.box, False, values, solution=leaf.solution,
-                               backend=backend, reuse=reuse)
+    direct programs find none, from a solve of the whole program by ``fresh()`` (a direct
+    solver; default: a new one), then through CVXPY (``None``: the caller splits the leaf
+    further or undoes the split above it)."""
+    got = _from_solution(relax, leaf.box, leaf.solution, leaf.bound, values, backend, reuse)
     if got is None and backend == "clarabel":
         # the tree's solve may have been a near-infeasible box's inaccurate one (seen:
-        # "infeasible" warm-started, 0.107 fresh, infeasible through CVXPY): certify from
-        # a fresh solve of the whole program before the caller undoes the split
-        fresh = PrimalSolver(relax, bos_zero=values == "fixed").solve(
-            leaf.box, whole=True)
-        if fresh.bound < math.inf:
-            hint = -1.0 if fresh.bound == -math.inf else fresh.bound
-            got = leaf_certificate(relax, leaf.box, fresh.bound == -math.inf, values, hint,
-                                   solution=fresh, backend=backend, reuse=reuse)
-            if got is None and fresh.bound == -math.inf:
-                got = leaf_certificate(relax, leaf.box, False, values, solution=fresh,
-                                       backend=backend, reuse=reuse)
+        # "infeasible" warm-started, 0.107 fresh, infeasible through CVXPY)
+        solver = fresh() if fresh is not None else PrimalSolver(
+            relax, bos_zero=values == "fixed")
+        again = solver.solve(leaf.box, whole=True)
+        if again.bound < math.inf:
+            got = _from_solution(relax, leaf.box, again, again.bound, values, backend, reuse)
         if got is None:  # last: CVXPY's three stages over every prefix (seen to succeed)
             got = leaf_certificate(relax, leaf.box, False, values, solution=leaf.solution,
                                    backend="cvxpy")
+    return got
+
+
+def _from_solution(relax: Any, box: ValueBox, solution: Any, bound: float, values: str,
+                   backend: str, reuse: bool) -> tuple[dict[str, Any], Fraction] | None:
+    """A checked certificate of ``box`` from one solve of it: of emptiness where ``bound``
+    says infeasible (and, failing that, of a bound), else of its bound."""
+    empty = bound == -math.inf
+    got = leaf_certificate(relax, box, empty, values, -1.0 if empty else bound,
+                           solution=solution, backend=backend, reuse=reuse)
+    if got is None and empty:
+        got = leaf_certificate(relax, box, False, values, solution=solution,
+                               backend=backend, reuse=reuse)
     return got
 
 

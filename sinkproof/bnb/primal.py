@@ -67,7 +67,6 @@ class PrimalSolver:
         self.bos_zero, self.backend = bos_zero, backend
         self._start: np.ndarray | None = None
         self._check: PrimalSolver | None = None
-        self.through_cvxpy = True
         n, p = relax.n, relax.dim
         if backend == "clarabel":
             self._program = PrimalProgram(relax, self.cap, bos_zero)
@@ -135,7 +134,7 @@ class PrimalSolver:
         if self.backend == "clarabel":
             lo, hi = box.arrays(self.relax.key)
             got = self._solve_direct(lo, hi, np.arange(self.relax.m))
-            if got.bound <= above or not self.through_cvxpy:
+            if got.bound <= above:
                 return got
         if self._check is None:
             self._check = PrimalSolver(self.relax, self.cap, False, self.bos_zero, "cvxpy")

@@ -166,25 +166,26 @@ def split_candidates(box: ValueBox, sol: LeafSolution, key: np.ndarray, tokens: 
     return []
 
 
-def _solve(solver: PrimalSolver, box: ValueBox, parent: LeafSolution | None) -> LeafSolution:
+def solve_child(solver: PrimalSolver, box: ValueBox, parent: LeafSolution | None
+                ) -> LeafSolution:
     """``solver.solve(box)``, started from the parent's working set of prefixes when the
-    solver takes one (:meth:`PrimalSolver.warm`; any object with ``solve(box)`` serves)."""
+    solver takes one (:meth:`PrimalSolver.warm`; any object with ``solve(box)`` serves).
+    A bound above the parent's beyond the solvers' accuracy (the box is a subset, so its
+    exact maximum is at most the parent's) is solved again (``solver.resolve``, where the
+    solver has it) and the lower of the two kept."""
     warm = getattr(solver, "warm", None)
     if warm is not None:
         warm(None if parent is None else parent.rows)
     got = solver.solve(box)
     resolve = getattr(solver, "resolve", None)
-    if parent is not None and resolve is not None and _doubtful(got.bound, parent.bound):
-        again = resolve(box, parent.bound + 1e-6 * (1 + abs(parent.bound)))
+    if parent is None or resolve is None or not math.isfinite(parent.bound):
+        return got
+    ceiling = parent.bound + 1e-6 * (1 + abs(parent.bound))
+    if got.bound > ceiling:
+        again = resolve(box, ceiling)
         if again.bound < got.bound:
             return again
     return got
-
-
-def _doubtful(bound: float, parent: float) -> bool:
-    """A child's float bound above its parent's beyond the solvers' accuracy (its box is a
-    subset: its exact maximum is at most the parent's)."""
-    return math.isfinite(parent) and bound > parent + 1e-6 * (1 + abs(parent))
 
 
 def branch_and_bound(solver: PrimalSolver, root_box: ValueBox, goal: float | None = None,
@@ -248,7 +249,7 @@ def branch_and_bound(solver: PrimalSolver, root_box: ValueBox, goal: float | Non
             for split in splits:  # strong branching: keep the split whose worse child is best
                 kids = []
                 for box in node.box.split(*split):
-                    s = _solve(solver, box, node.solution)
+                    s = solve_child(solver, box, node.solution)
                     kids.append(Node(box, min(s.bound, node.bound), node.depth + 1, s))
                     nodes += 1
                 worse = max(kid.bound for kid in kids)
