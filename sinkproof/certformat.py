@@ -26,8 +26,8 @@ TRIGGER = -1
 """How certificates write the trigger token (as ``sinkproof.TRIG``)."""
 
 KINDS = ("bnb-heads", "bnb-learned-values", "hull", "hull-family", "paper-bnb-learned-values",
-         "paper-hull-family", "paper-subfamily-bnb", "paper-witness", "sinkmap-gated",
-         "sinkmap-socp", "witness")
+         "paper-composition", "paper-hull-family", "paper-subfamily-bnb", "paper-witness",
+         "sinkmap-gated", "sinkmap-socp", "witness")
 """The certificate kinds the trusted checker reads (its kind table's names, sorted)."""
 
 

@@ -61,6 +61,7 @@ from sinkproof.convex import family_certificate, min_norm_point, position_certif
 from sinkproof.errors import CertificateError, SinkproofError
 from sinkproof.search.engine import bos_measure
 from sinkproof.search.verify import witness_document
+from sinkproof.theorems.composition import composition_bound
 
 SCALE = max(1, settings.default.max_examples // 40)
 """1 in the default profile, 2 in CI's."""
@@ -96,6 +97,9 @@ def base_files() -> dict[str, str]:
         "paper-bnb-learned-values": prove_paper(
             sp.PaperTask(n=4, L=4, content=[[-1.0], [1.0]]), Fraction(1, 20),
             min_bos_mass="1/2", some=True).certificate,
+        "paper-composition": composition_bound(
+            sp.PaperTask(n=4, L=5, content=[[-1.0], [1.0]]), "1/20", 2).certificate(
+            sp.PaperTask(n=4, L=5, content=[[-1.0], [1.0]])),
     }
     return {name: json.dumps(doc) for name, doc in docs.items()}
 
@@ -469,8 +473,40 @@ def true_paper_bnb(statement: dict) -> None:
         assert float(Fraction(bound)) <= e_lam / (e_lam + len(prefix)) + MARGIN
 
 
-TRUTH = {"hull": true_theorem3, "hull-family": true_theorem3, "sinkmap-socp": true_sink_map,
-         "witness": true_witness, "bnb-heads": true_heads,
+def true_composition(statement: dict) -> None:
+    """The stated bound is at most ``1 - (2ε/g)^{1/N}``, with the ray gap ``g`` of the two
+    trigger-row targets found by brute force over unit directions in their plane (not the
+    closed form either side uses), and the rows it assumes the error at are the theorem's
+    sequences: ``(BOS, u)`` and ``(BOS, u^{j-1}, τ)`` for the two contents ``u`` it names."""
+    inst, con = statement["instance"], statement["conclusion"]
+    C, m = _vectors(inst), len(inst["content"]["vectors"])
+    rows = statement["hypothesis_prefixes"]
+    (a,), (b,) = con["either"]
+    assert rows[:2] == [[a], [b]] and a != b
+    j, tau = len(rows[2]), rows[2][-1] - m
+    assert rows[2:] == [[a] * (j - 1) + [m + tau], [b] * (j - 1) + [m + tau]]
+    assert 2 <= j <= inst["L"] - 1 and 0 <= tau < m
+
+    def target(u: int) -> np.ndarray:
+        return ((j - 1) * np.r_[0, 0, C[u], 1] + np.r_[0, 1, C[tau], 0]) / j
+
+    p, q = target(a), target(b)
+    e1 = p / np.linalg.norm(p)
+    e2 = q - (q @ e1) * e1
+    e2 = e2 / np.linalg.norm(e2) if np.linalg.norm(e2) > 1e-12 else np.zeros_like(e1)
+    angles = np.linspace(0, 2 * np.pi, 200001)
+    us = np.outer(np.cos(angles), e1) + np.outer(np.sin(angles), e2)
+    dist = [np.sqrt(np.maximum(z @ z - np.maximum(us @ z, 0) ** 2, 0)) for z in (p, q)]
+    g = float(np.max(dist, axis=0).min())
+    eps, layers = float(Fraction(statement["eps"])), statement["model_class"]["layers"]
+    assert g > 2 * eps - MARGIN
+    bound = 1 - (2 * eps / g) ** (1 / layers)
+    assert float(Fraction(con["min_bound"])) <= bound + 1e-5  # the grid's resolution
+
+
+TRUTH = {"paper-composition": true_composition, "hull": true_theorem3,
+         "hull-family": true_theorem3, "sinkmap-socp": true_sink_map, "witness": true_witness,
+         "bnb-heads": true_heads,
          "paper-bnb-learned-values": true_paper_bnb, "sinkmap-gated": true_gated}
 
 

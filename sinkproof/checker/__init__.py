@@ -41,6 +41,7 @@ KIND_MODULES: Mapping[str, str] = MappingProxyType({
     "bnb-heads": "sinkproof.checker.rules.tree",
     "paper-bnb-learned-values": "sinkproof.checker.rules.tree",
     "paper-subfamily-bnb": "sinkproof.checker.rules.subfamily",
+    "paper-composition": "sinkproof.checker.rules.composition",
 })
 """Certificate kind -> module (with ``verify(cert) -> Verdict``) that checks it.  Read-only:
 the trusted code is what this package holds, and no imported module adds to it at run time

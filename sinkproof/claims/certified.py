@@ -11,7 +11,8 @@ contain the claim's, and every claimed position must get a verified bound ``>= b
 class allow one: Theorem 6's sink map for one ``U_fix`` softmax head on a task with
 positions (its positions listed), Theorem 3's hull-family certificate for one
 fixed-value head on the simplex on a finite task without positions (its token sets
-listed); it is then verified like any given file.
+listed), the pure-composition theorem's instance for a pure stack of one-head layers
+(its two contents, trigger and position); it is then verified like any given file.
 """
 
 from __future__ import annotations
@@ -59,6 +60,10 @@ def certificate_maker(claim: Claim) -> str | None:
     """The certificate :func:`certify_claim` would make for ``claim`` (its route's name),
     or ``None`` when none applies."""
     mc = claim.model_class
+    if getattr(mc, "pure", False):
+        from .theorems import composition_inapplicable
+
+        return "pure-composition theorem" if composition_inapplicable(claim) is None else None
     if claim.task.has_positions:
         ok = (mc.is_subclass_of(THEOREM3_CLASS) and claim.conclusion.theorem is None
               and claim.hypothesis.family == "S_T")
@@ -70,6 +75,12 @@ def certificate_maker(claim: Claim) -> str | None:
 
 def why_no_certificate(claim: Claim) -> str:
     """Why :func:`certify_claim` makes no certificate for ``claim``, in words."""
+    if getattr(claim.model_class, "pure", False):
+        from .theorems import composition_inapplicable
+
+        why = composition_inapplicable(claim)
+        return (f"the pure-composition certificate does not apply: {why}" if why else
+                "the pure-composition theorem gives no bound >= b on this task at this ε")
     if claim.task.has_positions:
         return "the sink map (Theorem 6) does not certify the claim (it covers one U_fix " \
                "head on all of S_T)"
@@ -87,6 +98,8 @@ def certify_claim(claim: Claim, path: Path) -> Path | None:
     maker = certificate_maker(claim)
     if maker is None:
         return None
+    if maker == "pure-composition theorem":
+        return _composition_certificate(claim, path)
     if claim.task.has_positions:
         return _sink_map_certificate(claim, path)
     check_work("prefixes to enumerate (the token sets of the family)",
@@ -95,6 +108,22 @@ def certify_claim(claim: Claim, path: Path) -> Path | None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     paper_family_certificate(claim.task, claim.hypothesis.max_error).save(path)
+    return path
+
+
+def _composition_certificate(claim: Claim, path: Path) -> Path | None:
+    """The strongest instance of the pure-composition theorem as a ``paper-composition``
+    certificate of the claim's ``b`` (or of the instance's rational bound when it is
+    larger); ``None`` when the theorem is silent or its bound is below ``b``."""
+    from ..convex.certfile import save_json
+    from ..theorems.composition import composition_bound
+
+    item = composition_bound(claim.task, claim.hypothesis.max_error, claim.model_class.layers)
+    b = claim.conclusion.min_bos_mass
+    if item is None or item.bound < b:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_json(item.certificate(claim.task, max(b, item.certified_bound())), path)
     return path
 
 

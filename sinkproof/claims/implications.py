@@ -267,6 +267,8 @@ def implied_bound(claim: Any, statement: dict[str, Any]) -> Fraction:
     """The bound a verified statement proves for ``claim``: the least over the claimed
     positions ("every"), or the largest reaching ``b`` ("some"); raises
     :class:`NotImplied` saying why it does not imply the claim."""
+    if "either" in statement.get("conclusion", {}):
+        return _implied_by_either(claim, statement)
     shape = bound_shape(statement)
     covered = covered_class(statement)
     mine = claim_class(claim)
@@ -294,6 +296,38 @@ def implied_bound(claim: Any, statement: dict[str, Any]) -> Fraction:
         if domain == "finite" and con.at.name != "prefix":
             return _least(claim, reader, con.min_bos_mass, _class_prefixes(claim.task))
     return _least(claim, reader, con.min_bos_mass)
+
+
+def _implied_by_either(claim: Any, statement: dict[str, Any]) -> Fraction:
+    """A bound at one of several prefixes in some layer of a pure stack (the
+    pure-composition theorem's statement): it proves a pure stack claim of its layers and
+    one head on the simplex that some head sinks at some non-trigger position, when its
+    instance is the claim's, its ε at least the claim's, the claim's hypothesis is the
+    whole family (which holds the rows it assumes the error at: the checker read them as
+    the family's), the claim asks a sink at some non-trigger position, and its bound is
+    ``>= b``."""
+    mc, mine, con = statement["model_class"], claim.model_class, claim.conclusion
+    if not getattr(mine, "pure", False) or (mine.heads, mine.layers) != (1, mc["layers"]) or \
+            not MAPS[mine.kind].properties.on_simplex:
+        raise NotImplied(f"the certificate covers pure compositions of {mc['layers']} one-head "
+                         f"layers on the simplex, not {mine}")
+    differs = instance_difference_for(claim.task, statement["instance"])
+    if differs is not None:
+        raise NotImplied(f"the certificate is about another task instance: {differs}")
+    if claim.hypothesis.max_error > Fraction(statement["eps"]):
+        raise NotImplied(f"the certificate assumes error <= {statement['eps']}, the claim "
+                         f"allows {claim.hypothesis.max_error}")
+    if _family_prefixes(claim) is not None:  # its rows are prefixes of the whole family
+        raise NotImplied("the certificate assumes the error on the whole family's rows")
+    if (con.positions, con.heads, con.at.name) != ("some", "some", "nontrigger"):
+        raise NotImplied("the certificate proves a sink in some layer at one of two "
+                         "non-trigger positions: the claim must ask positions = \"some\", "
+                         "heads = \"some\" at the non-trigger positions")
+    bound = Fraction(statement["conclusion"]["min_bound"])
+    if bound < con.min_bos_mass:
+        raise NotImplied(f"the certificate gives {float(bound):.6g} < b = "
+                         f"{float(con.min_bos_mass):.6g}")
+    return bound
 
 
 def _class_prefixes(task: Any) -> list[tuple[tuple[int, ...], bool]]:

@@ -391,6 +391,25 @@ def _by_floor(claim: Claim, reasons: list[str]) -> Proved | None:
                          "meets the hypothesis and the claim holds vacuously")
 
 
+def composition_inapplicable(claim: Claim) -> str | None:
+    """Why the pure-composition theorem cannot prove ``claim`` (a pure stack claim), in
+    words; ``None`` when its hypotheses hold (one head per layer, weights on the simplex, a
+    finite content set, a sink in some layer at some non-trigger position)."""
+    mc, task, con = claim.model_class, claim.task, claim.conclusion
+    if mc.heads != 1:
+        return (f"it covers one head per layer, not {mc.heads} (heads can cancel: "
+                "sinkproof.constructions.composed_pair_solution)")
+    if not MAPS[mc.kind].properties.on_simplex:
+        return f"it needs weights on the simplex ({mc.kind}'s are not)"
+    if not task.finite:
+        return "it is stated on a finite content set (content is continuous)"
+    if (con.positions, con.heads, con.at.name) != ("some", "some", "nontrigger"):
+        return ("it proves a sink in some layer at some non-trigger position (position 1 of "
+                "one of two sequences): positions = \"some\", heads = \"some\", at = "
+                "\"nontrigger\"")
+    return None
+
+
 def _by_composition(claim: Claim, reasons: list[str]) -> Proved | None:
     """The pure-composition theorem (:mod:`sinkproof.theorems.composition`): a pure stack of
     ``N`` layers of one head on the simplex, accurate on a finite content set, has
@@ -398,18 +417,7 @@ def _by_composition(claim: Claim, reasons: list[str]) -> Proved | None:
     (the strongest instance: the largest ray gap ``g``); it proves a claim that some head
     sinks at some non-trigger position with ``b`` at most that bound (compared exactly)."""
     mc, task, con = claim.model_class, claim.task, claim.conclusion
-    why = None
-    if mc.heads != 1:
-        why = (f"it covers one head per layer, not {mc.heads} (heads can cancel: "
-               "sinkproof.constructions.composed_pair_solution)")
-    elif not MAPS[mc.kind].properties.on_simplex:
-        why = f"it needs weights on the simplex ({mc.kind}'s are not)"
-    elif not task.finite:
-        why = "it is stated on a finite content set (content is continuous)"
-    elif (con.positions, con.heads, con.at.name) != ("some", "some", "nontrigger"):
-        why = ("it proves a sink in some layer at some non-trigger position (position 1 of "
-               "one of two sequences): positions = \"some\", heads = \"some\", at = "
-               "\"nontrigger\"")
+    why = composition_inapplicable(claim)
     if why is not None:
         reasons.append(f"theorem: the pure-composition theorem does not apply: {why}")
         return None

@@ -34,6 +34,7 @@ product form is lost.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import combinations
@@ -43,10 +44,15 @@ import numpy as np
 import sympy
 
 from .._validate import as_int
+from ..certformat import format_rational
+from ..convex.certfile import envelope
 from ..symbolic.bounds import exact_number, ray_gap
 from ..tasks.paper import PaperTask
 from ..tasks.protocol import require
 from .instance import float_down
+
+KIND = "paper-composition"
+"""The certificate kind of one instance of the theorem (:meth:`CompositionItem.certificate`)."""
 
 STATEMENT = (
     "In a pure composition of N softmax (or any simplex-normalised) attention layers with "
@@ -105,6 +111,35 @@ class CompositionItem:
             idx[self.j - 1] = self.tau
             out.append(idx)
         return out[0], out[1]
+
+    def certified_bound(self, digits: int = 12) -> Fraction:
+        """A rational ``b <= 1 - (2ε/g)^{1/N}`` with ``4ε² <= (1 - b)^{2N} g²`` exactly (the
+        inequality the trusted checker verifies): :attr:`bound` rounded down to ``digits``
+        decimals, lowered by one unit of the last decimal until the inequality holds."""
+        if not self.applies:
+            raise ValueError("the theorem does not apply: g <= 2ε")
+        eps = Fraction(str(self.eps))
+        b = Fraction(math.floor(sympy.N(self.bound, digits + 10) * 10**digits), 10**digits)
+        while 4 * eps * eps > (1 - b) ** (2 * self.layers) * self.g_squared:
+            b -= Fraction(1, 10**digits)
+        return b
+
+    def certificate(self, task: PaperTask, min_bound: Any = None) -> dict[str, Any]:
+        """This instance as a ``paper-composition`` certificate (the trusted checker
+        recomputes ``g²`` from the task's token vectors and checks the inequality);
+        ``min_bound``: the bound to certify (default :meth:`certified_bound`)."""
+        b = self.certified_bound() if min_bound is None else Fraction(str(min_bound))
+        instance = {"task": task.describe(),
+                    "content_vectors": [[format_rational(Fraction(float(v))) for v in c]
+                                        for c in task.content],
+                    "eps": format_rational(Fraction(str(self.eps))), "layers": self.layers}
+        claim = {"statement": (f"pure-composition theorem, {task!r}, {self.layers} layers, "
+                               f"eps={instance['eps']}: some layer has BOS weight >= "
+                               f"{format_rational(b)} at position 1 of (BOS, c{self.a}) or "
+                               f"(BOS, c{self.b})"),
+                 "min_bound": format_rational(b)}
+        data = {"a": self.a, "b": self.b, "trigger": self.tau, "j": self.j}
+        return envelope(KIND, instance, claim, data)
 
     def __repr__(self) -> str:
         return (f"max_ℓ α^ℓ_10 >= {sympy.sstr(self.bound)} ≈ {self.value:.6g} at position 1 of "
@@ -182,5 +217,5 @@ def check_composition(model: Any, item: CompositionItem) -> CompositionCheck:
     return CompositionCheck(eps, (gammas[0], gammas[1]), 2 * eps / g, g > 2 * eps)
 
 
-__all__ = ["STATEMENT", "CompositionCheck", "CompositionItem", "check_composition",
+__all__ = ["KIND", "STATEMENT", "CompositionCheck", "CompositionItem", "check_composition",
            "composition_bound", "composition_items"]
