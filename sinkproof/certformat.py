@@ -97,6 +97,15 @@ def instance_statement(description: dict[str, Any], content: Sequence[Sequence[F
                                                    for row in U or []]}}
 
 
+def paper_instance(task: Any) -> dict[str, Any]:
+    """The paper-setting part of a certificate's ``instance``: the task's description and
+    every content vector as the exact rational of the float the task holds (what the
+    checker's paper Family reader reads back)."""
+    return {"task": task.describe(),
+            "content_vectors": [[format_rational(Fraction(float(v))) for v in c]
+                                for c in task.content]}
+
+
 def trigger_token_sets(k: int, T: int) -> list[tuple[int, ...]]:
     """The token sets ``{x_1..x_t}`` of the non-trigger positions ``t >= 1`` of ``S_T`` with
     ``k`` content tokens (sorted tuples, :data:`TRIGGER` first; at least one content
@@ -114,5 +123,5 @@ def paper_token_sets(m: int, L: int) -> list[tuple[tuple[int, ...], int | None]]
 
 
 __all__ = ["FORMAT", "TRIGGER", "VERSION", "dot", "exact_values", "format_rational",
-           "instance_statement", "norm_sq", "paper_prefixes", "paper_token_sets",
-           "trigger_token_sets"]
+           "instance_statement", "norm_sq", "paper_instance", "paper_prefixes",
+           "paper_token_sets", "trigger_token_sets"]

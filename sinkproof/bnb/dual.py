@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..certformat import paper_instance
 from ..convex import interruptible
 from ..convex.interruptible import cvxpy as cp
 from . import conic
@@ -398,9 +399,8 @@ def instance_dict(task: Any, eps: Fraction, values: str) -> dict[str, Any]:
     ``bnb-learned-values`` instance over ``S_T``; without, the token-pair relaxation's
     (``paper-bnb-learned-values``: every content vector as the exact rational of its float)."""
     if not task.has_positions:
-        vectors = [[_fmt(Fraction(float(v))) for v in c] for c in task.content]
-        return {"task": task.describe(), "content_vectors": vectors, "values": values,
-                "eps": _fmt(Fraction(eps)), "family": "paper"}
+        return {**paper_instance(task), "values": values, "eps": _fmt(Fraction(eps)),
+                "family": "paper"}
     out: dict[str, Any] = {"task": task.describe(), "values": values, "family": "S_T",
                            "eps": _fmt(Fraction(eps))}
     if task.content_scheme != "signed":

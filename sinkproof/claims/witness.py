@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import search as search_module
 from ..attention import bos_measure
-from ..certformat import format_rational
+from ..certformat import format_rational, paper_instance
 from ..checker import Verdict, verify_file
 from ..convex.certfile import envelope, save_json
 from ..errors import CertificateError
@@ -315,9 +315,7 @@ def stack_witness_document(claim: Claim, model: StackModel
     m_w = Fraction(float(bos)) * (1 + SLACK) + Fraction(1, 10**15)
     mc = claim.model_class
     W = stack_weights(model)
-    instance = {"task": task.describe(),
-                "content_vectors": [[format_rational(Fraction(float(v))) for v in c]
-                                    for c in task.content]}
+    instance = paper_instance(task)
     at = "every non-trigger position" if isinstance(where, str) else "one listed position"
     what = "BOS share" if bos_measure(mc.kind) == "share" else "BOS weight"
     statement = (f"a {mc} model with error <= {format_rational(claim.hypothesis.max_error)} "

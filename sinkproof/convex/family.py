@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..certformat import format_rational, paper_token_sets, trigger_token_sets
+from ..certformat import format_rational, paper_instance, paper_token_sets, trigger_token_sets
 from ..checker import LimitExceeded, Limits
 from ..exact_numbers import error_level
 from ..tables import Tabular
@@ -244,10 +244,8 @@ class PaperFamilyCertificate(CertificateMixin):
 
     def to_dict(self) -> dict[str, Any]:
         """The certificate file content (kind ``paper-hull-family``)."""
-        instance = {"task": self.task.describe(),
-                    "content_vectors": [[format_rational(Fraction(float(v))) for v in c]
-                                        for c in self.task.content],
-                    "values": "fixed", "eps": format_rational(self.eps)}
+        instance = {**paper_instance(self.task), "values": "fixed",
+                    "eps": format_rational(self.eps)}
         claim = {"statement": (f"Theorem 3 in the paper's setting, {self.task!r}, fixed values, "
                                f"eps={format_rational(self.eps)}: BOS mass >= "
                                f"{format_rational(self.min_bound)} at every non-trigger "

@@ -44,7 +44,7 @@ import numpy as np
 import sympy
 
 from .._validate import as_int
-from ..certformat import format_rational
+from ..certformat import format_rational, paper_instance
 from ..convex.certfile import envelope
 from ..symbolic.bounds import exact_number, ray_gap
 from ..tasks.paper import PaperTask
@@ -129,10 +129,8 @@ class CompositionItem:
         recomputes ``g²`` from the task's token vectors and checks the inequality);
         ``min_bound``: the bound to certify (default :meth:`certified_bound`)."""
         b = self.certified_bound() if min_bound is None else Fraction(str(min_bound))
-        instance = {"task": task.describe(),
-                    "content_vectors": [[format_rational(Fraction(float(v))) for v in c]
-                                        for c in task.content],
-                    "eps": format_rational(Fraction(str(self.eps))), "layers": self.layers}
+        instance = {**paper_instance(task), "eps": format_rational(Fraction(str(self.eps))),
+                    "layers": self.layers}
         claim = {"statement": (f"pure-composition theorem, {task!r}, {self.layers} layers, "
                                f"eps={instance['eps']}: some layer has BOS weight >= "
                                f"{format_rational(b)} at position 1 of (BOS, c{self.a}) or "

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..attention import MAPS
-from ..certformat import format_rational
+from ..certformat import format_rational, paper_instance
 from ..constructions import (
     POSITION_FREE,
     feature_index,
@@ -136,8 +136,7 @@ class StackConstruction(Construction):
         """The head as a stack-witness document: error ``<= max_error`` on the family and
         BOS ``measure`` ``<= max_bos`` in the head at every non-trigger position."""
         task = self.task
-        vectors = [[format_rational(Fraction(float(v))) for v in c] for c in task.content]
-        instance = {"task": task.describe(), "content_vectors": vectors}
+        instance = paper_instance(task)
         what = "BOS share" if measure == "share" else "BOS weight"
         claim = {"statement": f"one fixed-value {self.kind} head (L={self.level}) with error "
                               f"<= {format_rational(max_error)} and {what} <= "
