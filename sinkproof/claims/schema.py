@@ -226,6 +226,12 @@ class Conclusion:
         """``min_bos_mass`` as written in the claim, exactly."""
         return self.min_bos_mass
 
+    @property
+    def some_sink_off_trigger(self) -> bool:
+        """It asks a sink in some head at some non-trigger position (the weakest sink
+        statement: what the pure-composition theorem proves)."""
+        return (self.positions, self.heads, self.at.name) == ("some", "some", "nontrigger")
+
     def describe(self) -> str:
         what = (f"BOS mass >= {show(self.min_bos_mass)}" if self.theorem is None
                 else f"BOS mass >= the bound of {self.theorem}")

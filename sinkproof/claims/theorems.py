@@ -403,7 +403,7 @@ def composition_inapplicable(claim: Claim) -> str | None:
         return f"it needs weights on the simplex ({mc.kind}'s are not)"
     if not task.finite:
         return "it is stated on a finite content set (content is continuous)"
-    if (con.positions, con.heads, con.at.name) != ("some", "some", "nontrigger"):
+    if not con.some_sink_off_trigger:
         return ("it proves a sink in some layer at some non-trigger position (position 1 of "
                 "one of two sequences): positions = \"some\", heads = \"some\", at = "
                 "\"nontrigger\"")
