@@ -55,9 +55,11 @@ runtime starts (else: one thread per core).  Without it at 1, a worker's every
 computation was split over one thread per core, whatever ``XLA_FLAGS`` said: 4-5 threads
 computed in each "one-thread" worker."""
 
-PRELOAD = ["sinkproof.search.engine", "sinkproof.experiment.runner"]
-"""Modules every worker process imports when it starts (after limiting its threads), so
-that its first job does not wait for them."""
+PRELOAD = ("sinkproof.search.engine", "sinkproof.experiment.runner")
+"""Modules a worker process imports when it starts (after limiting its threads), so that
+its first job does not wait for them: the default, for the searches and experiments,
+which compute with JAX.  A pool whose jobs need less names its own
+(:func:`shared_processes`'s ``preload``)."""
 
 FLAG_POLL = 0.05
 """Seconds between two looks of a pool worker's job at its run's cancellation file."""
@@ -293,12 +295,12 @@ def core_set() -> list[int]:
         return list(range(os.cpu_count() or 1))
 
 
-def _start_worker() -> None:
+def _start_worker(preload: Sequence[str] = PRELOAD) -> None:
     """Pool worker initialiser: leave Ctrl-C to the parent, limit every thread pool to
-    one thread (before JAX starts), import :data:`PRELOAD`, and then let JAX compute on
-    the calling thread."""
+    one thread (before JAX starts), import ``preload``, and then let JAX, where it was
+    imported, compute on the calling thread."""
     limit_threads()
-    for name in PRELOAD:
+    for name in preload:
         importlib.import_module(name)
     limit_threads()
 
@@ -332,8 +334,9 @@ class ProcessExecutor(Executor):
 
     name = "processes"
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, preload: Sequence[str] = PRELOAD) -> None:
         self.workers = max(int(workers), 1)
+        self.preload = tuple(preload)
         self._pool: Any = None
         self.persistent = False
         _LIVE.add(self)
@@ -343,13 +346,15 @@ class ProcessExecutor(Executor):
         if loky is None:
             return None
         kwargs = dict(max_workers=self.workers, initializer=_start_worker,
-                      timeout=IDLE_TIMEOUT)
-        if self.persistent:
+                      initargs=(self.preload,), timeout=IDLE_TIMEOUT)
+        if self.persistent and self.preload == PRELOAD:
             # loky's one reusable pool is shared by every kept executor: asked again on
             # every run, it is resized to this executor's count (another kept executor
             # may have resized it since) or replaced where it was stopped or replaced.
             self._pool = loky.get_reusable_executor(**kwargs, reuse=True)
         elif self._pool is None:
+            # a kept pool with imports of its own holds its own pool: sharing loky's
+            # reusable one would restart it each time the other kind of run came
             self._pool = loky.ProcessPoolExecutor(**kwargs)
         return self._pool
 
@@ -460,16 +465,18 @@ def _say_once(line: str) -> None:
         print(line, file=sys.stderr)
 
 
-_SHARED: dict[int, ProcessExecutor] = {}
+_SHARED: dict[tuple[int, tuple[str, ...]], ProcessExecutor] = {}
 
 
-def shared_processes(workers: int) -> ProcessExecutor:
+def shared_processes(workers: int, preload: Sequence[str] = PRELOAD) -> ProcessExecutor:
     """A process pool kept for the life of this process (closing it does nothing), so
     that later runs skip the workers' start-up and JAX compilation: loky's reusable
-    executor, resized to ``workers``.  Stopped before interpreter teardown."""
-    key = max(int(workers), 1)
+    executor, resized to ``workers``; with a ``preload`` of its own (the modules each
+    worker imports at start), a pool of its own, kept the same way.  Stopped before
+    interpreter teardown."""
+    key = (max(int(workers), 1), tuple(preload))
     if key not in _SHARED:
-        ex = ProcessExecutor(key)
+        ex = ProcessExecutor(*key)
         ex.persistent = True
         _SHARED[key] = ex
     return _SHARED[key]

@@ -186,6 +186,26 @@ def test_trees_in_worker_processes_give_the_serial_certificate():
     assert verify(two.certificate).ok
 
 
+def _heavy_modules(_: object) -> list[str]:
+    import sys
+
+    return sorted(m for m in ("jax", "optax", "sympy", "cvxpy", "distributed")
+                  if m in sys.modules)
+
+
+@pytest.mark.slow
+def test_tree_workers_import_the_engine_not_jax():
+    """A tree's worker imports the engine and Clarabel only (JAX, which the searches'
+    workers preload, made a pool start in seconds): none of the heavy libraries is in a
+    worker after it grew trees."""
+    from sinkproof.bnb.api import TREE_WORKER_IMPORTS
+    from sinkproof.executor import shared_processes
+
+    prove_paper(PAPER, EPS, workers=2, min_bos_mass="1/2", max_nodes=5)
+    pool = shared_processes(2, TREE_WORKER_IMPORTS)
+    assert [r.value for r in pool.map(_heavy_modules, [0, 1])] == [[], []]
+
+
 def test_producer_step_check_agrees_with_the_trusted_checker():
     """The several-head step: the producer's exact check (``HeadsProgram.check``) and the
     trusted checker's accept the same steps, with the same ``c0``, on the engine's step

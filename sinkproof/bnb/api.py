@@ -33,6 +33,9 @@ TASK_KEYS = ("p", "T", "content", "positions", "triggers", "k", "seed")
 _clock = time.perf_counter
 """The clock that budgets read (one name, so a test can drive it)."""
 OUT_OF_BUDGET = "the budget was spent before its exact certification"
+TREE_WORKER_IMPORTS = ("sinkproof.bnb.api", "clarabel")
+"""What a tree's worker process imports when it starts: the engine and its solver, not
+the searches' JAX (a two-worker pool started in about 3 s with it)."""
 
 
 def _from_claim(data: dict[str, Any]) -> dict[str, Any]:
@@ -580,17 +583,18 @@ def _grow_parallel(wanted: list[tuple[int, ...]], relaxation: Callable, settings
                    outcomes: list[TargetOutcome], shared: Shared | None = None
                    ) -> list[TargetOutcome]:
     """:func:`_grow` with the targets' trees grown in ``workers`` processes (a kept pool,
-    :func:`sinkproof.executor.shared_processes`), read back in target order with the same
-    stopping rule; the jobs not yet read are stopped.  A tree the ``deadline`` passes
-    before it is read is left out, as the serial loop would not have started it.  With
-    ``shared``, a target whose relaxation equals an earlier grown one's, or that a
-    symmetry maps an earlier grown one to, is not sent: it takes that target's tree
-    (:class:`Shared`; the serial loop's rule, decided before any tree grows)."""
+    :func:`sinkproof.executor.shared_processes`, importing :data:`TREE_WORKER_IMPORTS`),
+    read back in target order with the same stopping rule; the jobs not yet read are
+    stopped.  A tree the ``deadline`` passes before it is read is left out, as the
+    serial loop would not have started it.  With ``shared``, a target whose relaxation
+    equals an earlier grown one's, or that a symmetry maps an earlier grown one to, is
+    not sent: it takes that target's tree (:class:`Shared`; the serial loop's rule,
+    decided before any tree grows)."""
     limit = time_limit if deadline is None else min(time_limit, deadline - _clock())
     plan = _plan(wanted, relaxation, shared)
     sent = [i for i, (rep, _) in enumerate(plan) if rep == i]
     jobs = [(relaxation, wanted[i], settings, limit, shared is not None) for i in sent]
-    results = shared_processes(workers).map(_tree_job, jobs)
+    results = shared_processes(workers, TREE_WORKER_IMPORTS).map(_tree_job, jobs)
     done: dict[int, TargetOutcome] = {}
     try:
         for i, target in enumerate(wanted):
