@@ -55,7 +55,8 @@ trees in 1, 2 and 4 worker processes against the machine's ceiling, all in one r
 
 Run: ``python benchmarks/bench_engine.py`` (``--quick``: skips the plain-CVXPY run of the
 paper claim, the slowest; ``--repeat N``: (a) as the median of N interleaved rounds, for a
-loaded machine; ``--workers 1,2,4``; ``--claims``: only part (d); ``--cli
+loaded machine; ``--workers 1,2,4``; ``--workers-only``: only part (c); ``--claims``:
+only part (d); ``--cli
 [--root DIR]``: only part (f)).
 """
 
@@ -74,6 +75,7 @@ from pathlib import Path
 
 import sinkproof as sp
 from sinkproof.bnb import ValueBox, branch_and_bound, build_relaxation, prove
+from sinkproof.bnb.api import TREE_WORKER_IMPORTS
 from sinkproof.bnb.primal import PrimalSolver
 from sinkproof.checker import verify
 from sinkproof.executor import shared_processes
@@ -292,8 +294,9 @@ def workers_run(counts: list[int]) -> None:
 
     for n in counts:
         t0 = time.perf_counter()
-        pool = shared_processes(n) if n > 1 else None
-        if pool is not None:  # start every worker (JAX is preloaded) and let it settle
+        # the engine's own kept pool (its workers import the engine, not JAX)
+        pool = shared_processes(n, TREE_WORKER_IMPORTS) if n > 1 else None
+        if pool is not None:  # start every worker and let it settle
             for _ in range(2):
                 list(pool.map(spin, [steps // 20] * (4 * n)))
         started = time.perf_counter() - t0
@@ -409,6 +412,7 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--nodes", type=int, default=80)
     parser.add_argument("--claims", action="store_true")
+    parser.add_argument("--workers-only", action="store_true", help="only part (c)")
     parser.add_argument("--cli", action="store_true")
     parser.add_argument("--root", type=Path, default=None,
                         help="--cli: another checkout to time against this one")
@@ -426,6 +430,9 @@ def main() -> None:
         return
     if args.claims:
         every_claim()
+        return
+    if args.workers_only:
+        workers_run([int(x) for x in args.workers.split(",")])
         return
     names = list(ROUTES)
     print(f"the proof engine, before and after ({load()}, {os.cpu_count()} cores)")

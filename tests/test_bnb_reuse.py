@@ -6,6 +6,7 @@ programs; and the integer pieces of the exact rounding."""
 from __future__ import annotations
 
 import math
+import pickle
 from fractions import Fraction
 
 import pytest
@@ -85,6 +86,44 @@ def test_parallel_trees_match_serial_with_reuse():
     parallel = prove(PAPER, **kw, workers=2)
     assert parallel.status == serial.status and parallel.nodes == serial.nodes
     assert parallel.bound == serial.bound
+    assert parallel.certificate == serial.certificate
+
+
+def test_a_workers_jobs_of_one_proof_share_its_relaxation_and_empty_boxes():
+    """A worker keeps one proof's relaxation (its prefix part assembled once) and its
+    certified empty boxes from job to job; the trees are those of jobs run apart, and a
+    new proof's first job replaces what the last one kept."""
+    from sinkproof.bnb import api
+
+    kw = dict(eps=EPS, min_bos_mass=Fraction(1, 2), max_nodes=30)
+    jobs = []
+    real = api._grow_parallel
+
+    def capture(wanted, relaxation, settings, some, limit, deadline, workers, outcomes,
+                shared=None):
+        plan = api._plan(wanted, relaxation, shared)
+        jobs.extend((relaxation, wanted[i], settings, limit, True) for i, (rep, _)
+                    in enumerate(plan) if rep == i)
+        return real(wanted, relaxation, settings, some, limit, deadline, workers, outcomes,
+                    shared)
+
+    api._grow_parallel = capture
+    try:
+        prove(PAPER, **kw, workers=2)
+    finally:
+        api._grow_parallel = real
+    assert len(jobs) >= 2
+    sent = [pickle.loads(pickle.dumps((*job, "one proof"))) for job in jobs]  # as loky
+    kept = [api._tree_job(job) for job in sent]
+    relaxation, shared = api._PROOF_IN_WORKER["one proof"]
+    assert relaxation is sent[0][0] and relaxation._base is not None
+    assert all(job[0]._base is None for job in sent[1:])  # the first one's served them
+    assert sum(len(box) for box in shared._empties.values()) > 0
+    apart = [api._tree_job((*job, f"proof {i}")) for i, job in enumerate(jobs)]
+    assert list(api._PROOF_IN_WORKER) == [f"proof {len(jobs) - 1}"]
+    for (tree, _, certified, skipped), (tree2, _, certified2, skipped2) in zip(kept, apart):
+        assert tree.nodes == tree2.nodes and tree.bos_bound == tree2.bos_bound
+        assert (certified, skipped) == (certified2, skipped2)
 
 
 @pytest.mark.parametrize("vec", [[Fraction(3), Fraction(4)], [Fraction(1, 3), Fraction(-1, 7)],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 import tomllib
+import uuid
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
@@ -568,12 +569,28 @@ class RelaxationOf:
         return {**self.__dict__, "_base": None}  # a worker assembles its own
 
 
+_PROOF_IN_WORKER: dict[str, tuple[Callable, Shared | None]] = {}
+"""In a worker process, the proof it last served: ``proof id -> (relaxation, Shared)``."""
+
+
 def _tree_job(job: tuple) -> tuple[Any, list, Fraction | None, str | None]:
     """A worker's tree: ``(tree, leaf entries in leaf order, certified, skipped)`` (leaf
-    entries travel by position: the parent's nodes are new objects)."""
-    relaxation, target, settings, limit, share = job
-    outcome = one_tree(relaxation, target, settings, limit, False, None,
-                       shared=Shared() if share else None)
+    entries travel by position: the parent's nodes are new objects).
+
+    The jobs of one proof (its ``proof`` id) that reach the same worker share its
+    relaxation's prefix part and its :class:`Shared` empty boxes, as the serial loop's
+    trees do: without them every job assembled the prefixes again and certified every
+    empty box again, about twice the serial work.  A worker takes its jobs in target
+    order, so a box it finds certified came from an earlier target, whose certificate
+    of that box the parent's :func:`_recertify` takes too: the certificate is the serial
+    loop's either way."""
+    relaxation, target, settings, limit, share, proof = job
+    kept = _PROOF_IN_WORKER.get(proof)
+    if kept is None:
+        _PROOF_IN_WORKER.clear()  # one proof at a time: its successor replaces it
+        kept = _PROOF_IN_WORKER[proof] = (relaxation, Shared() if share else None)
+    relaxation, shared = kept
+    outcome = one_tree(relaxation, target, settings, limit, False, None, shared=shared)
     leaves = [outcome.leaves.get(id(leaf)) for leaf in outcome.tree.root.leaves()]
     return outcome.tree, leaves, outcome.certified, outcome.skipped
 
@@ -593,7 +610,9 @@ def _grow_parallel(wanted: list[tuple[int, ...]], relaxation: Callable, settings
     limit = time_limit if deadline is None else min(time_limit, deadline - _clock())
     plan = _plan(wanted, relaxation, shared)
     sent = [i for i, (rep, _) in enumerate(plan) if rep == i]
-    jobs = [(relaxation, wanted[i], settings, limit, shared is not None) for i in sent]
+    proof = uuid.uuid4().hex
+    jobs = [(relaxation, wanted[i], settings, limit, shared is not None, proof)
+            for i in sent]
     results = shared_processes(workers, TREE_WORKER_IMPORTS).map(_tree_job, jobs)
     done: dict[int, TargetOutcome] = {}
     try:
