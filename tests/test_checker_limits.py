@@ -255,3 +255,26 @@ def test_unrelated_denominators_are_refused_fast(tmp_path, capsys):
                              1.0, 1.0, "all")
     model["data"]["A"] = [[[q() for _ in row] for row in a] for a in model["data"]["A"]]
     refused(tmp_path, capsys, json.dumps(model), "--max-denominator-digits")
+
+
+def test_a_tree_leafs_unrelated_denominators_are_refused_fast(tmp_path, capsys):
+    """The tree rule sums a leaf's ``G_l`` in integers over its multipliers' common
+    denominator: a leaf whose ``z`` have unrelated large denominators is refused first."""
+    import random
+    from fractions import Fraction
+
+    from sinkproof.bnb import prove
+
+    rng = random.Random(1)
+    cert = prove(sp.TriggerTask(p=2, T=3), eps=Fraction(1, 20), at="homogeneous",
+                 targets=[(0, 0)], min_bos_mass=Fraction(1, 2), max_nodes=40).certificate
+    node = cert["data"]["trees"][0]["root"]
+    while "leaf" not in node:
+        node = node["below"]  # the first leaf the checker reaches
+    leaf, n = node["leaf"], 20  # 40 unrelated 600-digit denominators: past 10,000 digits
+    leaf["constraints"] = [leaf["constraints"][0]] * n
+    leaf["s"] = [leaf["s"][0]] * n
+    leaf["z"] = [[f"1/{10**600 + 2 * rng.getrandbits(1900) + 1}" for _ in leaf["z"][0]]
+                 for _ in range(n)]
+    err = refused(tmp_path, capsys, json.dumps(cert), "--max-denominator-digits")
+    assert "the leaf's multipliers z: the common denominator" in err

@@ -9,7 +9,7 @@ from fractions import Fraction
 from typing import Any
 
 from ...errors import CertificateError
-from ..exact import InequalityFailed, check_leq, check_lt, dot, show
+from ..exact import InequalityFailed, check_leq, check_lt, common_denominator, dot, show
 from ..family.paper import PaperInstance
 from ..family.trigger import HeadsInstance, TreeInstance
 from ..limits import require
@@ -110,38 +110,51 @@ def _dual_feasible(inst: Any, target: tuple[int, ...], h: dict[tuple, Fraction],
 
 
 def leaf_terms(inst: Instance, box: Box, prefixes: list[tuple[int, ...]],
-               z: list[list[Fraction]], s: list[Fraction],
-               s0: Fraction) -> tuple[Fraction, dict[tuple, Fraction | None]]:
+               z: list[list[Fraction]], s: list[Fraction], s0: Fraction,
+               d: int, memo: dict) -> tuple[Fraction, dict[tuple, Fraction | None]]:
     """``c0`` and ``h_l`` per class of the aggregated inequality ``0 <= c0 + Σ_l h_l u_l``
     (``h_l`` is ``None`` where the box leaves ``G_l·v`` unbounded above).
 
     For every model with values in ``box`` and ``u >= 0`` the sum
     ``Σ_i (eps s_i Z_i + z_i·r_i) + eps s_0 + z_0·v_BOS`` (``z_0 = -Σ z_i``) is at most
-    ``c0 + Σ_l h_l u_l``, with equality but for the step ``G_l·v <= σ_B(G_l)``.
+    ``c0 + Σ_l h_l u_l``, with equality but for the step ``G_l·v <= σ_B(G_l)``.  ``G_l``
+    is summed in integers, ``d·G_l`` with ``d`` the ``z``'s common denominator (the same
+    rationals, no fraction reduced per addition); ``memo``: each prefix's target, classes.
     """
     eps = inst.eps
     c0 = eps * s0
-    G: dict[tuple, list[Fraction]] = {}
+    G: dict[tuple, list[int]] = {}
     H: dict[tuple, Fraction] = {}
     for prefix, zi, si in zip(prefixes, z, s):
-        coeff = eps * si - dot(zi, inst.target_of(prefix))
+        got = memo.get(prefix)
+        if got is None:
+            y = inst.target_of(prefix)
+            got = memo[prefix] = (y if any(y) else None, inst.classes(prefix))
+        target, classes = got
+        coeff = eps * si if target is None else eps * si - dot(zi, target)
         c0 += coeff
-        for cls, m in inst.classes(prefix).items():
-            g = G.setdefault(cls, [Fraction(0)] * inst.p)
-            G[cls] = [a + m * b for a, b in zip(g, zi)]
+        scaled = [x.numerator * (d // x.denominator) for x in zi]
+        for cls, m in classes.items():
+            g = G.get(cls)
+            if g is None:
+                G[cls] = [m * x for x in scaled]
+            else:
+                for c, x in enumerate(scaled):
+                    g[c] += m * x
             H[cls] = H.get(cls, Fraction(0)) + m * coeff
     h: dict[tuple, Fraction | None] = {}
     for cls in sorted(G, key=repr):
-        sigma = support(G[cls], box[cls[2]])
+        sigma = support([Fraction(x, d) for x in G[cls]], box[cls[2]])
         h[cls] = None if sigma is None else H[cls] + sigma
     return c0, h
 
 
 def check_leaf(inst: Instance, target: tuple[int, ...], box: Box, leaf: dict[str, Any],
-               where: str) -> Fraction:
+               where: str, memo: dict) -> Fraction:
     """Verify one leaf exactly; return ``c0`` (``Z* <= 1 + c0`` on its box; empty if ``< 0``)."""
     check_fields(leaf, where, LEAF_FIELDS)
     prefixes, z, s = _cones(inst, leaf, where)
+    d = common_denominator((x for zi in z for x in zi), "the leaf's multipliers z")
     s0 = need_rational(leaf, "s0", where)
     for i in range(len(prefixes)):
         _cone_checks(z, s, where, i)
@@ -149,7 +162,7 @@ def check_leaf(inst: Instance, target: tuple[int, ...], box: Box, leaf: dict[str
     if inst.values == "learned":  # fixed values have v_BOS = 0: the z0 term vanishes
         z0 = [-sum((zi[c] for zi in z), Fraction(0)) for c in range(inst.p)]
         check_leq(dot(z0, z0), s0 * s0, f"{where}: position 0, z0·z0 <= s0² with z0 = -Σ z_i")
-    c0, h = leaf_terms(inst, box, prefixes, z, s, s0)
+    c0, h = leaf_terms(inst, box, prefixes, z, s, s0, d, memo)
     for cls in inst.classes(target):
         h.setdefault(cls, Fraction(0))
     for cls, value in h.items():
@@ -182,9 +195,10 @@ def _estimate_work(inst: Any, nodes: list[Any], node_cost: int,
         require("work", work, f"{where}: exact operations to check it")
 
 
-def _walk(inst: Instance, target: tuple[int, ...], root: Any,
-          where: str) -> tuple[Fraction, int, int]:
-    """Check every leaf below ``root``; return (least BOS bound, leaves, empty leaves)."""
+def _walk(inst: Instance, target: tuple[int, ...], root: Any, where: str,
+          memo: dict) -> tuple[Fraction, int, int]:
+    """Check every leaf below ``root``; return (least BOS bound, leaves, empty leaves);
+    ``memo``: :func:`leaf_terms`' prefix data, kept over the trees of a certificate."""
     least = Fraction(1)
     leaves = empty = 0
     stack = [(root, inst.root_box(), where)]
@@ -199,7 +213,7 @@ def _walk(inst: Instance, target: tuple[int, ...], root: Any,
                                child(child(at, "leaf"), "box"))
             if stated != box:
                 raise InequalityFailed(f"{at}.leaf.box: differs from the box its splits define")
-            c0 = check_leaf(inst, target, box, leaf, child(at, "leaf"))
+            c0 = check_leaf(inst, target, box, leaf, child(at, "leaf"), memo)
             leaves += 1
             if c0 < 0:
                 empty += 1
@@ -247,6 +261,7 @@ def check_trees(inst: Any, cert: dict[str, Any]
     lowest: Fraction | None = None
     n_leaves = n_empty = 0
     proved: dict[tuple[int, ...], Fraction] = {}
+    memo: dict = {}
     for i, tree in enumerate(trees):
         where = f"data.trees[{i}]"
         target = inst.prefix(need(tree, "target", where), child(where, "target"))
@@ -255,7 +270,7 @@ def check_trees(inst: Any, cert: dict[str, Any]
         bound = need_rational(tree, "bound", where)
         check_lt(Fraction(0), bound, f"{where}: stated bound > 0")
         least, leaves, empty = _walk(inst, target, need(tree, "root", where),
-                                     child(where, "root"))
+                                     child(where, "root"), memo)
         check_leq(bound, least, f"{where}: stated bound <= every leaf's 1/(1 + c0)")
         proved[target] = bound
         n_leaves, n_empty = n_leaves + leaves, n_empty + empty
