@@ -160,6 +160,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import sinkproof as sp  # noqa: E402
+from sinkproof.checker.exact import common_denominator  # noqa: E402
 from sinkproof.checker.rules import tree as trusted  # noqa: E402
 
 SMALL = st.fractions(min_value=-3, max_value=3, max_denominator=7)
@@ -193,7 +194,8 @@ def test_leaf_terms_bound_the_lagrangian_of_every_model_in_the_box(data, positio
             vec.append(base + width * data.draw(st.fractions(0, 1, max_denominator=4)))
         box[tok], v[tok] = ivs, vec
     vb = [data.draw(SMALL), data.draw(SMALL)]
-    c0, h = trusted.leaf_terms(inst, box, [tuple(r) for r in rows], z, s, s0)
+    d = common_denominator([x for zi in z for x in zi], "z")  # the rule's integer sums
+    c0, h = trusted.leaf_terms(inst, box, [tuple(r) for r in rows], z, s, s0, d, {})
     u = {cls: data.draw(st.fractions(0, 4, max_denominator=3)) for cls in h}
     pi = [tuple(task.position_features_exact(t)) for t in range(task.T + 1)]
     total = eps * s0 - sum((a * b for a, b in zip([sum(c) for c in zip(*z)], vb)), Fraction(0))

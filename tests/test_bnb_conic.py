@@ -124,7 +124,7 @@ def _leaf_and_instance(which: str):
 def _trusted_c0(inst, relax, leaf):
     try:
         return trusted.check_leaf(inst, relax.target, trusted._read_box(inst, leaf["box"], "b"),
-                                  leaf, "leaf")
+                                  leaf, "leaf", {})
     except (InequalityFailed, CertificateError):
         return None
 
