@@ -56,8 +56,7 @@ trees in 1, 2 and 4 worker processes against the machine's ceiling, all in one r
 Run: ``python benchmarks/bench_engine.py`` (``--quick``: skips the plain-CVXPY run of the
 paper claim, the slowest; ``--repeat N``: (a) as the median of N interleaved rounds, for a
 loaded machine; ``--workers 1,2,4``; ``--workers-only``: only part (c); ``--claims``:
-only part (d); ``--cli
-[--root DIR]``: only part (f)).
+only part (d); ``--cli [--root DIR]``: only part (f)).
 """
 
 from __future__ import annotations

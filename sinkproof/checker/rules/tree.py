@@ -135,12 +135,9 @@ def leaf_terms(inst: Instance, box: Box, prefixes: list[tuple[int, ...]],
         c0 += coeff
         scaled = [x.numerator * (d // x.denominator) for x in zi]
         for cls, m in classes.items():
-            g = G.get(cls)
-            if g is None:
-                G[cls] = [m * x for x in scaled]
-            else:
-                for c, x in enumerate(scaled):
-                    g[c] += m * x
+            g = G.setdefault(cls, [0] * len(scaled))
+            for c, x in enumerate(scaled):
+                g[c] += m * x
             H[cls] = H.get(cls, Fraction(0)) + m * coeff
     h: dict[tuple, Fraction | None] = {}
     for cls in sorted(G, key=repr):
