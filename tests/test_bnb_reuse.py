@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import uuid
 from fractions import Fraction
 
 import pytest
@@ -124,6 +125,36 @@ def test_a_workers_jobs_of_one_proof_share_its_relaxation_and_empty_boxes():
     for (tree, _, certified, skipped), (tree2, _, certified2, skipped2) in zip(kept, apart):
         assert tree.nodes == tree2.nodes and tree.bos_bound == tree2.bos_bound
         assert (certified, skipped) == (certified2, skipped2)
+
+
+@pytest.mark.parametrize("task, kw", CASES)
+def test_trees_grown_apart_are_certified_as_the_serial_loop_certifies_them(task, kw,
+                                                                           monkeypatch):
+    """Every target's tree grown in a worker of its own (no earlier target's empty boxes
+    there) and certified again by the parent in target order gives the serial
+    certificate: a leaf that only an earlier target's empty box certifies is not split
+    further in the worker (once it was, and the parallel tree had 4 nodes more)."""
+    from sinkproof.bnb import api
+    from sinkproof.executor import SerialExecutor
+
+    serial = prove(task, **kw)
+    in_worker = []
+
+    def apart(job):  # a fresh proof id: the worker keeps nothing from earlier jobs
+        got = api._tree_job((*job[:5], uuid.uuid4().hex))
+        in_worker.append(got[2])
+        return got
+
+    class OwnWorkerEach:
+        def map(self, fn, jobs):
+            return SerialExecutor().map(apart, jobs)
+
+    monkeypatch.setattr(api, "shared_processes", lambda *a, **k: OwnWorkerEach())
+    parallel = prove(task, **kw, workers=2)
+    assert in_worker, "the trees were not grown through the workers' job"
+    assert (parallel.status, parallel.nodes, parallel.bound) == \
+        (serial.status, serial.nodes, serial.bound)
+    assert parallel.certificate == serial.certificate
 
 
 @pytest.mark.parametrize("vec", [[Fraction(3), Fraction(4)], [Fraction(1, 3), Fraction(-1, 7)],

@@ -69,7 +69,8 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
                  instance: Any = None, deadline: float | None = None,
                  backend: str = "clarabel", reuse: bool = True,
                  empties: dict[ValueBox, tuple[dict[str, Any], Fraction]] | None = None,
-                 own: dict[int, tuple[dict[str, Any], Fraction]] | None = None) -> None:
+                 own: dict[int, tuple[dict[str, Any], Fraction]] | None = None,
+                 leaves_only: bool = False) -> None:
     """Certify every leaf of ``outcome.tree``; set ``outcome.certified`` when all pass
     (each leaf checked exactly by :func:`~sinkproof.bnb.dual.leaf_certificate` with the
     ``backend``'s programs, first from the leaf's own multipliers when ``reuse``;
@@ -80,7 +81,11 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
     there takes it; a leaf certified empty adds its own.  ``own``: leaf id -> the
     certificate a worker process already checked for that leaf on its own (taken
     instead of solving it again, so a tree grown in a worker is certified exactly as the
-    serial loop certifies it)."""
+    serial loop certifies it).  ``leaves_only``: certify the leaves as they are, no split
+    added or undone (a worker's pass, which the parent repeats in target order: a leaf
+    that an earlier target's empty box would certify in the serial loop may fail in a
+    worker that never saw that target, and splitting it there would make the tree depend
+    on which worker took which target)."""
     solver: PrimalSolver | None = None
 
     def fresh() -> PrimalSolver:
@@ -122,13 +127,18 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
         leaf.split = leaf.children = None
         return False
 
+    def out_of_time() -> bool:
+        if deadline is not None and _clock() >= deadline:
+            outcome.skipped = "the budget ran out during its exact certification"
+            return True
+        return False
+
     def certify(node: Any, extra: int = EXTRA_DEPTH) -> bool:
         """Certify the leaves below ``node``; a leaf that fails is split further
         (:func:`deepen`); where that fails too, undo the split above it: ``node``'s own
         box, certified as one leaf from its own solve (its box holds its children's, so
         the tree stays a cover of the root, with a weaker bound there)."""
-        if deadline is not None and _clock() >= deadline:
-            outcome.skipped = "the budget ran out during its exact certification"
+        if out_of_time():
             return False
         if node.children is None:
             if math.isinf(node.bound) and node.bound > 0:
@@ -149,7 +159,16 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
             outcome.leaves.pop(id(leaf), None)
         return True
 
-    if certify(outcome.tree.root):
+    if leaves_only:
+        done = True
+        for leaf in outcome.tree.root.leaves():
+            if out_of_time():
+                return
+            if leaf.bound == math.inf or one(leaf) is None:
+                done = False
+    else:
+        done = certify(outcome.tree.root)
+    if done:
         outcome.certified = min([Fraction(1), *(1 / (1 + c0) for _, c0 in
                                                   outcome.leaves.values() if c0 >= 0)])
 
@@ -503,11 +522,12 @@ def _stops(outcome: TargetOutcome, goal_q: Fraction | None, some: bool) -> bool:
 def one_tree(relaxation: Callable[[tuple[int, ...]], Any], target: tuple[int, ...],
              settings: tuple, limit: float, progress: bool | None,
              deadline: float | None, grown: Callable[[TargetOutcome], Any] | None = None,
-             shared: Shared | None = None) -> TargetOutcome:
+             shared: Shared | None = None, leaves_only: bool = False) -> TargetOutcome:
     """One target's tree, grown within ``limit`` seconds and certified (unless it missed
     the goal and misses are not certified, or ``deadline`` passed); ``grown`` sees the
     outcome as soon as its tree exists (so a Ctrl-C during certification keeps it);
-    ``shared``: what the proof's earlier trees found (:class:`Shared`)."""
+    ``shared``: what the proof's earlier trees found (:class:`Shared`); ``leaves_only``:
+    :func:`certify_tree`'s."""
     root, values, goal_q, max_nodes, parametrised, backend, certify_misses, reuse = settings
     goal = None if goal_q is None else float(1 / goal_q - 1)
     relax = relaxation(target)
@@ -534,7 +554,8 @@ def one_tree(relaxation: Callable[[tuple[int, ...]], Any], target: tuple[int, ..
             if deadline is not None and _clock() >= deadline:
                 outcome.skipped = OUT_OF_BUDGET
             else:
-                certify_tree(relax, outcome, values, None, deadline, backend, reuse, empties)
+                certify_tree(relax, outcome, values, None, deadline, backend, reuse, empties,
+                             leaves_only=leaves_only)
     if shared is not None and tree.status != "interrupted" and not outcome.skipped:
         shared.trees[key] = shared.grown[target] = outcome
     return outcome
@@ -582,15 +603,18 @@ def _tree_job(job: tuple) -> tuple[Any, list, Fraction | None, str | None]:
     trees do: without them every job assembled the prefixes again and certified every
     empty box again, about twice the serial work.  A worker takes its jobs in target
     order, so a box it finds certified came from an earlier target, whose certificate
-    of that box the parent's :func:`_recertify` takes too: the certificate is the serial
-    loop's either way."""
+    of that box the parent's :func:`_recertify` takes too; and with ``share`` a worker
+    certifies its tree's leaves as they are (``leaves_only``), leaving every split that
+    certification adds or undoes to the parent's pass in target order: the certificate
+    is the serial loop's either way."""
     relaxation, target, settings, limit, share, proof = job
     kept = _PROOF_IN_WORKER.get(proof)
     if kept is None:
         _PROOF_IN_WORKER.clear()  # one proof at a time: its successor replaces it
         kept = _PROOF_IN_WORKER[proof] = (relaxation, Shared() if share else None)
     relaxation, shared = kept
-    outcome = one_tree(relaxation, target, settings, limit, False, None, shared=shared)
+    outcome = one_tree(relaxation, target, settings, limit, False, None, shared=shared,
+                       leaves_only=shared is not None)
     leaves = [outcome.leaves.get(id(leaf)) for leaf in outcome.tree.root.leaves()]
     return outcome.tree, leaves, outcome.certified, outcome.skipped
 
