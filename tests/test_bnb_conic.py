@@ -197,11 +197,14 @@ def _heavy_modules(_: object) -> list[str]:
 def test_tree_workers_import_the_engine_not_jax():
     """A tree's worker imports the engine and Clarabel only (JAX, which the searches'
     workers preload, made a pool start in seconds): none of the heavy libraries is in a
-    worker after it grew trees."""
+    worker after it grew trees, even where a worker's leaf has no certificate from its
+    own solve (at 20 nodes some have: the parent, not the worker, tries the fallback
+    solves, CVXPY's the last)."""
     from sinkproof.bnb.api import TREE_WORKER_IMPORTS
-    from sinkproof.executor import shared_processes
+    from sinkproof.executor import shared_processes, shutdown_all
 
-    prove_paper(PAPER, EPS, workers=2, min_bos_mass="1/2", max_nodes=5)
+    shutdown_all()  # fresh workers: what an earlier test ran in the kept pool is gone
+    prove_paper(PAPER, EPS, workers=2, min_bos_mass="1/2", max_nodes=20)
     pool = shared_processes(2, TREE_WORKER_IMPORTS)
     assert [r.value for r in pool.map(_heavy_modules, [0, 1])] == [[], []]
 

@@ -81,11 +81,12 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
     there takes it; a leaf certified empty adds its own.  ``own``: leaf id -> the
     certificate a worker process already checked for that leaf on its own (taken
     instead of solving it again, so a tree grown in a worker is certified exactly as the
-    serial loop certifies it).  ``leaves_only``: certify the leaves as they are, no split
-    added or undone (a worker's pass, which the parent repeats in target order: a leaf
-    that an earlier target's empty box would certify in the serial loop may fail in a
-    worker that never saw that target, and splitting it there would make the tree depend
-    on which worker took which target)."""
+    serial loop certifies it).  ``leaves_only``: certify the leaves as they are, each from
+    its own solve only: no solve added, no split added or undone (a worker's pass, which
+    the parent repeats in target order: a leaf that an earlier target's empty box would
+    certify in the serial loop may fail in a worker that never saw that target; splitting
+    it there made the tree depend on which worker took which target, and the fallback
+    solves there cost a CVXPY import and solves the parent does not need)."""
     solver: PrimalSolver | None = None
 
     def fresh() -> PrimalSolver:
@@ -99,7 +100,10 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
         got = None if empties is None else empties.get(leaf.box)
         if got is None:
             got = own.get(id(leaf)) if own else None
-            if got is None:
+            if got is None and leaves_only:
+                got = _from_solution(relax, leaf.box, leaf.solution, leaf.bound, values,
+                                     backend, reuse)
+            elif got is None:
                 got = _leaf(relax, leaf, values, backend, reuse, fresh)
             if got is not None and got[1] < 0 and empties is not None:
                 empties[leaf.box] = got
