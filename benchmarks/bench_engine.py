@@ -21,16 +21,21 @@ trees in 1, 2 and 4 worker processes against the machine's ceiling, all in one r
     - ``direct, shared trees`` (round two's engine, ``symmetry=False``): a target whose
       program equals an earlier one's takes its tree, a box certified empty is certified
       once (``sinkproof.bnb.api.Shared``);
-    - ``direct, shared trees and symmetries`` (now, the default): a target that a
-      symmetry of the task maps an earlier grown target to (content tokens permuted with
-      a signed permutation of the coordinates) takes that tree mapped exactly
-      (``sinkproof/bnb/symmetry.py``; p=2, T=3: 3 trees grown for 12 targets).
+    - ``direct, shared trees and symmetries, iterative refinement on`` (round three
+      before its last change): a target that a symmetry of the task maps an earlier
+      grown target to (content tokens permuted with a signed permutation of the
+      coordinates) takes that tree mapped exactly (``sinkproof/bnb/symmetry.py``; p=2,
+      T=3: 3 trees grown for 12 targets);
+    - ``direct, shared trees and symmetries`` (now, the default): the same with
+      Clarabel's iterative refinement of each KKT solve off
+      (``sinkproof.bnb.conic.REFINE``).
 
     Claims: the paper's (P1) at every non-trigger position
     (``examples/claims/paper_p1_one_head_every.toml``, n=4, L=5) and the homogeneous
     positions at p=2, T=3 (``examples/claims/learned_values_homogeneous.toml``).
 (b) One tree, no certification, at p=2, T=3 (target [0, 0], no goal): nodes per second of
-    the three ways of solving the relaxation.
+    the ways of solving the relaxation (CVXPY plain and compiled once, the direct
+    programs with Clarabel's iterative refinement on and off).
 (c) The paper claim's target trees in a pool of 1, 2 and 4 worker processes (warm:
     start-up is measured apart), against the machine's ceiling: the same number of
     pure-Python CPU jobs (an integer loop) sized like one tree, in the same pools.
@@ -62,6 +67,7 @@ only part (d); ``--cli [--root DIR]``: only part (f)).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import statistics
@@ -69,6 +75,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 
@@ -89,15 +96,33 @@ ROUTES = {"plain CVXPY (baseline)": dict(backend="cvxpy", parametrised=False),
           "direct, own multipliers first, unshared (round-two start)":
               dict(backend="clarabel", share=False),
           "direct, shared trees (round-two engine)": dict(backend="clarabel", symmetry=False),
+          "direct, shared trees and symmetries, iterative refinement on (before)":
+              dict(backend="clarabel", refine=True),
           "direct, shared trees and symmetries (now)": dict(backend="clarabel")}
 NOW = "direct, shared trees and symmetries (now)"
-TREE_ROUTES = [name for name in ROUTES if set(ROUTES[name]) <= {"backend", "parametrised"}]
+REFINED = "direct, shared trees and symmetries, iterative refinement on (before)"
+TREE_ROUTES = [name for name in ROUTES
+               if set(ROUTES[name]) <= {"backend", "parametrised", "refine"}]
 """(b) grows trees only: ``reuse``, ``share`` and ``symmetry`` touch the certification
-and the choice of trees, so one direct route."""
-SPLIT_ROUTES = {PAPER: ("direct, a dual program per leaf (before)", NOW),
+and the choice of trees, so the direct routes differ only in the refinement."""
+SPLIT_ROUTES = {PAPER: ("direct, a dual program per leaf (before)", REFINED, NOW),
                 TRIGGER: ("direct, own multipliers first, unshared (round-two start)",
                           "direct, shared trees (round-two engine)", NOW)}
 """(e): the routes whose time is split, per claim."""
+
+
+@contextlib.contextmanager
+def route(name: str) -> Iterator[dict]:
+    """``ROUTES[name]`` as the engine's keywords, with Clarabel's iterative refinement
+    (``sinkproof.bnb.conic.REFINE``) set as the route says meanwhile (default: off)."""
+    from sinkproof.bnb import conic
+
+    kw = dict(ROUTES[name])
+    saved, conic.REFINE = conic.REFINE, kw.pop("refine", False)
+    try:
+        yield kw
+    finally:
+        conic.REFINE = saved
 
 
 def load() -> str:
@@ -130,9 +155,10 @@ def settle(claim: str, routes: list[str], repeat: int = 1) -> dict[str, float]:
     results = {}
     for _ in range(repeat):
         for name in routes:
-            t0 = time.perf_counter()
-            results[name] = prove(subject, **kw, **ROUTES[name])
-            times[name].append(time.perf_counter() - t0)
+            with route(name) as engine:
+                t0 = time.perf_counter()
+                results[name] = prove(subject, **kw, **engine)
+                times[name].append(time.perf_counter() - t0)
     for name in routes:
         result, seconds = results[name], statistics.median(times[name])
         ok = result.certificate is not None and verify(result.certificate).ok
@@ -152,13 +178,13 @@ def one_tree(nodes: int) -> dict[str, float]:
     print("|---|---|---|---|---|")
     rates, inside = {}, None
     for name in TREE_ROUTES:
-        kw = ROUTES[name]
-        watch = SolveWatch() if kw["backend"] == "clarabel" else None
-        t0 = time.perf_counter()
-        tree = branch_and_bound(PrimalSolver(relax, **kw),
-                                ValueBox.root(task, "learned"),
-                                None, max_nodes=nodes)
-        seconds = time.perf_counter() - t0
+        with route(name) as kw:
+            watch = SolveWatch() if kw["backend"] == "clarabel" else None
+            t0 = time.perf_counter()
+            tree = branch_and_bound(PrimalSolver(relax, **kw),
+                                    ValueBox.root(task, "learned"),
+                                    None, max_nodes=nodes)
+            seconds = time.perf_counter() - t0
         if watch is not None:
             inside = (watch.close(), seconds)
         rates[name] = tree.nodes / seconds
@@ -199,8 +225,8 @@ class SolveWatch:
         return self
 
 
-def time_spent(subject: object, kw: dict, route: str) -> dict[str, list]:
-    """One proof by ``route`` with its Clarabel calls (trees, certification), leaf
+def time_spent(subject: object, kw: dict, name: str) -> dict[str, list]:
+    """One proof by route ``name`` with its Clarabel calls (trees, certification), leaf
     rounding + exact checks and checker calls counted and timed: ``{part: [calls, s]}``,
     ``"total"`` the whole call."""
     from sinkproof import checker
@@ -231,7 +257,8 @@ def time_spent(subject: object, kw: dict, route: str) -> dict[str, list]:
     conic.solve, api.certify_tree = timed(None, saved[0]), certify
     dual._rounded_leaf, checker.verify = timed("exact", saved[2]), timed("checker", saved[3])
     try:
-        timed("total", prove)(subject, **kw, **ROUTES[route])
+        with route(name) as engine:
+            timed("total", prove)(subject, **kw, **engine)
     finally:
         conic.solve, api.certify_tree, dual._rounded_leaf, checker.verify = saved
     return spent
@@ -321,14 +348,15 @@ def every_claim() -> None:
     print("| claim | route | outcome | nodes | seconds | certified least BOS mass |")
     print("|---|---|---|---|---|---|")
     for name, kw in CLAIMS:
-        for route in (NOW, "direct, a dual program per leaf (before)",
-                      "CVXPY, compiled once"):
-            t0 = time.perf_counter()
-            r = prove(f"examples/claims/{name}.toml", **kw, **ROUTES[route])
-            seconds = time.perf_counter() - t0
+        for way in (NOW, REFINED, "direct, a dual program per leaf (before)",
+                    "CVXPY, compiled once"):
+            with route(way) as engine:
+                t0 = time.perf_counter()
+                r = prove(f"examples/claims/{name}.toml", **kw, **engine)
+                seconds = time.perf_counter() - t0
             bound = "none" if r.bound is None else f"{float(r.bound):.6f}"
             nodes = getattr(r, "nodes", getattr(r, "solves", 0))
-            print(f"| {name} | {route} | {r.status} | {nodes} | {seconds:.2f} | {bound} |",
+            print(f"| {name} | {way} | {r.status} | {nodes} | {seconds:.2f} | {bound} |",
                   flush=True)
 
 

@@ -91,6 +91,12 @@ _CONES: dict[tuple, list] = {}
 """Clarabel's inputs that recur from solve to solve: the zero ``P`` per size, the cone
 lists per layout (a few hundred layouts per proof)."""
 _KEEP = 4096
+REFINE = False
+"""Clarabel's iterative refinement of each KKT solve: off.  At the engine's sizes (a
+few hundred variables and rows) it costs about a third of every solve and moves the
+trees' float bounds by about 1e-10 (``benchmarks/bench_engine.py``, part (b), runs both);
+every multiplier is rounded and checked exactly either way, so a less accurate point
+costs a failed check, never a wrong certificate."""
 
 
 def _cones(layout: list[tuple[str, int]]) -> list:
@@ -129,6 +135,7 @@ def solve(q: np.ndarray, rows: Rows, tol: float | None = None) -> Any:
     cones = _cones(rows.cones)
     settings = clarabel.DefaultSettings()
     settings.verbose = False
+    settings.iterative_refinement_enable = REFINE
     if tol is not None:
         settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = tol
     solver = clarabel.DefaultSolver(P, np.asarray(q, dtype=float), A,
