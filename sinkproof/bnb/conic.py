@@ -93,10 +93,11 @@ lists per layout (a few hundred layouts per proof)."""
 _KEEP = 4096
 REFINE = False
 """Clarabel's iterative refinement of each KKT solve: off.  At the engine's sizes (a
-few hundred variables and rows) it costs about a third of every solve and moves the
-trees' float bounds by about 1e-10 (``benchmarks/bench_engine.py``, part (b), runs both);
-every multiplier is rounded and checked exactly either way, so a less accurate point
-costs a failed check, never a wrong certificate."""
+few hundred variables and rows) it costs about a third of every solve, and the trees,
+their nodes and bounds stay what they were to the digits ``benchmarks/bench_engine.py``
+prints (it runs both, parts (a), (b) and (d)); every multiplier is rounded and checked
+exactly either way, so a less accurate point costs a failed check, never a wrong
+certificate."""
 
 
 def _cones(layout: list[tuple[str, int]]) -> list:
