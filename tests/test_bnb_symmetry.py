@@ -5,7 +5,6 @@ that proofs with and without the maps settle the same claims."""
 
 from __future__ import annotations
 
-import os
 from fractions import Fraction
 
 import pytest
@@ -24,8 +23,7 @@ from sinkproof.task import TRIG
 
 EPS = Fraction(1, 20)
 TRIGGER = sp.TriggerTask(p=2, T=3)
-SLOW = pytest.mark.skipif(not os.environ.get("SINKPROOF_SLOW"),
-                          reason="slow: set SINKPROOF_SLOW=1 (CI runs it)")
+SLOW = pytest.mark.slow  # the suite's marker: CI=true runs it, as SINKPROOF_SLOW=1 does
 _TREES: dict = {}
 
 
