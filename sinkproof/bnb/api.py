@@ -131,18 +131,14 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
         leaf.split = leaf.children = None
         return False
 
-    def out_of_time() -> bool:
-        if deadline is not None and _clock() >= deadline:
-            outcome.skipped = "the budget ran out during its exact certification"
-            return True
-        return False
-
     def certify(node: Any, extra: int = EXTRA_DEPTH) -> bool:
         """Certify the leaves below ``node``; a leaf that fails is split further
         (:func:`deepen`); where that fails too, undo the split above it: ``node``'s own
         box, certified as one leaf from its own solve (its box holds its children's, so
-        the tree stays a cover of the root, with a weaker bound there)."""
-        if out_of_time():
+        the tree stays a cover of the root, with a weaker bound there); with
+        ``leaves_only`` (``extra`` 0) neither."""
+        if deadline is not None and _clock() >= deadline:
+            outcome.skipped = "the budget ran out during its exact certification"
             return False
         if node.children is None:
             if math.isinf(node.bound) and node.bound > 0:
@@ -150,7 +146,7 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
             return one(node) is not None or (extra > 0 and deepen(node, extra))
         if all([certify(kid, extra) for kid in node.children]):
             return True
-        if outcome.skipped or node.solution is None or (
+        if outcome.skipped or leaves_only or node.solution is None or (
                 math.isinf(node.bound) and node.bound > 0):
             return False
         below = node.leaves()
@@ -163,16 +159,7 @@ def certify_tree(relax: Any, outcome: TargetOutcome, values: str,
             outcome.leaves.pop(id(leaf), None)
         return True
 
-    if leaves_only:
-        done = True
-        for leaf in outcome.tree.root.leaves():
-            if out_of_time():
-                return
-            if leaf.bound == math.inf or one(leaf) is None:
-                done = False
-    else:
-        done = certify(outcome.tree.root)
-    if done:
+    if certify(outcome.tree.root, 0 if leaves_only else EXTRA_DEPTH):
         outcome.certified = min([Fraction(1), *(1 / (1 + c0) for _, c0 in
                                                   outcome.leaves.values() if c0 >= 0)])
 
